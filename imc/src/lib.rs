@@ -1,0 +1,1 @@
+//! vmcust-imc: the vSphere guest customization spec (cust.cfg).

@@ -1,0 +1,1 @@
+//! vmcust-ovf: the OVF environment document and OVF transport ISO images.

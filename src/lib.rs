@@ -1,0 +1,1 @@
+//! vmcust: VMware/OVF guest customization engine for Linux guests.

@@ -1,0 +1,2 @@
+//! The `vmcust` command.
+fn main() {}
