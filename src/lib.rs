@@ -1,1 +1,14 @@
 //! vmcust: VMware/OVF guest customization engine for Linux guests.
+//!
+//! The job flows through five stages (see `docs/architecture.md`): sources are read into
+//! one [`model::Customization`], [`plan::plan`] turns it and the target's
+//! [`facts::RootFacts`] into a [`plan::Plan`], and [`apply::apply`] carries the plan out
+//! on a [`root::Root`].
+
+pub mod apply;
+pub mod cli;
+pub mod facts;
+pub mod model;
+pub mod plan;
+pub mod root;
+pub mod source;

@@ -1,1 +1,35 @@
-//! vmcust-imc: the vSphere guest customization spec (cust.cfg).
+//! vmcust-imc: the vSphere guest customization spec (`cust.cfg`).
+//!
+//! [`RawSpec`] reads the INI text strictly (see `docs/imc-reader.md`); [`Spec`] validates every key
+//! into types and reports all problems at once. No system I/O happens here: bytes in, types out.
+
+mod check;
+mod dns;
+mod dns_name;
+mod error;
+mod file_name;
+mod hostname;
+mod mac;
+mod netmask;
+mod nic;
+mod password;
+mod reader;
+mod secret;
+mod spec;
+mod timezone;
+
+pub use dns::Dns;
+pub use dns_name::DnsName;
+pub use error::{Problem, SpecError, Warning};
+pub use file_name::FileName;
+pub use hostname::HostName;
+pub use mac::MacAddr;
+pub use netmask::{ipv4_prefix, ipv6_prefix};
+pub use nic::{BootProto, Ipv4Mode, Ipv4Static, Ipv6Entry, Nic};
+pub use password::Password;
+pub use reader::{RawEntry, RawSection, RawSpec, ReadError};
+pub use secret::{is_secret_key, Secret, REDACTED};
+pub use spec::{
+    CloudInit, DateTime, DomainName, KeptValue, Misc, Network, Parsed, Spec, SpecKind, UnknownEntry,
+};
+pub use timezone::Timezone;

@@ -1,0 +1,240 @@
+//! One `[NICn]` section: MAC, boot protocol, static IPv4 and the indexed IPv6 entries.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+use serde::Serialize;
+
+use crate::check::Checker;
+use crate::mac::MacAddr;
+use crate::netmask::{ipv4_prefix, ipv6_prefix};
+
+/// A network adapter to configure, found in the guest by its MAC address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Nic {
+    /// Section name as listed in `NIC-CONFIG|NICS`, e.g. `NIC1`.
+    pub name: String,
+    /// Line of the `[NICn]` header, for messages about the whole NIC.
+    pub line: usize,
+    /// `MACADDR`.
+    pub mac: MacAddr,
+    /// `ONBOOT`; `None` when absent (the engine then brings the NIC up, as vCenter always writes yes).
+    pub onboot: Option<bool>,
+    /// `PRIMARY`; absent means false. At most one NIC is primary.
+    pub primary: bool,
+    /// `IPv4_MODE`; absent means `BACKWARDS_COMPATIBLE`.
+    pub ipv4_mode: Ipv4Mode,
+    /// `BOOTPROTO`; absent means DHCP, as in cloud-init.
+    pub bootproto: BootProto,
+    /// `IPADDR` with `NETMASK` (absent netmask means /32, as in cloud-init).
+    pub ipv4: Option<Ipv4Static>,
+    /// `GATEWAY`, comma-separated, in order.
+    pub gateways: Vec<Ipv4Addr>,
+    /// `IPv6ADDR|n`, `IPv6NETMASK|n`, `IPv6GATEWAY|n`, in index order.
+    pub ipv6: Vec<Ipv6Entry>,
+}
+
+/// `IPv4_MODE` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Ipv4Mode {
+    /// Follow `BOOTPROTO` (the default).
+    #[default]
+    BackwardsCompatible,
+    /// Static addressing.
+    Static,
+    /// DHCP.
+    Dhcp,
+    /// No IPv4 on this NIC.
+    Disabled,
+    /// Leave IPv4 as it is.
+    AsIs,
+}
+
+impl Ipv4Mode {
+    /// Parses the value case-insensitively.
+    pub fn parse(s: &str) -> Result<Self, &'static str> {
+        match s.to_ascii_uppercase().as_str() {
+            "BACKWARDS_COMPATIBLE" => Ok(Ipv4Mode::BackwardsCompatible),
+            "STATIC" => Ok(Ipv4Mode::Static),
+            "DHCP" => Ok(Ipv4Mode::Dhcp),
+            "DISABLED" => Ok(Ipv4Mode::Disabled),
+            "AS_IS" => Ok(Ipv4Mode::AsIs),
+            _ => Err("unknown ipv4 mode; use BACKWARDS_COMPATIBLE, STATIC, DHCP, DISABLED or AS_IS (any case)"),
+        }
+    }
+}
+
+/// `BOOTPROTO` values of a NIC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BootProto {
+    /// Address from DHCP.
+    Dhcp,
+    /// `IPADDR`/`NETMASK`/`GATEWAY`.
+    Static,
+}
+
+impl BootProto {
+    /// Parses the value case-insensitively.
+    pub fn parse(s: &str) -> Result<Self, &'static str> {
+        match s.to_ascii_lowercase().as_str() {
+            "dhcp" => Ok(BootProto::Dhcp),
+            "static" => Ok(BootProto::Static),
+            _ => Err("unknown boot protocol; use dhcp or static (any case)"),
+        }
+    }
+}
+
+/// A static IPv4 address with its prefix length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Ipv4Static {
+    /// `IPADDR`.
+    pub address: Ipv4Addr,
+    /// From `NETMASK`, 0-32.
+    pub prefix: u8,
+}
+
+/// One indexed static IPv6 entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Ipv6Entry {
+    /// `IPv6ADDR|n`.
+    pub address: Ipv6Addr,
+    /// From `IPv6NETMASK|n`, 0-128.
+    pub prefix: u8,
+    /// `IPv6GATEWAY|n`, if any.
+    pub gateway: Option<Ipv6Addr>,
+}
+
+/// Validates the section of one listed NIC; `None` if it is unusable (the problems are recorded).
+pub(crate) fn parse_nic(ck: &mut Checker<'_>, name: &str, nics_line: usize) -> Option<Nic> {
+    let Some(line) = ck.raw.section(name).map(|s| s.line) else {
+        let message = format!("nic {name} is listed but there is no [{name}] section");
+        ck.problem(Some(nics_line), "NIC-CONFIG", Some("NICS"), message);
+        return None;
+    };
+    let mac = ck.field(name, "MACADDR", |v| v.parse::<MacAddr>());
+    if ck.raw.get(&format!("{name}|MACADDR")).is_none() {
+        let message =
+            "missing; the nic is found by its mac address, e.g. MACADDR = 00:50:56:a6:8c:08"
+                .to_owned();
+        ck.problem(Some(line), name, Some("MACADDR"), message);
+    }
+    let onboot = ck.yes_no_true_false(name, "ONBOOT");
+    let primary = ck.yes_no_true_false(name, "PRIMARY").unwrap_or(false);
+    let ipv4_mode = ck
+        .field(name, "IPv4_MODE", Ipv4Mode::parse)
+        .unwrap_or_default();
+    let bootproto = ck.field(name, "BOOTPROTO", BootProto::parse);
+    let address = ck.field(name, "IPADDR", |v| {
+        v.parse::<Ipv4Addr>()
+            .map_err(|_| "not an ipv4 address; use a dotted address such as 10.20.87.154")
+    });
+    let prefix = ck.field(name, "NETMASK", ipv4_prefix);
+    let gateways = ck
+        .field(name, "GATEWAY", parse_gateways)
+        .unwrap_or_default();
+    check_static_has_address(ck, name, bootproto, ipv4_mode);
+    if let (None, Some(netmask)) = (
+        ck.raw.get(&format!("{name}|IPADDR")),
+        ck.raw.get(&format!("{name}|NETMASK")),
+    ) {
+        ck.warn(
+            Some(netmask.line),
+            name,
+            Some("NETMASK"),
+            "NETMASK without IPADDR is ignored",
+        );
+    }
+    let ipv6 = parse_ipv6(ck, name);
+    Some(Nic {
+        name: name.to_owned(),
+        line,
+        mac: mac?,
+        onboot,
+        primary,
+        ipv4_mode,
+        bootproto: bootproto.unwrap_or(BootProto::Dhcp),
+        ipv4: address.map(|address| Ipv4Static {
+            address,
+            prefix: prefix.unwrap_or(32),
+        }),
+        gateways,
+        ipv6,
+    })
+}
+
+/// BOOTPROTO=static needs IPADDR unless IPv4 is disabled anyway.
+fn check_static_has_address(
+    ck: &mut Checker<'_>,
+    name: &str,
+    bootproto: Option<BootProto>,
+    mode: Ipv4Mode,
+) {
+    let has_address = ck.raw.get(&format!("{name}|IPADDR")).is_some();
+    if bootproto == Some(BootProto::Static) && mode != Ipv4Mode::Disabled && !has_address {
+        let line = ck.raw.get(&format!("{name}|BOOTPROTO")).map(|e| e.line);
+        let message =
+            "BOOTPROTO = static needs IPADDR; add IPADDR (and NETMASK) or use BOOTPROTO = dhcp"
+                .to_owned();
+        ck.problem(line, name, Some("IPADDR"), message);
+    }
+}
+
+/// `GATEWAY = a, b`: each trimmed; an empty value means no gateway.
+fn parse_gateways(v: &str) -> Result<Vec<Ipv4Addr>, &'static str> {
+    if v.is_empty() {
+        return Ok(Vec::new());
+    }
+    v.split(',')
+        .map(|g| g.trim().parse::<Ipv4Addr>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| "not a list of ipv4 addresses; use comma-separated addresses such as 10.20.87.253, 10.20.87.105")
+}
+
+/// The indexed IPv6 entries: addresses numbered 1..n, each with a netmask, gateways optional.
+fn parse_ipv6(ck: &mut Checker<'_>, name: &str) -> Vec<Ipv6Entry> {
+    let addrs = ck.indexed(name, "IPv6ADDR");
+    let masks = ck.indexed(name, "IPv6NETMASK");
+    let gateways = ck.indexed(name, "IPv6GATEWAY");
+    ck.require_contiguous(name, "IPv6ADDR", &addrs);
+    for (index, entry) in masks.iter().chain(gateways.iter()) {
+        if !addrs.contains_key(index) {
+            let message = format!("IPv6ADDR|{index} is missing; every IPv6NETMASK|n and IPv6GATEWAY|n needs an IPv6ADDR|n");
+            ck.problem(Some(entry.line), name, Some(&entry.key), message);
+        }
+    }
+    let mut entries = Vec::new();
+    for (index, addr) in &addrs {
+        let address = ck.parse_entry(addr, parse_ipv6_addr);
+        let prefix = match masks.get(index) {
+            Some(mask) => ck.parse_entry(mask, ipv6_prefix),
+            None => {
+                let message = "missing; every IPv6ADDR|n needs an IPv6NETMASK|n (a prefix length 0-128 or a full mask)".to_owned();
+                ck.problem(
+                    Some(addr.line),
+                    name,
+                    Some(&format!("IPv6NETMASK|{index}")),
+                    message,
+                );
+                None
+            }
+        };
+        let gateway = match gateways.get(index) {
+            Some(gw) => ck.parse_entry(gw, parse_ipv6_addr).map(Some),
+            None => Some(None),
+        };
+        if let (Some(address), Some(prefix), Some(gateway)) = (address, prefix, gateway) {
+            entries.push(Ipv6Entry {
+                address,
+                prefix,
+                gateway,
+            });
+        }
+    }
+    entries
+}
+
+fn parse_ipv6_addr(v: &str) -> Result<Ipv6Addr, &'static str> {
+    v.parse()
+        .map_err(|_| "not an ipv6 address; use an address such as fc00:10:20:87::154")
+}

@@ -1,0 +1,68 @@
+//! Secret values (the root password): never printed, serialized redacted, wiped from memory on drop.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use zeroize::Zeroizing;
+
+/// What every redacted value prints as.
+pub const REDACTED: &str = "<redacted>";
+
+/// Whether a flat key (`SECTION|KEY`) or a key holds a secret: cloud-init's rule, the name starts with
+/// `-` or contains `|-` (e.g. `PASSWORD|-PASS`).
+pub fn is_secret_key(key: &str) -> bool {
+    key.starts_with('-') || key.contains("|-")
+}
+
+/// A secret string. `Debug`, `Display` and `Serialize` print `<redacted>`; the memory is zeroed on drop.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(Zeroizing<String>);
+
+impl Secret {
+    /// Wraps a secret; the string is moved, not copied, so no unwiped copy is left behind.
+    pub fn new(value: String) -> Self {
+        Secret(Zeroizing::new(value))
+    }
+
+    /// The plaintext, for the one place that needs it (e.g. feeding `chpasswd`).
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(REDACTED)
+    }
+}
+
+impl Serialize for Secret {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(REDACTED)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_keys_follow_cloud_init() {
+        assert!(is_secret_key("PASSWORD|-PASS"));
+        assert!(is_secret_key("-PASS"));
+        assert!(!is_secret_key("MISC|MARKER-ID"));
+    }
+
+    #[test]
+    fn secret_is_never_printed() {
+        let s = Secret::new("hunter2".into());
+        assert_eq!(format!("{s} {s:?}"), "<redacted> <redacted>");
+        assert_eq!(s.expose(), "hunter2");
+    }
+}

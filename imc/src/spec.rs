@@ -1,0 +1,349 @@
+//! The typed, validated `cust.cfg`: every key cloud-init and the VMware Perl engine read.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use crate::check::Checker;
+use crate::dns::{parse_dns, Dns};
+use crate::dns_name::DnsName;
+use crate::error::{SpecError, Warning};
+use crate::file_name::FileName;
+use crate::hostname::HostName;
+use crate::nic::{parse_nic, Nic};
+use crate::password::{parse_password, Password};
+use crate::reader::{RawEntry, RawSpec};
+use crate::secret::Secret;
+use crate::timezone::Timezone;
+
+/// Sections this crate knows; `[NICn]` sections are known only when listed in `NIC-CONFIG|NICS`.
+const KNOWN_SECTIONS: &[&str] = &[
+    "NETWORK",
+    "NIC-CONFIG",
+    "DNS",
+    "DATETIME",
+    "PASSWORD",
+    "MISC",
+    "CUSTOM-SCRIPT",
+    "CLOUDINIT",
+    "CUSTOM-SOURCE",
+    "GOSC",
+];
+
+/// A validated customization spec.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Spec {
+    /// `[NETWORK]`.
+    pub network: Network,
+    /// `NIC-CONFIG|NICS` and the listed NIC sections; `None` = no network customization.
+    pub nics: Option<Vec<Nic>>,
+    /// `[DNS]`.
+    pub dns: Dns,
+    /// `[DATETIME]`.
+    pub datetime: DateTime,
+    /// `[PASSWORD]`.
+    pub password: Password,
+    /// `[MISC]`.
+    pub misc: Misc,
+    /// `CUSTOM-SCRIPT|SCRIPT-NAME`: file name of the user script inside the package.
+    pub custom_script: Option<FileName>,
+    /// `[CLOUDINIT]`: raw cloud-init data files inside the package.
+    pub cloudinit: CloudInit,
+    /// `CUSTOM-SOURCE|CUSTOMIZATION_SOURCE`, kept as written, not interpreted.
+    pub customization_source: Option<String>,
+    /// `GOSC|COMPATIBILITY`, kept as written, not interpreted.
+    pub gosc_compatibility: Option<String>,
+    /// Keys no one reads, in file order (each also reported as a warning).
+    pub unknown: Vec<UnknownEntry>,
+}
+
+/// The result of a successful parse: the spec and the non-fatal findings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Parsed {
+    /// The validated spec.
+    pub spec: Spec,
+    /// Unknown keys and other harmless oddities, in file order per kind.
+    pub warnings: Vec<Warning>,
+}
+
+/// Which customization flow the spec asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SpecKind {
+    /// Traditional ("LinuxPrep") customization: host name, network, password, scripts.
+    Traditional,
+    /// Raw cloud-init data (`CLOUDINIT|METADATA` is set).
+    RawCloudInit,
+}
+
+/// `[NETWORK]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Network {
+    /// `HOSTNAME`.
+    pub hostname: Option<HostName>,
+    /// `DOMAINNAME`: absent = keep, empty = remove.
+    pub domain_name: Option<DomainName>,
+    /// `NETWORKING` (legacy; kept, not used).
+    pub networking: Option<String>,
+    /// `BOOTPROTO` (legacy global; kept, not used).
+    pub bootproto: Option<String>,
+}
+
+/// `NETWORK|DOMAINNAME` when present.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum DomainName {
+    /// Present but empty: remove the domain name.
+    #[serde(serialize_with = "serialize_empty")]
+    Clear,
+    /// Set the domain name.
+    Set(DnsName),
+}
+
+fn serialize_empty<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str("")
+}
+
+/// `[DATETIME]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DateTime {
+    /// `TIMEZONE`, shape-checked only.
+    pub timezone: Option<Timezone>,
+    /// `UTC`: whether the hardware clock is in UTC.
+    pub utc: Option<bool>,
+}
+
+/// `[MISC]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Misc {
+    /// `MARKER-ID`: names the marker file that stops repeated customization.
+    pub marker_id: Option<FileName>,
+    /// `INSTANCE-ID`: the cloud-init instance id.
+    pub instance_id: Option<String>,
+    /// `POST-GC-STATUS`: report progress in `guestinfo.gc.status`. Default no.
+    pub post_gc_status: bool,
+    /// `DEFAULT-RUN-POST-CUST-SCRIPT`: run scripts when tools.conf does not say. Default no.
+    pub default_run_post_cust_script: bool,
+}
+
+/// `[CLOUDINIT]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct CloudInit {
+    /// `METADATA`: file name of the meta-data.
+    pub metadata: Option<FileName>,
+    /// `USERDATA`: file name of the user-data.
+    pub userdata: Option<FileName>,
+}
+
+/// A key no one reads, kept with its place in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnknownEntry {
+    /// Section name.
+    pub section: String,
+    /// Key name.
+    pub key: String,
+    /// Value; a secret-looking key (`-X`) keeps its value as a [`Secret`].
+    pub value: KeptValue,
+    /// 1-based line.
+    pub line: usize,
+}
+
+/// A kept value, redacted if its key says it is secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum KeptValue {
+    /// An ordinary value.
+    Plain(String),
+    /// The value of a key starting with `-` or containing `|-`.
+    Secret(Secret),
+}
+
+impl Spec {
+    /// Reads and validates `cust.cfg` bytes, reporting every problem at once.
+    pub fn parse(bytes: &[u8]) -> Result<Parsed, SpecError> {
+        Spec::from_raw(&RawSpec::parse(bytes)?)
+    }
+
+    /// Validates an already read file.
+    pub fn from_raw(raw: &RawSpec) -> Result<Parsed, SpecError> {
+        let mut ck = Checker::new(raw);
+        let network = parse_network(&mut ck);
+        let nic_names = parse_nic_names(&mut ck);
+        let nics = nic_names.as_ref().map(|(names, line)| {
+            let nics: Vec<Nic> = names
+                .iter()
+                .filter_map(|n| parse_nic(&mut ck, n, *line))
+                .collect();
+            check_across_nics(&mut ck, &nics);
+            nics
+        });
+        let spec = Spec {
+            network,
+            nics,
+            dns: parse_dns(&mut ck),
+            datetime: DateTime {
+                timezone: ck.field("DATETIME", "TIMEZONE", Timezone::parse),
+                utc: ck.yes_no("DATETIME", "UTC"),
+            },
+            password: parse_password(&mut ck),
+            misc: Misc {
+                marker_id: ck.field("MISC", "MARKER-ID", FileName::parse),
+                instance_id: ck.text("MISC", "INSTANCE-ID"),
+                post_gc_status: ck.yes_no("MISC", "POST-GC-STATUS").unwrap_or(false),
+                default_run_post_cust_script: ck
+                    .yes_no("MISC", "DEFAULT-RUN-POST-CUST-SCRIPT")
+                    .unwrap_or(false),
+            },
+            custom_script: ck.field("CUSTOM-SCRIPT", "SCRIPT-NAME", FileName::parse),
+            cloudinit: CloudInit {
+                metadata: ck.field("CLOUDINIT", "METADATA", FileName::parse),
+                userdata: ck.field("CLOUDINIT", "USERDATA", FileName::parse),
+            },
+            customization_source: ck.text("CUSTOM-SOURCE", "CUSTOMIZATION_SOURCE"),
+            gosc_compatibility: ck.text("GOSC", "COMPATIBILITY"),
+            unknown: collect_unknown(
+                &mut ck,
+                nic_names.map(|(names, _)| names).unwrap_or_default(),
+            ),
+        };
+        // Report in file order; problems without a line (none today) would come first.
+        ck.problems.sort_by_key(|p| p.line());
+        ck.warnings.sort_by_key(|w| w.line);
+        if ck.problems.is_empty() {
+            Ok(Parsed {
+                spec,
+                warnings: ck.warnings,
+            })
+        } else {
+            Err(SpecError::Invalid(ck.problems))
+        }
+    }
+
+    /// Raw cloud-init data if `CLOUDINIT|METADATA` is set, else traditional customization.
+    pub fn kind(&self) -> SpecKind {
+        if self.cloudinit.metadata.is_some() {
+            SpecKind::RawCloudInit
+        } else {
+            SpecKind::Traditional
+        }
+    }
+}
+
+fn parse_network(ck: &mut Checker<'_>) -> Network {
+    Network {
+        hostname: ck.field("NETWORK", "HOSTNAME", HostName::parse),
+        domain_name: ck.field("NETWORK", "DOMAINNAME", |v| match v {
+            "" => Ok(DomainName::Clear),
+            name => DnsName::parse(name).map(DomainName::Set),
+        }),
+        networking: ck.text("NETWORK", "NETWORKING"),
+        bootproto: ck.text("NETWORK", "BOOTPROTO"),
+    }
+}
+
+/// `NIC-CONFIG|NICS`: names trimmed (cloud-init does not trim, which breaks `NIC1, NIC2`), none
+/// empty, none twice. Returns the names and the line.
+fn parse_nic_names(ck: &mut Checker<'_>) -> Option<(Vec<String>, usize)> {
+    let entry = ck.take("NIC-CONFIG", "NICS")?;
+    let names = ck.parse_entry(entry, |v| {
+        let names: Vec<String> = v.split(',').map(|n| n.trim().to_owned()).collect();
+        if names.iter().any(String::is_empty) {
+            return Err(
+                "empty nic name; use comma-separated section names such as NIC1,NIC2".to_owned(),
+            );
+        }
+        if let Some(dup) = names
+            .iter()
+            .enumerate()
+            .find_map(|(i, n)| names[..i].contains(n).then_some(n))
+        {
+            return Err(format!(
+                "nic {dup} is listed twice; list each nic section once"
+            ));
+        }
+        Ok(names)
+    })?;
+    Some((names, entry.line))
+}
+
+/// Rules that involve more than one NIC: one primary at most, no shared MAC address.
+fn check_across_nics(ck: &mut Checker<'_>, nics: &[Nic]) {
+    let line_of = |nic: &Nic, key: &str| ck.raw.get(&format!("{}|{key}", nic.name)).map(|e| e.line);
+    let primaries: Vec<&Nic> = nics.iter().filter(|n| n.primary).collect();
+    if let [first, rest @ ..] = primaries.as_slice() {
+        for other in rest {
+            let (l1, l2) = (line_of(first, "PRIMARY"), line_of(other, "PRIMARY"));
+            let message = format!(
+                "both {} (line {}) and {} (line {}) are primary; at most one nic may have PRIMARY = yes",
+                first.name,
+                l1.unwrap_or(first.line),
+                other.name,
+                l2.unwrap_or(other.line)
+            );
+            ck.problem(l2, &other.name, Some("PRIMARY"), message);
+        }
+    }
+    let mut seen: HashMap<_, &Nic> = HashMap::new();
+    for nic in nics {
+        let Some(first) = seen.get(&nic.mac).copied() else {
+            seen.insert(nic.mac, nic);
+            continue;
+        };
+        let message = format!(
+            "{} has the same mac address {} as {} (line {}); each nic needs its own MACADDR",
+            nic.name,
+            nic.mac,
+            first.name,
+            line_of(first, "MACADDR").unwrap_or(first.line)
+        );
+        ck.problem(line_of(nic, "MACADDR"), &nic.name, Some("MACADDR"), message);
+    }
+}
+
+/// Keeps and reports every key no parser read; `[NICn]` sections not listed in NICS get one warning.
+fn collect_unknown(ck: &mut Checker<'_>, nic_names: Vec<String>) -> Vec<UnknownEntry> {
+    let is_known = |s: &str| KNOWN_SECTIONS.contains(&s) || nic_names.iter().any(|n| n == s);
+    let raw = ck.raw;
+    let mut warnings = Vec::new();
+    for section in raw.sections().iter().filter(|s| !is_known(&s.name)) {
+        let message = if looks_like_nic(&section.name) {
+            "nic section not listed in NIC-CONFIG|NICS; kept but not used"
+        } else {
+            "unknown section; kept but not used"
+        };
+        warnings.push((section.line, section.name.as_str(), None, message));
+    }
+    let unused: Vec<&RawEntry> = ck.unused().collect();
+    for entry in &unused {
+        if is_known(&entry.section) {
+            warnings.push((
+                entry.line,
+                &entry.section,
+                Some(entry.key.as_str()),
+                "unknown key; kept but not used",
+            ));
+        }
+    }
+    for (line, section, key, message) in warnings {
+        ck.warn(Some(line), section, key, message);
+    }
+    unused
+        .into_iter()
+        .map(|e| UnknownEntry {
+            section: e.section.clone(),
+            key: e.key.clone(),
+            value: if e.is_secret() {
+                KeptValue::Secret(Secret::new(e.value.clone()))
+            } else {
+                KeptValue::Plain(e.value.clone())
+            },
+            line: e.line,
+        })
+        .collect()
+}
+
+/// `NIC` followed by digits, the names vCenter gives NIC sections.
+fn looks_like_nic(name: &str) -> bool {
+    name.strip_prefix("NIC")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}

@@ -1,0 +1,42 @@
+//! `vmcust apply`: carry a customization out on a root and print what changed.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use super::input::InputArgs;
+use super::plan::{load_and_plan, render_text, Step};
+use super::Format;
+
+/// Arguments of `vmcust apply`.
+#[derive(Debug, Args)]
+pub struct ApplyArgs {
+    /// Root directory of the system to customize (`/` on the VM itself).
+    #[arg(long, value_name = "DIR")]
+    pub root: PathBuf,
+    /// Where the customization comes from.
+    #[command(flatten)]
+    pub input: InputArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Runs `vmcust apply`. The whole plan is made before anything is written, so an
+/// invalid customization changes nothing.
+pub fn run(args: ApplyArgs) -> Result<()> {
+    let (root, plan) = load_and_plan(&args.root, &args.input)?;
+    let changes = crate::apply::apply(&root, &plan)?;
+    let steps: Vec<Step> = changes
+        .into_iter()
+        .zip(&plan.actions)
+        .map(|(change, action)| Step { change, action })
+        .collect();
+    match args.format {
+        Format::Text => print!("{}", render_text(&steps, false)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&steps)?),
+        Format::Yaml => print!("{}", serde_norway::to_string(&steps)?),
+    }
+    Ok(())
+}

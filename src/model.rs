@@ -1,0 +1,250 @@
+//! The engine's own model of a customization, independent of the source it came from.
+//!
+//! Sources (cust.cfg, the OVF environment, guestinfo metadata) translate into these types;
+//! planners and renderers read only these types. Nothing here does I/O.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use serde::Serialize;
+
+use vmcust_imc::Secret;
+
+/// Everything vmcust was asked to do to one machine.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Customization {
+    /// Identity of this deployment; a new id means "customize again".
+    pub instance_id: Option<String>,
+    /// VMware's MARKER-ID: password and scripts run once per marker.
+    pub marker_id: Option<String>,
+    /// Host name, domain, clock and root password.
+    pub identity: Identity,
+    /// Network configuration; `None` leaves the guest's network alone.
+    pub network: Option<Network>,
+    /// File name of the custom script shipped next to the spec, if any.
+    pub custom_script: Option<String>,
+}
+
+/// Who the machine is: names, clock and the root account.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Identity {
+    /// Short host name (a single DNS label).
+    pub host_name: Option<String>,
+    /// DNS domain; together with the host name it forms the FQDN.
+    pub domain: Option<String>,
+    /// IANA time zone name such as `Europe/Berlin`.
+    pub time_zone: Option<String>,
+    /// Whether the hardware clock keeps UTC or local time.
+    pub hardware_clock: Option<HardwareClock>,
+    /// New root password and/or forced password change.
+    pub root_password: Option<RootPassword>,
+}
+
+impl Identity {
+    /// The fully qualified name when both host name and domain are known.
+    pub fn fqdn(&self) -> Option<String> {
+        match (&self.host_name, &self.domain) {
+            (Some(h), Some(d)) if !d.is_empty() => Some(format!("{h}.{d}")),
+            _ => None,
+        }
+    }
+}
+
+/// What the hardware (RTC) clock is set to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HardwareClock {
+    /// The RTC keeps UTC (the Linux default).
+    Utc,
+    /// The RTC keeps local time (dual-boot Windows habit).
+    Local,
+}
+
+/// Root password change requested by the spec.
+#[derive(Debug, Clone, Serialize)]
+pub struct RootPassword {
+    /// The new password; `None` when only an expiry is requested.
+    pub password: Option<Secret>,
+    /// Force a password change at next login for every uid-0 account.
+    pub expire: bool,
+}
+
+/// The network of the machine: its interfaces and global DNS.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Network {
+    /// Interfaces in the order the source listed them.
+    pub interfaces: Vec<Interface>,
+    /// DNS servers and search domains for the whole machine.
+    pub dns: Dns,
+}
+
+/// One network interface, identified by its MAC address.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interface {
+    /// The source's name for it (`NIC1`); used where no device name is known.
+    pub id: String,
+    /// Hardware address the interface is matched by.
+    pub mac: MacAddr,
+    /// IPv4 configuration.
+    pub ipv4: Ipv4Config,
+    /// IPv6 configuration.
+    pub ipv6: Ipv6Config,
+    /// Routes through this interface, default routes included.
+    pub routes: Vec<Route>,
+    /// DNS servers and search domains that belong to this interface only.
+    pub dns: Dns,
+    /// Whether DNS servers learned over DHCP are used.
+    pub dhcp_dns: bool,
+    /// Bring the interface up at boot.
+    pub start_on_boot: bool,
+}
+
+/// How an interface gets its IPv4 address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "method", content = "addresses")]
+pub enum Ipv4Config {
+    /// Ask a DHCP server.
+    Dhcp,
+    /// Fixed addresses with their prefix lengths.
+    Static(Vec<Ipv4Net>),
+    /// No IPv4 at all on this interface.
+    Disabled,
+}
+
+/// How an interface gets its IPv6 addresses.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase", tag = "method", content = "addresses")]
+pub enum Ipv6Config {
+    /// Leave it to the stack's default (router advertisements / SLAAC).
+    Auto,
+    /// Ask a DHCPv6 server.
+    Dhcp,
+    /// Fixed addresses with their prefix lengths; no DHCPv6.
+    Static(Vec<Ipv6Net>),
+    /// No IPv6 at all on this interface.
+    Disabled,
+}
+
+/// A route through an interface.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Route {
+    /// Destination network (`0.0.0.0/0` or `::/0` for a default route).
+    pub to: IpNet,
+    /// Next hop.
+    pub via: IpAddr,
+    /// Route metric; lower wins.
+    pub metric: Option<u32>,
+}
+
+impl Route {
+    /// Whether this is a default route of either family.
+    pub fn is_default(&self) -> bool {
+        self.to.prefix_len() == 0
+    }
+}
+
+/// DNS resolver settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Dns {
+    /// Name servers in order of preference.
+    pub servers: Vec<IpAddr>,
+    /// Search domains in order.
+    pub search: Vec<String>,
+}
+
+impl Dns {
+    /// True when neither servers nor search domains are set.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty() && self.search.is_empty()
+    }
+}
+
+/// An Ethernet hardware address.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct MacAddr(pub [u8; 6]);
+
+impl fmt::Display for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let b = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            b[0], b[1], b[2], b[3], b[4], b[5]
+        )
+    }
+}
+
+impl fmt::Debug for MacAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "MacAddr({self})")
+    }
+}
+
+impl Serialize for MacAddr {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// The text was not a MAC address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a MAC address; expected six hex pairs such as 00:50:56:a6:8c:08")]
+pub struct BadMacAddr;
+
+impl FromStr for MacAddr {
+    type Err = BadMacAddr;
+
+    /// Accepts `:` or `-` separated hex pairs in either case.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let mut out = [0u8; 6];
+        let mut parts = s.trim().split([':', '-']);
+        for byte in &mut out {
+            let part = parts.next().ok_or(BadMacAddr)?;
+            if part.len() != 2 {
+                return Err(BadMacAddr);
+            }
+            *byte = u8::from_str_radix(part, 16).map_err(|_| BadMacAddr)?;
+        }
+        if parts.next().is_some() {
+            return Err(BadMacAddr);
+        }
+        Ok(MacAddr(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mac_parses_and_prints_lower_case() {
+        let cases = [
+            ("00:50:56:A6:8C:08", Some("00:50:56:a6:8c:08")),
+            ("00-50-56-a6-8c-08", Some("00:50:56:a6:8c:08")),
+            ("00:50:56:a6:8c", None),
+            ("00:50:56:a6:8c:08:09", None),
+            ("0:50:56:a6:8c:08", None),
+            ("zz:50:56:a6:8c:08", None),
+            ("", None),
+        ];
+        for (input, want) in cases {
+            let got = input.parse::<MacAddr>().ok().map(|m| m.to_string());
+            assert_eq!(got.as_deref(), want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn fqdn_needs_both_parts() {
+        let mut id = Identity {
+            host_name: Some("web".into()),
+            ..Default::default()
+        };
+        assert_eq!(id.fqdn(), None);
+        id.domain = Some(String::new());
+        assert_eq!(id.fqdn(), None);
+        id.domain = Some("example.com".into());
+        assert_eq!(id.fqdn().as_deref(), Some("web.example.com"));
+    }
+}

@@ -1,0 +1,212 @@
+//! Identity files: `/etc/hostname`, `/etc/hosts`, the time zone and `/etc/adjtime`.
+
+use std::path::{Path, PathBuf};
+
+use super::{Action, Contents, PlanError};
+use crate::facts::{RootFacts, ZONEINFO_DIR};
+use crate::model::{HardwareClock, Identity};
+
+/// Address Debian maps the machine's own name to (see Debian reference §5.1.1).
+const DEBIAN_HOSTNAME_ADDR: &str = "127.0.1.1";
+
+/// What `/etc/hosts` holds on a fresh Debian system, used when the root has none.
+const DEFAULT_HOSTS: &str = "127.0.0.1\tlocalhost\n\
+::1\tlocalhost ip6-localhost ip6-loopback\n\
+ff02::1\tip6-allnodes\n\
+ff02::2\tip6-allrouters\n";
+
+/// Plans the identity files for `id`.
+pub fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, PlanError> {
+    let mut actions = Vec::new();
+    if let Some(host) = &id.host_name {
+        actions.push(Action::WriteFile {
+            path: "/etc/hostname".into(),
+            mode: 0o644,
+            contents: Contents::text(format!("{host}\n")),
+            purpose: "host name",
+        });
+        let fqdn = id.fqdn();
+        actions.push(Action::WriteFile {
+            path: "/etc/hosts".into(),
+            mode: 0o644,
+            contents: Contents::text(hosts_with_name(
+                facts.hosts.as_deref(),
+                host,
+                fqdn.as_deref(),
+            )),
+            purpose: "host name in /etc/hosts",
+        });
+    }
+    if let Some(zone) = &id.time_zone {
+        if !facts.zones_present.contains(zone) {
+            return Err(PlanError::UnknownTimeZone {
+                zone: zone.clone(),
+                dir: ZONEINFO_DIR,
+            });
+        }
+        actions.push(Action::Symlink {
+            path: "/etc/localtime".into(),
+            target: Path::new(ZONEINFO_DIR).join(zone),
+            purpose: "time zone",
+        });
+        if facts.debian_family || facts.has_etc_timezone {
+            actions.push(Action::WriteFile {
+                path: PathBuf::from("/etc/timezone"),
+                mode: 0o644,
+                contents: Contents::text(format!("{zone}\n")),
+                purpose: "time zone name (Debian)",
+            });
+        }
+    }
+    if let Some(clock) = id.hardware_clock {
+        actions.push(Action::WriteFile {
+            path: "/etc/adjtime".into(),
+            mode: 0o644,
+            contents: Contents::text(adjtime_with(facts.adjtime.as_deref(), clock)),
+            purpose: "hardware clock mode",
+        });
+    }
+    Ok(actions)
+}
+
+/// `/etc/hosts` with the machine's name mapped the Debian way: a `127.0.1.1 fqdn short`
+/// line replaces any earlier `127.0.1.1` line (in place), every other line is kept as is.
+/// Without an earlier line, the new one goes right after the last `127.0.0.1` line.
+pub fn hosts_with_name(current: Option<&str>, short: &str, fqdn: Option<&str>) -> String {
+    let entry = match fqdn {
+        Some(fqdn) => format!("{DEBIAN_HOSTNAME_ADDR}\t{fqdn}\t{short}"),
+        None => format!("{DEBIAN_HOSTNAME_ADDR}\t{short}"),
+    };
+    let current = current.unwrap_or(DEFAULT_HOSTS);
+    let mut lines: Vec<String> = Vec::new();
+    let mut placed = false;
+    for line in current.lines() {
+        if first_field(line) == Some(DEBIAN_HOSTNAME_ADDR) {
+            if !placed {
+                lines.push(entry.clone());
+                placed = true;
+            }
+            continue;
+        }
+        lines.push(line.to_string());
+    }
+    if !placed {
+        let at = lines
+            .iter()
+            .rposition(|l| first_field(l) == Some("127.0.0.1"))
+            .map_or(0, |i| i + 1);
+        lines.insert(at, entry);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    out
+}
+
+/// The address field of a hosts line; `None` for comments and blank lines.
+fn first_field(line: &str) -> Option<&str> {
+    let line = line.split('#').next().unwrap_or("");
+    line.split_whitespace().next()
+}
+
+/// `/etc/adjtime` with its third line (the clock mode) set; the drift and calibration
+/// lines of an existing file are kept, because hwclock maintains them.
+pub fn adjtime_with(current: Option<&str>, clock: HardwareClock) -> String {
+    let mode = match clock {
+        HardwareClock::Utc => "UTC",
+        HardwareClock::Local => "LOCAL",
+    };
+    let mut lines: Vec<&str> = current.map(|c| c.lines().collect()).unwrap_or_default();
+    if lines.len() < 2 {
+        lines = vec!["0.0 0 0.0", "0"];
+    }
+    lines.truncate(2);
+    format!("{}\n{}\n{mode}\n", lines[0], lines[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_cases() {
+        let cases: &[(&str, Option<&str>, &str, Option<&str>, &str)] = &[
+            (
+                "no file yet",
+                None,
+                "web",
+                Some("web.example.com"),
+                "127.0.0.1\tlocalhost\n127.0.1.1\tweb.example.com\tweb\n::1\tlocalhost ip6-localhost ip6-loopback\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n",
+            ),
+            (
+                "replaces the old name in place, keeps the rest",
+                Some("127.0.0.1 localhost\n127.0.1.1 template.local template\n# comment\n10.0.0.5 db\n"),
+                "web",
+                None,
+                "127.0.0.1 localhost\n127.0.1.1\tweb\n# comment\n10.0.0.5 db\n",
+            ),
+            (
+                "drops duplicate 127.0.1.1 lines",
+                Some("127.0.1.1 a\n127.0.0.1 localhost\n127.0.1.1 b\n"),
+                "web",
+                None,
+                "127.0.1.1\tweb\n127.0.0.1 localhost\n",
+            ),
+            (
+                "no localhost line: goes first",
+                Some("10.0.0.5 db\n"),
+                "web",
+                None,
+                "127.0.1.1\tweb\n10.0.0.5 db\n",
+            ),
+            (
+                "commented 127.0.1.1 is not an entry",
+                Some("127.0.0.1 localhost\n#127.0.1.1 old\n"),
+                "web",
+                None,
+                "127.0.0.1 localhost\n127.0.1.1\tweb\n#127.0.1.1 old\n",
+            ),
+        ];
+        for (name, current, short, fqdn, want) in cases {
+            assert_eq!(hosts_with_name(*current, short, *fqdn), *want, "case: {name}");
+        }
+    }
+
+    #[test]
+    fn hosts_is_idempotent() {
+        let once = hosts_with_name(Some("127.0.0.1 localhost\n"), "a", Some("a.b"));
+        assert_eq!(hosts_with_name(Some(&once), "a", Some("a.b")), once);
+    }
+
+    #[test]
+    fn adjtime_keeps_drift_lines() {
+        assert_eq!(adjtime_with(None, HardwareClock::Utc), "0.0 0 0.0\n0\nUTC\n");
+        assert_eq!(
+            adjtime_with(Some("0.01 1700000000 0.0\n1700000000\nUTC\n"), HardwareClock::Local),
+            "0.01 1700000000 0.0\n1700000000\nLOCAL\n"
+        );
+        assert_eq!(adjtime_with(Some("garbage"), HardwareClock::Local), "0.0 0 0.0\n0\nLOCAL\n");
+    }
+
+    #[test]
+    fn unknown_zone_is_an_error_not_a_dangling_link() {
+        let id = Identity {
+            time_zone: Some("Mars/Olympus".into()),
+            ..Default::default()
+        };
+        let err = plan_identity(&id, &RootFacts::default()).unwrap_err();
+        assert!(err.to_string().contains("Mars/Olympus"), "{err}");
+    }
+
+    #[test]
+    fn timezone_file_only_on_debian_family() {
+        let id = Identity {
+            time_zone: Some("UTC".into()),
+            ..Default::default()
+        };
+        let mut facts = RootFacts::default();
+        facts.zones_present.insert("UTC".into());
+        assert_eq!(plan_identity(&id, &facts).unwrap().len(), 1);
+        facts.debian_family = true;
+        assert_eq!(plan_identity(&id, &facts).unwrap().len(), 2);
+    }
+}

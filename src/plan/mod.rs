@@ -1,0 +1,160 @@
+//! Planning: a pure function from a [`Customization`] and the target root's facts to an
+//! ordered list of actions. No I/O happens here; `vmcust plan` prints the result and the
+//! golden tests compare it.
+
+pub mod identity;
+pub mod network;
+
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::facts::RootFacts;
+use crate::model::Customization;
+use vmcust_imc::REDACTED;
+
+/// An ordered list of changes to make to the target root.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Plan {
+    /// Actions in the order they must be applied.
+    pub actions: Vec<Action>,
+}
+
+/// One change to the target root. Paths are absolute as seen from inside the root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    /// Make `path` a regular file with exactly these contents and mode.
+    WriteFile {
+        /// Where, inside the root.
+        path: PathBuf,
+        /// Permission bits.
+        #[serde(serialize_with = "octal")]
+        mode: u32,
+        /// The new contents.
+        contents: Contents,
+        /// What this file is for, for people reading the plan.
+        purpose: &'static str,
+    },
+    /// Move `from` aside to `to` (a configuration that would fight ours), keeping it as
+    /// a backup. Nothing happens if `from` does not exist.
+    Rename {
+        /// The file to move away.
+        from: PathBuf,
+        /// Its backup name.
+        to: PathBuf,
+        /// Why it is moved.
+        purpose: &'static str,
+    },
+    /// Make `path` a symbolic link to `target`.
+    Symlink {
+        /// Where, inside the root.
+        path: PathBuf,
+        /// The link's target, as written into the link.
+        target: PathBuf,
+        /// What this link is for.
+        purpose: &'static str,
+    },
+}
+
+impl Action {
+    /// The path this action changes.
+    pub fn path(&self) -> &std::path::Path {
+        match self {
+            Action::WriteFile { path, .. } | Action::Symlink { path, .. } => path,
+            Action::Rename { from, .. } => from,
+        }
+    }
+
+    /// What the action is for.
+    pub fn purpose(&self) -> &'static str {
+        match self {
+            Action::WriteFile { purpose, .. }
+            | Action::Symlink { purpose, .. }
+            | Action::Rename { purpose, .. } => purpose,
+        }
+    }
+}
+
+/// File contents that know whether they may be shown.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Contents {
+    bytes: Vec<u8>,
+    sensitive: bool,
+}
+
+impl Contents {
+    /// Contents that may be printed.
+    pub fn text(text: String) -> Contents {
+        Contents {
+            bytes: text.into_bytes(),
+            sensitive: false,
+        }
+    }
+
+    /// Contents that must never be printed (they hold a secret).
+    pub fn sensitive(bytes: Vec<u8>) -> Contents {
+        Contents {
+            bytes,
+            sensitive: true,
+        }
+    }
+
+    /// The bytes to write.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The contents for display: the text, or a redaction marker for sensitive files.
+    pub fn display(&self) -> std::borrow::Cow<'_, str> {
+        if self.sensitive {
+            REDACTED.into()
+        } else {
+            String::from_utf8_lossy(&self.bytes)
+        }
+    }
+}
+
+impl std::fmt::Debug for Contents {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.display())
+    }
+}
+
+impl Serialize for Contents {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.display())
+    }
+}
+
+fn octal<S: serde::Serializer>(mode: &u32, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_args!("{mode:04o}"))
+}
+
+/// Why a customization cannot be planned for this root.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlanError {
+    /// The time zone is not in the root's zoneinfo.
+    #[error(
+        "time zone {zone:?} does not exist under {dir} in the target root; \
+         use a zone name from the tzdata package such as Europe/Berlin or UTC"
+    )]
+    UnknownTimeZone {
+        /// The zone asked for.
+        zone: String,
+        /// Where it was looked for.
+        dir: &'static str,
+    },
+    /// The network configuration cannot be rendered for this root.
+    #[error(transparent)]
+    Network(#[from] network::NetworkError),
+}
+
+/// Plans everything `c` asks for against a root described by `facts`.
+pub fn plan(c: &Customization, facts: &RootFacts) -> Result<Plan, PlanError> {
+    let mut actions = identity::plan_identity(&c.identity, facts)?;
+    if let Some(net) = &c.network {
+        actions.extend(network::plan_network(net, &facts.network)?);
+    }
+    Ok(Plan { actions })
+}

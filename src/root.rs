@@ -1,0 +1,338 @@
+//! The system being customized, seen through a root directory (`/` at boot, any
+//! directory for tests and image builders).
+//!
+//! Every path is resolved inside the root: `..` stops at the root and absolute symlink
+//! targets are read relative to it, so a hostile or simply foreign image can never make
+//! vmcust read or write outside it. Writes are atomic: temp file in the same directory,
+//! mode set, fsync, rename, fsync of the directory.
+
+use std::ffi::OsString;
+use std::fs::{self, File, OpenOptions, Permissions};
+use std::io::{self, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+/// Symlinks followed while resolving one path before giving up (as Linux's MAXSYMLINKS).
+const MAX_SYMLINKS: usize = 40;
+
+/// What currently exists at a path inside the root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Existing {
+    /// Nothing there.
+    Missing,
+    /// A regular file with these contents and permission bits.
+    File {
+        /// File contents.
+        contents: Vec<u8>,
+        /// Permission bits (`0o644`).
+        mode: u32,
+    },
+    /// A symbolic link pointing at this target (as written in the link).
+    Symlink(PathBuf),
+    /// A directory, device, socket or other non-file.
+    Other,
+}
+
+/// A root directory that confines every path vmcust touches.
+#[derive(Debug, Clone)]
+pub struct Root {
+    dir: PathBuf,
+}
+
+impl Root {
+    /// Opens a root; it must be an existing directory.
+    pub fn new(dir: &Path) -> io::Result<Root> {
+        let dir = fs::canonicalize(dir)?;
+        if !dir.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", dir.display()),
+            ));
+        }
+        Ok(Root { dir })
+    }
+
+    /// The root directory on the host.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where `path` (absolute, as seen from inside the root) really is on the host.
+    /// Symlinks along the way are followed within the root; the last component is
+    /// followed only if `follow_last`.
+    pub fn resolve(&self, path: &Path, follow_last: bool) -> io::Result<PathBuf> {
+        let mut pending: Vec<OsString> = Vec::new();
+        push_components(&mut pending, path);
+        let mut resolved: Vec<OsString> = Vec::new();
+        let mut links = 0;
+        while let Some(part) = pending.pop() {
+            if part == ".." {
+                resolved.pop();
+                continue;
+            }
+            let candidate = self.join(&resolved).join(&part);
+            let is_last = pending.is_empty();
+            let is_link = fs::symlink_metadata(&candidate)
+                .map(|m| m.file_type().is_symlink())
+                .unwrap_or(false);
+            if is_link && (follow_last || !is_last) {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(io::Error::other(format!(
+                        "too many levels of symbolic links resolving {}",
+                        path.display()
+                    )));
+                }
+                let target = fs::read_link(&candidate)?;
+                if target.is_absolute() {
+                    resolved.clear();
+                }
+                push_components(&mut pending, &target);
+            } else {
+                resolved.push(part);
+            }
+        }
+        Ok(self.join(&resolved))
+    }
+
+    fn join(&self, parts: &[OsString]) -> PathBuf {
+        let mut p = self.dir.clone();
+        p.extend(parts);
+        p
+    }
+
+    /// Reads a file (following symlinks inside the root); `None` if it does not exist.
+    pub fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
+        match fs::read(self.resolve(path, true)?) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads a text file; `None` if it does not exist. Invalid UTF-8 is an error.
+    pub fn read_text(&self, path: &Path) -> io::Result<Option<String>> {
+        match self.read(path)? {
+            None => Ok(None),
+            Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} is not valid UTF-8", path.display()),
+                )
+            }),
+        }
+    }
+
+    /// Whether a regular file exists at `path` (following symlinks inside the root).
+    pub fn is_file(&self, path: &Path) -> bool {
+        self.resolve(path, true).is_ok_and(|p| p.is_file())
+    }
+
+    /// Whether a directory exists at `path` (following symlinks inside the root).
+    pub fn is_dir(&self, path: &Path) -> bool {
+        self.resolve(path, true).is_ok_and(|p| p.is_dir())
+    }
+
+    /// Names in a directory, sorted; empty if the directory does not exist.
+    pub fn list_dir(&self, path: &Path) -> io::Result<Vec<String>> {
+        let dir = self.resolve(path, true)?;
+        let entries = match fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            names.push(entry?.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// What is at `path` now, without following a symlink in the last component.
+    pub fn existing(&self, path: &Path) -> io::Result<Existing> {
+        let real = self.resolve(path, false)?;
+        let meta = match fs::symlink_metadata(&real) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Missing),
+            Err(e) => return Err(e),
+        };
+        if meta.file_type().is_symlink() {
+            return Ok(Existing::Symlink(fs::read_link(&real)?));
+        }
+        if !meta.is_file() {
+            return Ok(Existing::Other);
+        }
+        Ok(Existing::File {
+            contents: fs::read(&real)?,
+            mode: meta.mode() & 0o7777,
+        })
+    }
+
+    /// Replaces the file at `path` atomically with `contents` and `mode`. A symlink at
+    /// `path` is replaced, never written through. An existing file's owner is kept.
+    pub fn write_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
+        let (dir, real) = self.prepare_parent(path)?;
+        let tmp = temp_name(&real);
+        let owner = fs::symlink_metadata(&real)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| (m.uid(), m.gid()));
+        let result = (|| {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(mode)
+                .open(&tmp)?;
+            // The umask may have cleared bits; the caller's mode is the contract.
+            file.set_permissions(Permissions::from_mode(mode))?;
+            if let Some((uid, gid)) = owner {
+                std::os::unix::fs::fchown(&file, Some(uid), Some(gid))?;
+            }
+            file.write_all(contents)?;
+            file.sync_all()?;
+            fs::rename(&tmp, &real)
+        })();
+        finish(result, &tmp, &dir)
+    }
+
+    /// Makes `path` a symlink to `target` atomically (replacing whatever is there).
+    pub fn symlink(&self, path: &Path, target: &Path) -> io::Result<()> {
+        let (dir, real) = self.prepare_parent(path)?;
+        let tmp = temp_name(&real);
+        let result =
+            std::os::unix::fs::symlink(target, &tmp).and_then(|()| fs::rename(&tmp, &real));
+        finish(result, &tmp, &dir)
+    }
+
+    /// Renames `from` to `to` inside the root (used to move conflicting files aside).
+    pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let from = self.resolve(from, false)?;
+        let (dir, to) = self.prepare_parent(to)?;
+        fs::rename(from, to)?;
+        File::open(dir)?.sync_all()
+    }
+
+    /// Resolves the parent directory of `path`, creating it if needed, and clears a
+    /// stale temp file a killed earlier run may have left.
+    fn prepare_parent(&self, path: &Path) -> io::Result<(PathBuf, PathBuf)> {
+        let real = self.resolve(path, false)?;
+        let dir = real
+            .parent()
+            .filter(|d| d.starts_with(&self.dir) && real != self.dir)
+            .ok_or_else(|| io::Error::other(format!("cannot write {}", path.display())))?
+            .to_path_buf();
+        fs::create_dir_all(&dir)?;
+        let tmp = temp_name(&real);
+        match fs::remove_file(&tmp) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        Ok((dir, real))
+    }
+}
+
+fn push_components(stack: &mut Vec<OsString>, path: &Path) {
+    let parts: Vec<OsString> = path
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => Some(p.to_os_string()),
+            Component::ParentDir => Some(OsString::from("..")),
+            _ => None,
+        })
+        .collect();
+    stack.extend(parts.into_iter().rev());
+}
+
+fn temp_name(real: &Path) -> PathBuf {
+    let name = real.file_name().unwrap_or_default().to_string_lossy();
+    real.with_file_name(format!(".{name}.vmcust-tmp"))
+}
+
+fn finish(result: io::Result<()>, tmp: &Path, dir: &Path) -> io::Result<()> {
+    if let Err(e) = result {
+        let _ = fs::remove_file(tmp);
+        return Err(e);
+    }
+    File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> (tempfile::TempDir, Root) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = Root::new(tmp.path()).unwrap();
+        (tmp, root)
+    }
+
+    #[test]
+    fn absolute_symlinks_stay_inside_the_root() {
+        let (_t, root) = root();
+        fs::create_dir_all(root.path().join("etc")).unwrap();
+        std::os::unix::fs::symlink("/etc/real", root.path().join("etc/link")).unwrap();
+        let got = root.resolve(Path::new("/etc/link"), true).unwrap();
+        assert_eq!(got, root.path().join("etc/real"));
+    }
+
+    #[test]
+    fn dotdot_cannot_climb_above_the_root() {
+        let (_t, root) = root();
+        fs::create_dir_all(root.path().join("etc")).unwrap();
+        std::os::unix::fs::symlink("../../../../tmp/x", root.path().join("etc/esc")).unwrap();
+        let got = root.resolve(Path::new("/etc/esc"), true).unwrap();
+        assert_eq!(got, root.path().join("tmp/x"));
+        let got = root.resolve(Path::new("/../../etc/hosts"), true).unwrap();
+        assert_eq!(got, root.path().join("etc/hosts"));
+    }
+
+    #[test]
+    fn writing_replaces_a_symlink_instead_of_following_it() {
+        let (_t, root) = root();
+        let outside = tempfile::tempdir().unwrap();
+        let victim = outside.path().join("victim");
+        fs::write(&victim, "keep").unwrap();
+        fs::create_dir_all(root.path().join("etc")).unwrap();
+        std::os::unix::fs::symlink(&victim, root.path().join("etc/hostname")).unwrap();
+        root.write_file(Path::new("/etc/hostname"), b"new\n", 0o644)
+            .unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "keep");
+        assert_eq!(
+            root.existing(Path::new("/etc/hostname")).unwrap(),
+            Existing::File {
+                contents: b"new\n".to_vec(),
+                mode: 0o644
+            }
+        );
+    }
+
+    #[test]
+    fn a_symlinked_directory_pointing_outside_is_kept_inside() {
+        let (_t, root) = root();
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("etc")).unwrap();
+        root.write_file(Path::new("/etc/hostname"), b"x\n", 0o644)
+            .unwrap();
+        assert!(!outside.path().join("hostname").exists());
+        let inner = root.path().join(outside.path().strip_prefix("/").unwrap());
+        assert_eq!(fs::read(inner.join("hostname")).unwrap(), b"x\n");
+    }
+
+    #[test]
+    fn mode_is_exact_despite_umask_and_no_temp_file_is_left() {
+        let (_t, root) = root();
+        root.write_file(Path::new("/etc/netplan/a.yaml"), b"x", 0o600)
+            .unwrap();
+        let meta = fs::metadata(root.path().join("etc/netplan/a.yaml")).unwrap();
+        assert_eq!(meta.mode() & 0o7777, 0o600);
+        assert_eq!(root.list_dir(Path::new("/etc/netplan")).unwrap(), ["a.yaml"]);
+    }
+
+    #[test]
+    fn symlink_loops_are_an_error() {
+        let (_t, root) = root();
+        std::os::unix::fs::symlink("/a", root.path().join("a")).unwrap();
+        assert!(root.resolve(Path::new("/a"), true).is_err());
+    }
+}
