@@ -3,14 +3,12 @@
 //! Sources (cust.cfg, the OVF environment, guestinfo metadata) translate into these types;
 //! planners and renderers read only these types. Nothing here does I/O.
 
-use std::fmt;
 use std::net::IpAddr;
-use std::str::FromStr;
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use serde::Serialize;
 
-use vmcust_imc::Secret;
+pub use vmcust_imc::{MacAddr, Secret};
 
 /// Everything vmcust was asked to do to one machine.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -161,79 +159,9 @@ impl Dns {
     }
 }
 
-/// An Ethernet hardware address.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct MacAddr(pub [u8; 6]);
-
-impl fmt::Display for MacAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let b = self.0;
-        write!(
-            f,
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            b[0], b[1], b[2], b[3], b[4], b[5]
-        )
-    }
-}
-
-impl fmt::Debug for MacAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "MacAddr({self})")
-    }
-}
-
-impl Serialize for MacAddr {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-/// The text was not a MAC address.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not a MAC address; expected six hex pairs such as 00:50:56:a6:8c:08")]
-pub struct BadMacAddr;
-
-impl FromStr for MacAddr {
-    type Err = BadMacAddr;
-
-    /// Accepts `:` or `-` separated hex pairs in either case.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let mut out = [0u8; 6];
-        let mut parts = s.trim().split([':', '-']);
-        for byte in &mut out {
-            let part = parts.next().ok_or(BadMacAddr)?;
-            if part.len() != 2 {
-                return Err(BadMacAddr);
-            }
-            *byte = u8::from_str_radix(part, 16).map_err(|_| BadMacAddr)?;
-        }
-        if parts.next().is_some() {
-            return Err(BadMacAddr);
-        }
-        Ok(MacAddr(out))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn mac_parses_and_prints_lower_case() {
-        let cases = [
-            ("00:50:56:A6:8C:08", Some("00:50:56:a6:8c:08")),
-            ("00-50-56-a6-8c-08", Some("00:50:56:a6:8c:08")),
-            ("00:50:56:a6:8c", None),
-            ("00:50:56:a6:8c:08:09", None),
-            ("0:50:56:a6:8c:08", None),
-            ("zz:50:56:a6:8c:08", None),
-            ("", None),
-        ];
-        for (input, want) in cases {
-            let got = input.parse::<MacAddr>().ok().map(|m| m.to_string());
-            assert_eq!(got.as_deref(), want, "input {input:?}");
-        }
-    }
 
     #[test]
     fn fqdn_needs_both_parts() {

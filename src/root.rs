@@ -326,7 +326,10 @@ mod tests {
             .unwrap();
         let meta = fs::metadata(root.path().join("etc/netplan/a.yaml")).unwrap();
         assert_eq!(meta.mode() & 0o7777, 0o600);
-        assert_eq!(root.list_dir(Path::new("/etc/netplan")).unwrap(), ["a.yaml"]);
+        assert_eq!(
+            root.list_dir(Path::new("/etc/netplan")).unwrap(),
+            ["a.yaml"]
+        );
     }
 
     #[test]

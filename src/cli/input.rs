@@ -14,6 +14,9 @@ pub struct InputArgs {
     /// vSphere guest customization spec (cust.cfg) to read.
     #[arg(long, value_name = "FILE")]
     pub imc: PathBuf,
+    /// Network stack to write configuration for (default: detected from the root).
+    #[arg(long, value_enum)]
+    pub renderer: Option<crate::plan::network::Renderer>,
 }
 
 /// A validated spec and what it means.
@@ -27,9 +30,8 @@ pub struct Loaded {
 /// Reads and validates the spec at `path`; warnings go to stderr, prefixed by the path.
 pub fn load_imc(path: &Path) -> Result<Loaded> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let parsed = vmcust_imc::Spec::parse(&bytes).map_err(|e| {
-        InvalidInput(prefix_lines(path, &e.to_string()) + "\nnothing was changed")
-    })?;
+    let parsed = vmcust_imc::Spec::parse(&bytes)
+        .map_err(|e| InvalidInput(prefix_lines(path, &e.to_string()) + "\nnothing was changed"))?;
     for w in &parsed.warnings {
         tracing::warn!("{}: {w}", path.display());
     }

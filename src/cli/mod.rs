@@ -23,7 +23,12 @@ pub const EXIT_IO: u8 = 74;
 
 /// VMware/OVF guest customization engine.
 #[derive(Debug, Parser)]
-#[command(name = "vmcust", version, propagate_version = true, help_expected = true)]
+#[command(
+    name = "vmcust",
+    version,
+    propagate_version = true,
+    help_expected = true
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

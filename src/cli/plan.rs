@@ -11,7 +11,7 @@ use super::input::{load_imc, InputArgs};
 use super::Format;
 use crate::apply::{dry_run, Change};
 use crate::facts::RootFacts;
-use crate::plan::{plan, Action, Plan};
+use crate::plan::{plan, Action, Plan, PlanOptions};
 use crate::root::Root;
 
 /// Arguments of `vmcust plan`.
@@ -43,8 +43,16 @@ pub fn load_and_plan(root: &std::path::Path, input: &InputArgs) -> Result<(Root,
     let loaded = load_imc(&input.imc)?;
     let root = Root::new(root).with_context(|| format!("opening root {}", root.display()))?;
     let facts = RootFacts::gather(&root, &loaded.customization)?;
-    let plan = plan(&loaded.customization, &facts)
-        .with_context(|| format!("planning {} for {}", input.imc.display(), root.path().display()))?;
+    let opts = PlanOptions {
+        renderer: input.renderer,
+    };
+    let plan = plan(&loaded.customization, &facts, &opts).with_context(|| {
+        format!(
+            "planning {} for {}",
+            input.imc.display(),
+            root.path().display()
+        )
+    })?;
     Ok((root, plan))
 }
 
@@ -79,7 +87,12 @@ pub fn render_text(steps: &[Step], planned: bool) -> String {
         let a = step.action;
         let _ = match a {
             Action::WriteFile { path, mode, .. } => {
-                writeln!(out, "{verb:<9} {} ({mode:04o}, {})", path.display(), a.purpose())
+                writeln!(
+                    out,
+                    "{verb:<9} {} ({mode:04o}, {})",
+                    path.display(),
+                    a.purpose()
+                )
             }
             Action::Symlink { path, target, .. } => writeln!(
                 out,
@@ -104,10 +117,16 @@ pub fn render_text(steps: &[Step], planned: bool) -> String {
             }
         }
     }
-    let changed = steps.iter().filter(|s| s.change != Change::Unchanged).count();
+    let changed = steps
+        .iter()
+        .filter(|s| s.change != Change::Unchanged)
+        .count();
     let same = steps.len() - changed;
     let _ = match (changed, planned) {
-        (0, _) => writeln!(out, "nothing to change: the root already matches the customization"),
+        (0, _) => writeln!(
+            out,
+            "nothing to change: the root already matches the customization"
+        ),
         (_, true) => writeln!(out, "{changed} to change, {same} already as planned"),
         (_, false) => writeln!(out, "{changed} changed, {same} unchanged"),
     };

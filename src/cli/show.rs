@@ -47,7 +47,12 @@ pub fn run(args: ShowArgs) -> Result<()> {
     });
     let shown = Shown {
         spec: &loaded.parsed.spec,
-        warnings: loaded.parsed.warnings.iter().map(|w| w.to_string()).collect(),
+        warnings: loaded
+            .parsed
+            .warnings
+            .iter()
+            .map(|w| w.to_string())
+            .collect(),
         customization: &loaded.customization,
         netplan,
     };

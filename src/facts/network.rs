@@ -55,9 +55,7 @@ fn net_devices(root: &Root) -> io::Result<Option<BTreeMap<MacAddr, String>>> {
             }
         }
     }
-    Ok(Some(
-        by_mac.into_iter().map(|(m, (_, n))| (m, n)).collect(),
-    ))
+    Ok(Some(by_mac.into_iter().map(|(m, (_, n))| (m, n)).collect()))
 }
 
 #[cfg(test)]

@@ -167,7 +167,11 @@ mod tests {
             ),
         ];
         for (name, current, short, fqdn, want) in cases {
-            assert_eq!(hosts_with_name(*current, short, *fqdn), *want, "case: {name}");
+            assert_eq!(
+                hosts_with_name(*current, short, *fqdn),
+                *want,
+                "case: {name}"
+            );
         }
     }
 
@@ -179,12 +183,21 @@ mod tests {
 
     #[test]
     fn adjtime_keeps_drift_lines() {
-        assert_eq!(adjtime_with(None, HardwareClock::Utc), "0.0 0 0.0\n0\nUTC\n");
         assert_eq!(
-            adjtime_with(Some("0.01 1700000000 0.0\n1700000000\nUTC\n"), HardwareClock::Local),
+            adjtime_with(None, HardwareClock::Utc),
+            "0.0 0 0.0\n0\nUTC\n"
+        );
+        assert_eq!(
+            adjtime_with(
+                Some("0.01 1700000000 0.0\n1700000000\nUTC\n"),
+                HardwareClock::Local
+            ),
             "0.01 1700000000 0.0\n1700000000\nLOCAL\n"
         );
-        assert_eq!(adjtime_with(Some("garbage"), HardwareClock::Local), "0.0 0 0.0\n0\nLOCAL\n");
+        assert_eq!(
+            adjtime_with(Some("garbage"), HardwareClock::Local),
+            "0.0 0 0.0\n0\nLOCAL\n"
+        );
     }
 
     #[test]

@@ -150,11 +150,18 @@ pub enum PlanError {
     Network(#[from] network::NetworkError),
 }
 
+/// Choices that change how a customization is carried out, not what it means.
+#[derive(Debug, Clone, Default)]
+pub struct PlanOptions {
+    /// Network stack to write for; `None` detects it from the root.
+    pub renderer: Option<network::Renderer>,
+}
+
 /// Plans everything `c` asks for against a root described by `facts`.
-pub fn plan(c: &Customization, facts: &RootFacts) -> Result<Plan, PlanError> {
+pub fn plan(c: &Customization, facts: &RootFacts, opts: &PlanOptions) -> Result<Plan, PlanError> {
     let mut actions = identity::plan_identity(&c.identity, facts)?;
     if let Some(net) = &c.network {
-        actions.extend(network::plan_network(net, &facts.network)?);
+        actions.extend(network::plan_network(net, &facts.network, opts.renderer)?);
     }
     Ok(Plan { actions })
 }

@@ -11,8 +11,8 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use vmcust_imc::{BootProto, DomainName, Ipv4Mode, Nic, Spec};
 
 use crate::model::{
-    Customization, Dns, HardwareClock, Identity, Interface, Ipv4Config, Ipv6Config, MacAddr,
-    Network, RootPassword, Route,
+    Customization, Dns, HardwareClock, Identity, Interface, Ipv4Config, Ipv6Config, Network,
+    RootPassword, Route,
 };
 
 /// Metric of the first default route; later NICs get +100 each, later gateways of one
@@ -34,7 +34,11 @@ pub fn customization(spec: &Spec) -> Customization {
         identity: Identity {
             host_name: hostname.map(|h| h.short().to_string()),
             domain,
-            time_zone: spec.datetime.timezone.as_ref().map(|t| t.as_str().to_string()),
+            time_zone: spec
+                .datetime
+                .timezone
+                .as_ref()
+                .map(|t| t.as_str().to_string()),
             hardware_clock: spec.datetime.utc.map(|utc| {
                 if utc {
                     HardwareClock::Utc
@@ -55,7 +59,12 @@ pub fn customization(spec: &Spec) -> Customization {
 fn network(nics: &[Nic], spec: &Spec) -> Network {
     let dns = Dns {
         servers: spec.dns.nameservers.clone(),
-        search: spec.dns.suffixes.iter().map(|s| s.as_str().to_string()).collect(),
+        search: spec
+            .dns
+            .suffixes
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect(),
     };
     // cloud-init drops DHCP DNS whenever the spec has servers or suffixes; an explicit
     // DNSFROMDHCP wins over that guess.
@@ -66,7 +75,7 @@ fn network(nics: &[Nic], spec: &Spec) -> Network {
         .zip(routes)
         .map(|(nic, routes)| Interface {
             id: nic.name.clone(),
-            mac: MacAddr(nic.mac.0),
+            mac: nic.mac,
             ipv4: ipv4(nic),
             ipv6: if nic.ipv6.is_empty() {
                 Ipv6Config::Auto
@@ -93,7 +102,7 @@ fn ipv4(nic: &Nic) -> Ipv4Config {
     }
     match (nic.bootproto, nic.ipv4) {
         (BootProto::Static, Some(s)) => Ipv4Config::Static(vec![
-            Ipv4Net::new(s.address, s.prefix).expect("prefix checked by imc"),
+            Ipv4Net::new(s.address, s.prefix).expect("prefix checked by imc")
         ]),
         _ => Ipv4Config::Dhcp,
     }

@@ -24,10 +24,25 @@ pub enum NetworkError {
     },
 }
 
-/// Plans the network configuration files for `net` on a root described by `facts`.
-pub fn plan_network(net: &Network, facts: &NetworkFacts) -> Result<Vec<Action>, NetworkError> {
+/// The network stacks vmcust can write configuration for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Renderer {
+    /// Netplan YAML under `/etc/netplan` (Ubuntu, Debian with netplan.io).
+    Netplan,
+}
+
+/// Plans the network configuration files for `net` on a root described by `facts`,
+/// for `renderer` or, when `None`, the stack the root uses.
+pub fn plan_network(
+    net: &Network,
+    facts: &NetworkFacts,
+    renderer: Option<Renderer>,
+) -> Result<Vec<Action>, NetworkError> {
     let devices = resolve_devices(net, facts)?;
-    Ok(netplan::render(net, &devices))
+    match renderer.unwrap_or(Renderer::Netplan) {
+        Renderer::Netplan => Ok(netplan::render(net, &devices)),
+    }
 }
 
 /// The device an interface is configured on.
