@@ -1,0 +1,89 @@
+//! Golden trees: every bundled example spec applied to the template root must write
+//! exactly the files under `tests/golden/apply/<spec>/` (contents, modes, link targets).
+//! Regenerate after an intended change with `UPDATE_GOLDEN=1 cargo test --test golden_apply`.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use vmcust::apply::apply;
+use vmcust::facts::RootFacts;
+use vmcust::plan::{plan, Action, PlanOptions};
+use vmcust::root::{Existing, Root};
+
+/// What the applied root holds at each planned path, as golden text files.
+fn rendered(spec: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let scratch = support::scratch_root();
+    let root = Root::new(scratch.path()).unwrap();
+    let parsed = vmcust_imc::Spec::parse(&fs::read(spec).unwrap()).unwrap();
+    let c = vmcust::source::imc::customization(&parsed.spec);
+    let facts = RootFacts::gather(&root, &c).unwrap();
+    let plan = plan(&c, &facts, &PlanOptions::default()).unwrap();
+    apply(&root, &plan).unwrap();
+    let mut out = BTreeMap::new();
+    let mut modes = String::new();
+    for action in &plan.actions {
+        let path = action.path().strip_prefix("/").unwrap().to_path_buf();
+        match (action, root.existing(action.path()).unwrap()) {
+            (Action::WriteFile { .. }, Existing::File { contents, mode }) => {
+                modes.push_str(&format!("{mode:04o} /{}\n", path.display()));
+                out.insert(path, contents);
+            }
+            (Action::Symlink { .. }, Existing::Symlink(target)) => {
+                modes.push_str(&format!(
+                    "link /{} -> {}\n",
+                    path.display(),
+                    target.display()
+                ));
+            }
+            (a, e) => panic!("{a:?} left {e:?}"),
+        }
+    }
+    out.insert(PathBuf::from("MODES"), modes.into_bytes());
+    out
+}
+
+fn golden(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for (rel, _) in support::snapshot(dir) {
+        out.insert(rel.clone(), fs::read(dir.join(&rel)).unwrap());
+    }
+    out
+}
+
+#[test]
+fn every_example_matches_its_golden_tree() {
+    let specs = support::repo().join("examples/specs");
+    let mut names: Vec<_> = fs::read_dir(&specs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5, "examples missing");
+    for spec in names {
+        let stem = spec.file_stem().unwrap().to_str().unwrap().to_string();
+        let dir = support::repo().join("tests/golden/apply").join(&stem);
+        let got = rendered(&spec);
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            let _ = fs::remove_dir_all(&dir);
+            for (rel, bytes) in &got {
+                fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
+                fs::write(dir.join(rel), bytes).unwrap();
+            }
+        }
+        let want = golden(&dir);
+        let got_names: Vec<_> = got.keys().collect();
+        let want_names: Vec<_> = want.keys().collect();
+        assert_eq!(got_names, want_names, "{stem}: different set of files");
+        for (rel, bytes) in &got {
+            assert_eq!(
+                String::from_utf8_lossy(bytes),
+                String::from_utf8_lossy(&want[rel]),
+                "{stem}: {} differs from its golden file",
+                rel.display()
+            );
+        }
+    }
+}
