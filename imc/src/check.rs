@@ -3,7 +3,7 @@
 //! Parsers of single values return `Result<T, message>`; this module attaches the line, section, key
 //! and (redacted when secret) value, so that no parser has to think about secrets or line numbers.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use crate::error::{Problem, Warning};
 use crate::reader::{RawEntry, RawSpec};
@@ -16,8 +16,8 @@ const YES_NO_TRUE_FALSE: &str = "use yes, no, true or false (any case)";
 /// Validation state for one spec.
 pub(crate) struct Checker<'a> {
     pub raw: &'a RawSpec,
-    /// Lines of the entries some parser consumed; the rest are unknown keys.
-    used: HashSet<usize>,
+    /// Indexed by line: whether the entry on that line was consumed; the rest are unknown keys.
+    used: Vec<bool>,
     pub problems: Vec<Problem>,
     pub warnings: Vec<Warning>,
 }
@@ -26,16 +26,23 @@ impl<'a> Checker<'a> {
     pub fn new(raw: &'a RawSpec) -> Self {
         Checker {
             raw,
-            used: HashSet::new(),
+            used: Vec::new(),
             problems: Vec::new(),
             warnings: Vec::new(),
         }
     }
 
+    fn mark_used(&mut self, entry: &RawEntry) {
+        if self.used.len() <= entry.line {
+            self.used.resize(entry.line + 1, false);
+        }
+        self.used[entry.line] = true;
+    }
+
     /// Looks up `SECTION|KEY` and marks it as known.
     pub fn take(&mut self, section: &str, key: &str) -> Option<&'a RawEntry> {
-        let entry = self.raw.get(&format!("{section}|{key}"))?;
-        self.used.insert(entry.line);
+        let entry = self.raw.get_in(section, key)?;
+        self.mark_used(entry);
         Some(entry)
     }
 
@@ -100,7 +107,7 @@ impl<'a> Checker<'a> {
             else {
                 continue;
             };
-            self.used.insert(entry.line);
+            self.mark_used(entry);
             match parse_index(index) {
                 Some(n) => {
                     found.insert(n, entry);
@@ -165,7 +172,9 @@ impl<'a> Checker<'a> {
 
     /// Entries no parser looked at, in file order.
     pub fn unused(&self) -> impl Iterator<Item = &'a RawEntry> + '_ {
-        self.raw.entries().filter(|e| !self.used.contains(&e.line))
+        self.raw
+            .entries()
+            .filter(|e| !self.used.get(e.line).copied().unwrap_or(false))
     }
 }
 

@@ -113,7 +113,7 @@ pub(crate) fn parse_nic(ck: &mut Checker<'_>, name: &str, nics_line: usize) -> O
         return None;
     };
     let mac = ck.field(name, "MACADDR", |v| v.parse::<MacAddr>());
-    if ck.raw.get(&format!("{name}|MACADDR")).is_none() {
+    if ck.raw.get_in(name, "MACADDR").is_none() {
         let message =
             "missing; the nic is found by its mac address, e.g. MACADDR = 00:50:56:a6:8c:08"
                 .to_owned();
@@ -135,8 +135,8 @@ pub(crate) fn parse_nic(ck: &mut Checker<'_>, name: &str, nics_line: usize) -> O
         .unwrap_or_default();
     check_static_has_address(ck, name, bootproto, ipv4_mode);
     if let (None, Some(netmask)) = (
-        ck.raw.get(&format!("{name}|IPADDR")),
-        ck.raw.get(&format!("{name}|NETMASK")),
+        ck.raw.get_in(name, "IPADDR"),
+        ck.raw.get_in(name, "NETMASK"),
     ) {
         ck.warn(
             Some(netmask.line),
@@ -170,9 +170,9 @@ fn check_static_has_address(
     bootproto: Option<BootProto>,
     mode: Ipv4Mode,
 ) {
-    let has_address = ck.raw.get(&format!("{name}|IPADDR")).is_some();
+    let has_address = ck.raw.get_in(name, "IPADDR").is_some();
     if bootproto == Some(BootProto::Static) && mode != Ipv4Mode::Disabled && !has_address {
-        let line = ck.raw.get(&format!("{name}|BOOTPROTO")).map(|e| e.line);
+        let line = ck.raw.get_in(name, "BOOTPROTO").map(|e| e.line);
         let message =
             "BOOTPROTO = static needs IPADDR; add IPADDR (and NETMASK) or use BOOTPROTO = dhcp"
                 .to_owned();

@@ -3,7 +3,7 @@
 //! The reader only splits the file into sections and `key = value` entries, each with its 1-based line
 //! number. It never interprets values; that is the job of [`crate::Spec`]. See `docs/imc-reader.md`.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use thiserror::Error;
@@ -86,7 +86,8 @@ impl RawEntry {
 
     /// Whether the value is secret (flat key starts with `-` or contains `|-`) and must never be shown.
     pub fn is_secret(&self) -> bool {
-        is_secret_key(&self.flat_key())
+        // The same rule as `is_secret_key(&self.flat_key())`, without building the flat key.
+        is_secret_key(&self.section) || self.key.starts_with('-') || self.key.contains("|-")
     }
 }
 
@@ -105,11 +106,10 @@ impl fmt::Debug for RawEntry {
 }
 
 impl Drop for RawEntry {
-    // The raw (base64) password must not outlive the spec in memory either.
+    // The raw (base64) password must not outlive the spec in memory either. Wiping every
+    // value is cheaper than deciding which ones are secret.
     fn drop(&mut self) {
-        if self.is_secret() {
-            self.value.zeroize();
-        }
+        self.value.zeroize();
     }
 }
 
@@ -127,7 +127,7 @@ pub struct RawSection {
 pub struct RawSpec {
     sections: Vec<RawSection>,
     entries: Vec<RawEntry>,
-    by_flat_key: HashMap<String, usize>,
+    by_flat_key: BTreeMap<String, usize>,
 }
 
 /// What one trimmed line is.
@@ -202,6 +202,13 @@ impl RawSpec {
         self.by_flat_key.insert(flat, self.entries.len());
         self.entries.push(entry);
         Ok(())
+    }
+
+    /// Looks up `key` in `section` without building the flat key (the hot path of validation).
+    pub fn get_in(&self, section: &str, key: &str) -> Option<&RawEntry> {
+        self.entries
+            .iter()
+            .find(|e| e.key == key && e.section == section)
     }
 
     /// Looks up an entry by flat key, e.g. `DNS|NAMESERVER|1` or `NIC1|IPv6ADDR|2`.
