@@ -1,0 +1,321 @@
+//! Guest RPC through the open-vm-tools command-line tools: `vmware-rpctool '<rpc>'`, with
+//! `vmtoolsd --cmd '<rpc>'` as the fallback.
+//!
+//! Contract (open-vm-tools reference §4.1): the reply and a newline go to stdout with exit
+//! 0 on success, to stderr with exit 1 on failure (`No value found` for a missing key);
+//! exit 255 means "not in a VMware VM". Every call runs in its own process group with a
+//! timeout, and the whole group is killed when it expires (`vmtoolsd --cmd` is known to
+//! hang when called in quick succession).
+
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use super::{describe, info_get, info_set, short_reply, GuestRpc, RpcError, NO_VALUE_FOUND};
+
+/// Per-call timeout used unless another is set.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// File name of the preferred tool.
+pub const RPCTOOL: &str = "vmware-rpctool";
+/// File name of the fallback tool.
+pub const VMTOOLSD: &str = "vmtoolsd";
+
+/// Largest reply read from a tool; more is cut off (the host never sends more than this).
+const MAX_OUTPUT: u64 = 16 * 1024 * 1024;
+
+/// The command-line tools transport.
+#[derive(Debug, Clone)]
+pub struct RpcTool {
+    rpctool: Option<PathBuf>,
+    vmtoolsd: Option<PathBuf>,
+    timeout: Duration,
+    /// Set once `vmware-rpctool` failed and `vmtoolsd` worked: later calls go to
+    /// `vmtoolsd` directly (as cloud-init does).
+    prefer_vmtoolsd: bool,
+}
+
+/// How one tool run ended.
+enum Outcome {
+    /// Exit 0: the reply (one trailing newline removed).
+    Reply(Vec<u8>),
+    /// Exit 1 with `No value found` on stderr.
+    NoValue,
+}
+
+impl RpcTool {
+    /// Finds the tools on the process's `PATH`.
+    pub fn from_env() -> Self {
+        Self::from_search_path(&std::env::var_os("PATH").unwrap_or_default())
+    }
+
+    /// Finds the tools on the given `PATH`-style list of directories.
+    pub fn from_search_path(path: &OsStr) -> Self {
+        Self::with_tools(find_on_path(path, RPCTOOL), find_on_path(path, VMTOOLSD))
+    }
+
+    /// Uses exactly these tool paths (`None` = not installed).
+    pub fn with_tools(rpctool: Option<PathBuf>, vmtoolsd: Option<PathBuf>) -> Self {
+        RpcTool {
+            rpctool,
+            vmtoolsd,
+            timeout: DEFAULT_TIMEOUT,
+            prefer_vmtoolsd: false,
+        }
+    }
+
+    /// Sets the per-call timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Path of `vmware-rpctool`, if found.
+    pub fn rpctool(&self) -> Option<&Path> {
+        self.rpctool.as_deref()
+    }
+
+    /// Path of `vmtoolsd`, if found.
+    pub fn vmtoolsd(&self) -> Option<&Path> {
+        self.vmtoolsd.as_deref()
+    }
+
+    /// Whether any tool was found.
+    pub fn available(&self) -> bool {
+        self.rpctool.is_some() || self.vmtoolsd.is_some()
+    }
+
+    /// Runs one RPC: `vmware-rpctool` first, `vmtoolsd --cmd` when rpctool is missing or
+    /// fails for any reason other than "No value found".
+    fn call(&mut self, rpc: &str) -> Result<Outcome, RpcError> {
+        let rpctool = if self.prefer_vmtoolsd {
+            None
+        } else {
+            self.rpctool.clone()
+        };
+        let first_err = match rpctool {
+            Some(tool) => match self.run(&tool, &[], rpc) {
+                Ok(out) => return Ok(out),
+                Err(e) => e,
+            },
+            None => match self.vmtoolsd.clone() {
+                Some(tool) => return self.run(&tool, &["--cmd"], rpc),
+                None => return Err(RpcError::NoTransport),
+            },
+        };
+        let Some(vmtoolsd) = self.vmtoolsd.clone() else {
+            return Err(first_err);
+        };
+        tracing::debug!("{first_err}; trying {VMTOOLSD}");
+        let out = self.run(&vmtoolsd, &["--cmd"], rpc)?;
+        self.prefer_vmtoolsd = true;
+        Ok(out)
+    }
+
+    /// Runs `tool [args…] rpc` with the timeout and interprets its exit.
+    fn run(&self, tool: &Path, args: &[&str], rpc: &str) -> Result<Outcome, RpcError> {
+        let name = tool
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| tool.display().to_string());
+        let io = |source| RpcError::Io {
+            tool: name.clone(),
+            source,
+        };
+        let mut child = Command::new(tool)
+            .args(args)
+            .arg(rpc)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(io)?;
+        let stdout = child.stdout.take().map(reader);
+        let stderr = child.stderr.take().map(reader);
+        let deadline = Instant::now() + self.timeout;
+        let mut pause = Duration::from_millis(1);
+        let status: ExitStatus = loop {
+            if let Some(status) = child.try_wait().map_err(io)? {
+                break status;
+            }
+            if Instant::now() >= deadline {
+                kill_group(child.id());
+                let _ = child.wait();
+                // Readers are left to finish on their own once the group is gone.
+                return Err(RpcError::Timeout {
+                    tool: name,
+                    rpc: describe(rpc),
+                    timeout: self.timeout,
+                });
+            }
+            thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(50));
+        };
+        let mut out = stdout.map(join).unwrap_or_default();
+        let err = stderr.map(join).unwrap_or_default();
+        match status.code() {
+            Some(0) => {
+                if out.last() == Some(&b'\n') {
+                    out.pop();
+                }
+                Ok(Outcome::Reply(out))
+            }
+            Some(1) => {
+                let text = String::from_utf8_lossy(&err);
+                let text = text.trim_end_matches(['\n', '\r']);
+                if text == NO_VALUE_FOUND {
+                    Ok(Outcome::NoValue)
+                } else {
+                    Err(RpcError::Failed {
+                        tool: name,
+                        rpc: describe(rpc),
+                        reply: short_reply(text),
+                    })
+                }
+            }
+            Some(255) => Err(RpcError::NotVmware { tool: name }),
+            code => {
+                let text = String::from_utf8_lossy(&err);
+                let how = match code {
+                    Some(c) => format!("exit status {c}"),
+                    None => "killed by a signal".to_string(),
+                };
+                Err(RpcError::Failed {
+                    tool: name,
+                    rpc: describe(rpc),
+                    reply: format!("{how}: {}", short_reply(&text)),
+                })
+            }
+        }
+    }
+}
+
+impl GuestRpc for RpcTool {
+    fn name(&self) -> &'static str {
+        if self.prefer_vmtoolsd || self.rpctool.is_none() {
+            VMTOOLSD
+        } else {
+            RPCTOOL
+        }
+    }
+
+    fn get_guestinfo(&mut self, key: &str) -> Result<Option<Vec<u8>>, RpcError> {
+        let rpc = info_get(key)?;
+        match self.call(&rpc)? {
+            Outcome::Reply(v) => Ok(Some(v)),
+            Outcome::NoValue => Ok(None),
+        }
+    }
+
+    fn set_guestinfo(&mut self, key: &str, value: &str) -> Result<(), RpcError> {
+        let rpc = info_set(key, value)?;
+        self.send(&rpc).map(drop)
+    }
+
+    fn send(&mut self, rpc: &str) -> Result<String, RpcError> {
+        match self.call(rpc)? {
+            Outcome::Reply(v) => Ok(String::from_utf8_lossy(&v).into_owned()),
+            Outcome::NoValue => Err(RpcError::Failed {
+                tool: self.name().to_string(),
+                rpc: describe(rpc),
+                reply: NO_VALUE_FOUND.to_string(),
+            }),
+        }
+    }
+
+    fn log(&mut self, msg: &str) {
+        let line: String = msg
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(super::MAX_MESSAGE_LEN - 8)
+            .collect();
+        if let Err(e) = self.send(&format!("log {line}")) {
+            tracing::debug!("host log failed: {e}");
+        }
+    }
+}
+
+/// Finds an executable file called `name` in a `PATH`-style list.
+pub fn find_on_path(path: &OsStr, name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            p.metadata()
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+/// A `PATH` value made of the given directories, for tests and callers that inject one.
+pub fn search_path<I, P>(dirs: I) -> OsString
+where
+    I: IntoIterator<Item = P>,
+    P: AsRef<Path>,
+{
+    std::env::join_paths(dirs.into_iter().map(|d| d.as_ref().to_path_buf())).unwrap_or_default()
+}
+
+fn reader<R: Read + Send + 'static>(r: R) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut buf = Vec::new();
+        let _ = r.take(MAX_OUTPUT).read_to_end(&mut buf);
+        buf
+    })
+}
+
+fn join(h: thread::JoinHandle<Vec<u8>>) -> Vec<u8> {
+    h.join().unwrap_or_default()
+}
+
+/// Kills the process group led by `pid` (the child was started with `process_group(0)`).
+fn kill_group(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
+    // SAFETY: kill(2) with a negative pid signals the process group we created for the
+    // child; it takes no pointers.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    #[test]
+    fn finds_tools_on_path_and_ignores_non_executables() {
+        let d = tempfile::tempdir().unwrap();
+        script(d.path(), RPCTOOL, "exit 0");
+        std::fs::write(d.path().join(VMTOOLSD), "not executable").unwrap();
+        let t = RpcTool::from_search_path(&search_path([d.path()]));
+        assert!(t.rpctool().is_some());
+        assert!(t.vmtoolsd().is_none());
+        let none = RpcTool::from_search_path(OsStr::new(""));
+        assert!(!none.available());
+    }
+
+    #[test]
+    fn no_tools_is_no_transport() {
+        let mut t = RpcTool::with_tools(None, None);
+        assert!(matches!(
+            t.get_guestinfo("guestinfo.x"),
+            Err(RpcError::NoTransport)
+        ));
+    }
+}

@@ -1,0 +1,257 @@
+//! Guestinfo raw data: `guestinfo.metadata`, `guestinfo.userdata` and
+//! `guestinfo.vendordata` (each with its `.encoding`), read through the [`GuestRpc`]
+//! boundary into a [`Customization`] plus the user-data and vendor-data bytes.
+//!
+//! Reading follows cloud-init's guestinfo transport (reference §4.4–4.7): a key whose value
+//! is empty or `---` is absent and its `.encoding` is not even asked for; an absent or
+//! empty `.encoding` means plain text. Unlike cloud-init, an unknown encoding or an
+//! undecodable value is an error naming the key instead of being used as plain text.
+//!
+//! Redaction is a separate step, [`redact`]: the engine calls it once the data is safely
+//! recorded, so a crash in between cannot lose a customization the host no longer has.
+
+use crate::host::{guestinfo_key, GuestRpc, RpcError};
+use crate::model::{Customization, Identity};
+
+use super::encoding::{self, DecodeError, Encoding};
+use super::metadata::{self, Metadata, MetadataError};
+
+/// The metadata key.
+pub const METADATA: &str = "guestinfo.metadata";
+/// The user-data key.
+pub const USERDATA: &str = "guestinfo.userdata";
+/// The vendor-data key.
+pub const VENDORDATA: &str = "guestinfo.vendordata";
+/// The OVF environment key (read by the OVF source, listed by `vmcust detect`).
+pub const OVF_ENV: &str = "guestinfo.ovfEnv";
+
+/// The value written over a redacted key (cloud-init's marker, read back as absent).
+pub const REDACTED: &str = "---";
+
+/// Why guestinfo data could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum GuestinfoError {
+    /// The host could not be asked.
+    #[error("reading {key}: {source}")]
+    Rpc {
+        /// The key being read.
+        key: String,
+        /// The cause.
+        #[source]
+        source: RpcError,
+    },
+    /// A value could not be decoded.
+    #[error(transparent)]
+    Decode(#[from] DecodeError),
+    /// The metadata is malformed.
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+}
+
+/// Everything read from guestinfo.
+#[derive(Debug, Clone, Default)]
+pub struct GuestinfoData {
+    /// The parsed metadata (empty when `guestinfo.metadata` is absent).
+    pub metadata: Metadata,
+    /// The decoded user-data (UTF-8 text bytes).
+    pub userdata: Option<Vec<u8>>,
+    /// The decoded vendor-data (UTF-8 text bytes).
+    pub vendordata: Option<Vec<u8>>,
+    /// The customization the metadata asks for. `instance_id` is the metadata's; when it is
+    /// `None` the caller uses the platform default (the lower-cased DMI product UUID).
+    pub customization: Customization,
+    /// Things skipped or ignored, for the user.
+    pub warnings: Vec<String>,
+}
+
+/// Reads one key and decodes it by its `.encoding`. `Ok(None)` when the key is absent,
+/// empty or `---`.
+pub fn read_key(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<Vec<u8>>, GuestinfoError> {
+    let Some(value) = get_normalized(rpc, key)? else {
+        return Ok(None);
+    };
+    let enc_key = format!("{key}.encoding");
+    let enc = get_normalized(rpc, &enc_key)?;
+    let enc = Encoding::parse(&enc_key, enc.as_deref())?;
+    Ok(Some(encoding::decode(key, enc, &value)?))
+}
+
+fn get_normalized(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<String>, GuestinfoError> {
+    let raw = rpc
+        .get_guestinfo(key)
+        .map_err(|source| GuestinfoError::Rpc {
+            key: key.to_string(),
+            source,
+        })?;
+    match raw {
+        Some(raw) => Ok(encoding::normalize(key, &raw)?),
+        None => Ok(None),
+    }
+}
+
+/// Reads metadata, user-data and vendor-data, in that order. `Ok(None)` when none of the
+/// three has a value (no guestinfo data for this VM).
+pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoError> {
+    let md = read_key(rpc, METADATA)?;
+    let userdata = read_key(rpc, USERDATA)?;
+    let vendordata = read_key(rpc, VENDORDATA)?;
+    if md.is_none() && userdata.is_none() && vendordata.is_none() {
+        return Ok(None);
+    }
+    // `read_key` only returns UTF-8 text.
+    let text = md
+        .as_deref()
+        .map(String::from_utf8_lossy)
+        .unwrap_or_default();
+    let metadata = metadata::parse(METADATA, &text)?;
+    let (customization, warnings) = customization(&metadata)?;
+    Ok(Some(GuestinfoData {
+        metadata,
+        userdata,
+        vendordata,
+        customization,
+        warnings,
+    }))
+}
+
+/// The customization parsed metadata asks for, with warnings about what was left out.
+pub fn customization(md: &Metadata) -> Result<(Customization, Vec<String>), MetadataError> {
+    let net = metadata::network(METADATA, md)?;
+    let (host_name, domain) = match md.local_hostname.as_deref() {
+        Some(h) => {
+            let (h, d) = metadata::split_hostname(h);
+            (Some(h), d)
+        }
+        None => (None, None),
+    };
+    let c = Customization {
+        instance_id: md.instance_id.clone(),
+        identity: Identity {
+            host_name,
+            domain,
+            ..Default::default()
+        },
+        network: net.network,
+        ..Default::default()
+    };
+    Ok((c, net.warnings))
+}
+
+/// Clears the listed keys on the host as cloud-init does: `info-set guestinfo.<k> ---`, then
+/// `info-set guestinfo.<k>.encoding ` (a single space). Failures do not stop the others and
+/// come back as warnings.
+pub fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for k in keys {
+        let key = guestinfo_key(k);
+        for (key, value) in [(key.clone(), REDACTED), (format!("{key}.encoding"), " ")] {
+            if let Err(e) = rpc.set_guestinfo(&key, value) {
+                tracing::warn!("redacting {key}: {e}");
+                warnings.push(format!("redacting {key}: {e}"));
+            }
+        }
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::fake::FakeHost;
+    use crate::model::Ipv4Config;
+
+    fn host(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeHost) {
+        let d = tempfile::tempdir().unwrap();
+        for (k, v) in files {
+            std::fs::write(d.path().join(k), v).unwrap();
+        }
+        let h = FakeHost::new(d.path());
+        (d, h)
+    }
+
+    #[test]
+    fn nothing_there_is_none_and_costs_three_rpcs() {
+        let (_d, mut h) = host(&[]);
+        assert!(read(&mut h).unwrap().is_none());
+        assert_eq!(
+            h.recorded().unwrap(),
+            [
+                "info-get guestinfo.metadata",
+                "info-get guestinfo.userdata",
+                "info-get guestinfo.vendordata"
+            ]
+        );
+    }
+
+    #[test]
+    fn reads_all_three_with_encodings() {
+        let (_d, mut h) = host(&[
+            (
+                METADATA,
+                "instance-id: cloud-vm\nlocal-hostname: web.example.com\nnetwork:\n  version: 2\n  ethernets:\n    e:\n      match: {macaddress: '00:50:56:00:00:01'}\n      dhcp4: true\n",
+            ),
+            (USERDATA, "I2Nsb3VkLWNvbmZpZwo=\n"), // "#cloud-config\n"
+            ("guestinfo.userdata.encoding", "b64\n"),
+            (VENDORDATA, "---"),
+            ("guestinfo.vendordata.encoding", "bogus"),
+        ]);
+        let data = read(&mut h).unwrap().unwrap();
+        assert_eq!(data.userdata.as_deref(), Some(&b"#cloud-config\n"[..]));
+        assert_eq!(data.vendordata, None);
+        let c = &data.customization;
+        assert_eq!(c.instance_id.as_deref(), Some("cloud-vm"));
+        assert_eq!(c.identity.host_name.as_deref(), Some("web"));
+        assert_eq!(c.identity.domain.as_deref(), Some("example.com"));
+        let net = c.network.as_ref().unwrap();
+        assert_eq!(net.interfaces[0].ipv4, Ipv4Config::Dhcp);
+        // Redacted vendordata: its encoding is not asked for.
+        assert!(!h
+            .recorded()
+            .unwrap()
+            .contains(&"info-get guestinfo.vendordata.encoding".to_string()));
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let (_d, mut h) = host(&[(USERDATA, "abc"), ("guestinfo.userdata.encoding", "rot13")]);
+        let e = read(&mut h).unwrap_err().to_string();
+        assert!(
+            e.starts_with("guestinfo.userdata.encoding: unknown encoding"),
+            "{e}"
+        );
+        let (_d, mut h) = host(&[(METADATA, "[This is not json or yaml format]a=b")]);
+        let e = read(&mut h).unwrap_err().to_string();
+        assert!(
+            e.starts_with("guestinfo.metadata: not a json object"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn redaction_rpcs() {
+        let (d, mut h) = host(&[
+            (METADATA, "redact: [userdata, guestinfo.vendordata]\n"),
+            (USERDATA, "secret"),
+        ]);
+        let data = read(&mut h).unwrap().unwrap();
+        let warnings = redact(&mut h, &data.metadata.redact);
+        assert!(warnings.is_empty());
+        let log = h.recorded().unwrap();
+        assert_eq!(
+            log[log.len() - 4..],
+            [
+                "info-set guestinfo.userdata ---",
+                "info-set guestinfo.userdata.encoding  ",
+                "info-set guestinfo.vendordata ---",
+                "info-set guestinfo.vendordata.encoding  ",
+            ]
+        );
+        assert_eq!(
+            std::fs::read_to_string(d.path().join(USERDATA)).unwrap(),
+            "---"
+        );
+        // Next boot: the redacted user-data reads as absent.
+        let again = read(&mut h).unwrap().unwrap();
+        assert_eq!(again.userdata, None);
+    }
+}

@@ -1,0 +1,827 @@
+//! Network config v1 and v2 (the cloud-init / netplan formats found in guestinfo metadata)
+//! translated into the engine's [`Network`].
+//!
+//! The engine identifies interfaces by MAC address, so only interfaces that name one are
+//! translated: a v2 ethernet without `match.macaddress`, or a v1 `physical` entry without
+//! `mac_address`, is skipped with a warning. When no interface is left, the result is no
+//! network change at all (the guest keeps the template's network) rather than an empty
+//! configuration. Bonds, bridges, VLANs and other device kinds are refused with an error:
+//! configuring only their members would leave a half-configured machine.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_norway::Value;
+
+use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, MacAddr, Network, Route};
+
+/// A network config that cannot be translated; the message names the offending entry.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("network config: {0}")]
+pub struct NetworkError(pub String);
+
+/// The translation and what was left out.
+#[derive(Debug, Clone, Default)]
+pub struct Translated {
+    /// The network; `None` when no interface could be identified by MAC address.
+    pub network: Option<Network>,
+    /// Things skipped or ignored, for the user.
+    pub warnings: Vec<String>,
+}
+
+fn err(msg: impl Into<String>) -> NetworkError {
+    NetworkError(msg.into())
+}
+
+/// Translates a v1 or v2 network config (the value of the metadata `network` key, already
+/// decoded). A `{network: {...}}` wrapper is accepted.
+pub fn translate(config: &Value) -> Result<Translated, NetworkError> {
+    let Value::Mapping(map) = config else {
+        return Err(err("expected a mapping with a version key"));
+    };
+    if map.len() == 1 {
+        if let Some(inner @ Value::Mapping(_)) = map.get("network") {
+            return translate(inner);
+        }
+    }
+    let version = match map.get("version") {
+        Some(Value::Number(n)) => n.as_u64(),
+        Some(Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    };
+    match version {
+        Some(1) => v1(config),
+        Some(2) => v2(config),
+        Some(v) => Err(err(format!("version {v} is not supported; use 1 or 2"))),
+        None => Err(err(
+            "missing or invalid version; set version: 1 or version: 2",
+        )),
+    }
+}
+
+fn from_value<T: DeserializeOwned>(what: &str, v: &Value) -> Result<T, NetworkError> {
+    serde_norway::from_value(v.clone()).map_err(|e| err(format!("{what}: {e}")))
+}
+
+/// A YAML 1.1 style boolean: `true`/`false` or `yes`/`no`/`on`/`off`/`y`/`n` (any case), as
+/// netplan and cloud-init accept.
+fn lenient_bool<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    let v = Option::<Value>::deserialize(d)?;
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(Value::String(s)) => match s.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "on" | "y" => Ok(Some(true)),
+            "false" | "no" | "off" | "n" => Ok(Some(false)),
+            _ => Err(serde::de::Error::custom(format!(
+                "expected a boolean (true/false), found {s:?}"
+            ))),
+        },
+        Some(_) => Err(serde::de::Error::custom("expected a boolean (true/false)")),
+    }
+}
+
+/// One string or a list of strings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::None => Vec::new(),
+            OneOrMany::One(s) => s.split_whitespace().map(str::to_string).collect(),
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// Everything learned about one interface before it becomes an [`Interface`].
+struct Builder {
+    path: String,
+    id: String,
+    mac: MacAddr,
+    dhcp4: bool,
+    dhcp6: bool,
+    v4: Vec<Ipv4Net>,
+    v6: Vec<Ipv6Net>,
+    routes: Vec<Route>,
+    dns: Dns,
+    dhcp_dns: bool,
+}
+
+impl Builder {
+    fn new(path: String, id: String, mac: MacAddr) -> Self {
+        Builder {
+            path,
+            id,
+            mac,
+            dhcp4: false,
+            dhcp6: false,
+            v4: Vec::new(),
+            v6: Vec::new(),
+            routes: Vec::new(),
+            dns: Dns::default(),
+            dhcp_dns: true,
+        }
+    }
+
+    fn address(&mut self, net: IpNet) {
+        match net {
+            IpNet::V4(n) => self.v4.push(n),
+            IpNet::V6(n) => self.v6.push(n),
+        }
+    }
+
+    fn default_route(&mut self, via: IpAddr, metric: Option<u32>) {
+        let to = match via {
+            IpAddr::V4(_) => IpNet::V4(Ipv4Net::default()),
+            IpAddr::V6(_) => IpNet::V6(Ipv6Net::default()),
+        };
+        self.routes.push(Route { to, via, metric });
+    }
+
+    fn finish(self) -> Result<Interface, NetworkError> {
+        if self.dhcp4 && !self.v4.is_empty() {
+            return Err(err(format!(
+                "{}: both dhcp4 and static ipv4 addresses; vmcust supports one or the other",
+                self.path
+            )));
+        }
+        if self.dhcp6 && !self.v6.is_empty() {
+            return Err(err(format!(
+                "{}: both dhcp6 and static ipv6 addresses; vmcust supports one or the other",
+                self.path
+            )));
+        }
+        let ipv4 = if self.dhcp4 {
+            Ipv4Config::Dhcp
+        } else if !self.v4.is_empty() {
+            Ipv4Config::Static(self.v4)
+        } else {
+            Ipv4Config::Disabled
+        };
+        let ipv6 = if self.dhcp6 {
+            Ipv6Config::Dhcp
+        } else if !self.v6.is_empty() {
+            Ipv6Config::Static(self.v6)
+        } else {
+            Ipv6Config::Auto
+        };
+        Ok(Interface {
+            id: self.id,
+            mac: self.mac,
+            ipv4,
+            ipv6,
+            routes: self.routes,
+            dns: self.dns,
+            dhcp_dns: self.dhcp_dns,
+            start_on_boot: true,
+        })
+    }
+}
+
+fn parse_mac(path: &str, s: &str) -> Result<MacAddr, NetworkError> {
+    MacAddr::from_str(s.trim()).map_err(|e| err(format!("{path}: {e}")))
+}
+
+fn parse_ip(path: &str, s: &str) -> Result<IpAddr, NetworkError> {
+    IpAddr::from_str(s.trim()).map_err(|_| err(format!("{path}: {s:?} is not an ip address")))
+}
+
+/// `addr/prefix`, or `addr` with a separate netmask / prefix length.
+fn parse_net(path: &str, s: &str, netmask: Option<&str>) -> Result<IpNet, NetworkError> {
+    let s = s.trim();
+    if s.contains('/') {
+        return IpNet::from_str(s).map_err(|_| {
+            err(format!(
+                "{path}: {s:?} is not an address with a prefix length"
+            ))
+        });
+    }
+    let addr = parse_ip(path, s)?;
+    let Some(mask) = netmask.map(str::trim).filter(|m| !m.is_empty()) else {
+        return Err(err(format!(
+            "{path}: address {s} has no prefix length; write it as {s}/PREFIX"
+        )));
+    };
+    let prefix = prefix_len(mask).ok_or_else(|| {
+        err(format!(
+            "{path}: netmask {mask:?} is not a prefix length or a contiguous netmask"
+        ))
+    })?;
+    IpNet::new(addr, prefix).map_err(|_| err(format!("{path}: prefix length {prefix} too long")))
+}
+
+/// A prefix length from `24`, `255.255.255.0` or `ffff:ffff::`.
+fn prefix_len(mask: &str) -> Option<u8> {
+    if let Ok(n) = mask.parse::<u8>() {
+        return Some(n);
+    }
+    let bits: u128 = match IpAddr::from_str(mask).ok()? {
+        IpAddr::V4(a) => u128::from(u32::from(a)) << 96,
+        IpAddr::V6(a) => u128::from(a),
+    };
+    let ones = bits.leading_ones();
+    (bits.checked_shl(ones).unwrap_or(0) == 0).then_some(ones as u8)
+}
+
+/// A route destination: `default`, `addr/prefix` or a bare address (a host route).
+fn parse_to(path: &str, to: &str, via: IpAddr) -> Result<IpNet, NetworkError> {
+    let to = to.trim();
+    if to == "default" {
+        return Ok(match via {
+            IpAddr::V4(_) => IpNet::V4(Ipv4Net::default()),
+            IpAddr::V6(_) => IpNet::V6(Ipv6Net::default()),
+        });
+    }
+    let net = if to.contains('/') {
+        parse_net(path, to, None)?
+    } else {
+        IpNet::from(parse_ip(path, to)?)
+    };
+    if net.addr().is_ipv4() != via.is_ipv4() {
+        return Err(err(format!(
+            "{path}: destination {to} and gateway {via} are of different address families"
+        )));
+    }
+    Ok(net.trunc())
+}
+
+fn finish(
+    interfaces: Vec<Interface>,
+    dns: Dns,
+    mut warnings: Vec<String>,
+) -> Result<Translated, NetworkError> {
+    let mut seen = BTreeMap::new();
+    for i in &interfaces {
+        if let Some(other) = seen.insert(i.mac, i.id.clone()) {
+            return Err(err(format!(
+                "{} and {} have the same mac address {}",
+                other, i.id, i.mac
+            )));
+        }
+    }
+    let network = if interfaces.is_empty() {
+        warnings.push(
+            "network config names no interface by mac address; the guest's network is left as it is"
+                .to_string(),
+        );
+        None
+    } else {
+        Some(Network { interfaces, dns })
+    };
+    Ok(Translated { network, warnings })
+}
+
+// ---------------------------------------------------------------- version 2
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct V2Match {
+    macaddress: Option<String>,
+    name: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct V2Route {
+    to: Option<String>,
+    via: Option<String>,
+    metric: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct V2Nameservers {
+    #[serde(default)]
+    addresses: Vec<String>,
+    #[serde(default)]
+    search: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct V2Overrides {
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_dns: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+struct V2Ethernet {
+    #[serde(rename = "match", default)]
+    matching: Option<V2Match>,
+    set_name: Option<String>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    dhcp4: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    dhcp6: Option<bool>,
+    #[serde(default)]
+    addresses: Vec<Value>,
+    gateway4: Option<String>,
+    gateway6: Option<String>,
+    #[serde(default)]
+    routes: Vec<V2Route>,
+    nameservers: Option<V2Nameservers>,
+    dhcp4_overrides: Option<V2Overrides>,
+    dhcp6_overrides: Option<V2Overrides>,
+    #[serde(flatten)]
+    other: BTreeMap<String, Value>,
+}
+
+const V2_UNSUPPORTED: [&str; 6] = ["bonds", "bridges", "vlans", "wifis", "tunnels", "vrfs"];
+
+fn v2(config: &Value) -> Result<Translated, NetworkError> {
+    let mut warnings = Vec::new();
+    for kind in V2_UNSUPPORTED {
+        if config.get(kind).is_some_and(|v| !v.is_null()) {
+            return Err(err(format!(
+                "{kind} are not supported; only ethernets matched by macaddress"
+            )));
+        }
+    }
+    let ethernets = match config.get("ethernets") {
+        None | Some(Value::Null) => serde_norway::Mapping::new(),
+        Some(Value::Mapping(m)) => m.clone(),
+        Some(_) => return Err(err("ethernets: expected a mapping of interface ids")),
+    };
+    let mut interfaces = Vec::new();
+    for (id, body) in &ethernets {
+        let id = match id {
+            Value::String(s) => s.clone(),
+            other => return Err(err(format!("ethernets: key {other:?} is not a name"))),
+        };
+        let path = format!("ethernets.{id}");
+        let eth: V2Ethernet = if body.is_null() {
+            V2Ethernet::default()
+        } else {
+            from_value(&path, body)?
+        };
+        let Some(mac) = eth.matching.as_ref().and_then(|m| m.macaddress.as_deref()) else {
+            let by = match eth.matching.as_ref().and_then(|m| m.name.as_deref()) {
+                Some(name) => format!(" (it matches by name {name:?})"),
+                None => String::new(),
+            };
+            warnings.push(format!(
+                "{path}: skipped, no match.macaddress{by}; vmcust identifies interfaces by mac address"
+            ));
+            continue;
+        };
+        let mac = parse_mac(&format!("{path}.match.macaddress"), mac)?;
+        if !eth.other.is_empty() {
+            let keys: Vec<&str> = eth.other.keys().map(String::as_str).collect();
+            warnings.push(format!(
+                "{path}: ignoring unsupported keys {}",
+                keys.join(", ")
+            ));
+        }
+        let name = eth.set_name.clone().unwrap_or_else(|| id.clone());
+        let mut b = Builder::new(path.clone(), name, mac);
+        b.dhcp4 = eth.dhcp4.unwrap_or(false);
+        b.dhcp6 = eth.dhcp6.unwrap_or(false);
+        for (n, a) in eth.addresses.iter().enumerate() {
+            let at = format!("{path}.addresses[{n}]");
+            let Value::String(s) = a else {
+                return Err(err(format!(
+                    "{at}: expected \"address/prefix\"; address options are not supported"
+                )));
+            };
+            b.address(parse_net(&at, s, None)?);
+        }
+        for (key, gw, v4) in [
+            ("gateway4", &eth.gateway4, true),
+            ("gateway6", &eth.gateway6, false),
+        ] {
+            if let Some(gw) = gw {
+                let at = format!("{path}.{key}");
+                let via = parse_ip(&at, gw)?;
+                if via.is_ipv4() != v4 {
+                    return Err(err(format!("{at}: {gw} is of the wrong address family")));
+                }
+                b.default_route(via, None);
+            }
+        }
+        for (n, r) in eth.routes.iter().enumerate() {
+            let at = format!("{path}.routes[{n}]");
+            let (Some(to), Some(via)) = (&r.to, &r.via) else {
+                return Err(err(format!(
+                    "{at}: routes need both to and via; on-link routes are not supported"
+                )));
+            };
+            let via = parse_ip(&at, via)?;
+            let to = parse_to(&at, to, via)?;
+            b.routes.push(Route {
+                to,
+                via,
+                metric: r.metric,
+            });
+        }
+        if let Some(ns) = &eth.nameservers {
+            for (n, s) in ns.addresses.iter().enumerate() {
+                b.dns
+                    .servers
+                    .push(parse_ip(&format!("{path}.nameservers.addresses[{n}]"), s)?);
+            }
+            b.dns.search = ns.search.clone();
+        }
+        let use_dns4 = eth.dhcp4_overrides.as_ref().and_then(|o| o.use_dns);
+        let use_dns6 = eth.dhcp6_overrides.as_ref().and_then(|o| o.use_dns);
+        b.dhcp_dns = use_dns4 != Some(false) && use_dns6 != Some(false);
+        interfaces.push(b.finish()?);
+    }
+    finish(interfaces, Dns::default(), warnings)
+}
+
+// ---------------------------------------------------------------- version 1
+
+#[derive(Debug, Deserialize)]
+struct V1Route {
+    network: Option<String>,
+    destination: Option<String>,
+    netmask: Option<String>,
+    prefix: Option<u8>,
+    gateway: Option<String>,
+    metric: Option<u32>,
+}
+
+#[derive(Debug, Deserialize)]
+struct V1Subnet {
+    #[serde(rename = "type")]
+    kind: String,
+    address: Option<String>,
+    netmask: Option<String>,
+    prefix: Option<u8>,
+    gateway: Option<String>,
+    #[serde(default)]
+    dns_nameservers: OneOrMany,
+    #[serde(default)]
+    dns_search: OneOrMany,
+    #[serde(default)]
+    routes: Vec<V1Route>,
+}
+
+#[derive(Debug, Deserialize)]
+struct V1Physical {
+    name: Option<String>,
+    mac_address: Option<String>,
+    #[serde(default)]
+    subnets: Vec<V1Subnet>,
+}
+
+#[derive(Debug, Deserialize)]
+struct V1Nameserver {
+    #[serde(default)]
+    address: OneOrMany,
+    #[serde(default)]
+    search: OneOrMany,
+}
+
+fn v1(config: &Value) -> Result<Translated, NetworkError> {
+    let mut warnings = Vec::new();
+    let items = match config.get("config") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Sequence(s)) => s.clone(),
+        Some(_) => return Err(err("config: expected a list of entries")),
+    };
+    let mut interfaces = Vec::new();
+    let mut dns = Dns::default();
+    for (n, item) in items.iter().enumerate() {
+        let path = format!("config[{n}]");
+        let kind = item.get("type").and_then(Value::as_str).unwrap_or_default();
+        match kind {
+            "physical" => {
+                let phy: V1Physical = from_value(&path, item)?;
+                let name = phy.name.clone().unwrap_or_else(|| format!("eth{n}"));
+                let path = format!("{path} ({name})");
+                let Some(mac) = phy.mac_address.as_deref() else {
+                    warnings.push(format!(
+                        "{path}: skipped, no mac_address; vmcust identifies interfaces by mac address"
+                    ));
+                    continue;
+                };
+                let mac = parse_mac(&format!("{path}.mac_address"), mac)?;
+                let mut b = Builder::new(path.clone(), name, mac);
+                for (k, s) in phy.subnets.into_iter().enumerate() {
+                    v1_subnet(&mut b, &format!("{path}.subnets[{k}]"), s)?;
+                }
+                interfaces.push(b.finish()?);
+            }
+            "nameserver" => {
+                let ns: V1Nameserver = from_value(&path, item)?;
+                for s in ns.address.into_vec() {
+                    dns.servers.push(parse_ip(&format!("{path}.address"), &s)?);
+                }
+                dns.search.extend(ns.search.into_vec());
+            }
+            "" => return Err(err(format!("{path}: missing type"))),
+            other => {
+                return Err(err(format!(
+                    "{path}: type {other:?} is not supported; use physical or nameserver"
+                )))
+            }
+        }
+    }
+    finish(interfaces, dns, warnings)
+}
+
+fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkError> {
+    let mask = s
+        .netmask
+        .clone()
+        .or_else(|| s.prefix.map(|p| p.to_string()));
+    match s.kind.as_str() {
+        "dhcp" | "dhcp4" => b.dhcp4 = true,
+        "dhcp6" | "ipv6_dhcpv6-stateful" => b.dhcp6 = true,
+        // Router advertisements (SLAAC) are the IPv6 default already.
+        "ipv6_slaac" | "ipv6_dhcpv6-stateless" | "manual" => {}
+        "static" | "static6" => {
+            let Some(addr) = &s.address else {
+                return Err(err(format!("{path}: static subnet without address")));
+            };
+            let net = parse_net(&format!("{path}.address"), addr, mask.as_deref())?;
+            if s.kind == "static6" && net.addr().is_ipv4() {
+                return Err(err(format!("{path}: static6 with an ipv4 address")));
+            }
+            b.address(net);
+        }
+        other => {
+            return Err(err(format!(
+                "{path}: subnet type {other:?} is not supported; use dhcp, dhcp4, dhcp6, static, static6, manual, ipv6_slaac or ipv6_dhcpv6-stateless/stateful"
+            )))
+        }
+    }
+    if let Some(gw) = &s.gateway {
+        let via = parse_ip(&format!("{path}.gateway"), gw)?;
+        b.default_route(via, None);
+    }
+    for (k, r) in s.routes.iter().enumerate() {
+        let at = format!("{path}.routes[{k}]");
+        let Some(gw) = &r.gateway else {
+            return Err(err(format!("{at}: route without gateway")));
+        };
+        let via = parse_ip(&at, gw)?;
+        let dest = r.destination.as_ref().or(r.network.as_ref());
+        let to = match dest {
+            None => return Err(err(format!("{at}: route without network"))),
+            Some(d) if d.contains('/') || d == "default" => parse_to(&at, d, via)?,
+            Some(d) => {
+                let mask = r
+                    .netmask
+                    .clone()
+                    .or_else(|| r.prefix.map(|p| p.to_string()));
+                let net = match mask {
+                    Some(m) => parse_net(&at, d, Some(&m))?,
+                    None => IpNet::from(parse_ip(&at, d)?),
+                };
+                parse_to(&at, &net.to_string(), via)?
+            }
+        };
+        b.routes.push(Route {
+            to,
+            via,
+            metric: r.metric,
+        });
+    }
+    for (k, ns) in s.dns_nameservers.into_vec().iter().enumerate() {
+        b.dns
+            .servers
+            .push(parse_ip(&format!("{path}.dns_nameservers[{k}]"), ns)?);
+    }
+    b.dns.search.extend(s.dns_search.into_vec());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(s: &str) -> Value {
+        serde_norway::from_str(s).unwrap()
+    }
+
+    fn one(s: &str) -> Interface {
+        let t = translate(&yaml(s)).unwrap();
+        let mut n = t.network.expect("a network");
+        assert_eq!(n.interfaces.len(), 1);
+        n.interfaces.remove(0)
+    }
+
+    #[test]
+    fn prefix_lengths() {
+        assert_eq!(prefix_len("24"), Some(24));
+        assert_eq!(prefix_len("255.255.255.0"), Some(24));
+        assert_eq!(prefix_len("255.255.0.255"), None);
+        assert_eq!(prefix_len("ffff:ffff:ffff:ffff::"), Some(64));
+        assert_eq!(prefix_len("0.0.0.0"), Some(0));
+        assert_eq!(prefix_len("bogus"), None);
+    }
+
+    #[test]
+    fn v2_table() {
+        let i = one(
+            "version: 2\nethernets:\n  id0:\n    match: {macaddress: '00:50:56:AA:BB:CC'}\n    set-name: ens192\n    dhcp4: yes\n    dhcp6: true\n    dhcp4-overrides: {use-dns: no}\n",
+        );
+        assert_eq!(i.id, "ens192");
+        assert_eq!(i.mac.to_string(), "00:50:56:aa:bb:cc");
+        assert_eq!(i.ipv4, Ipv4Config::Dhcp);
+        assert_eq!(i.ipv6, Ipv6Config::Dhcp);
+        assert!(!i.dhcp_dns);
+
+        let i = one(
+            "version: 2\nethernets:\n  eth0:\n    match:\n      macaddress: 00:50:56:00:00:01\n    addresses: [10.0.0.5/24, 'fd00::5/64']\n    gateway4: 10.0.0.1\n    gateway6: fd00::1\n    routes:\n      - {to: 192.168.0.0/16, via: 10.0.0.254, metric: 50}\n      - {to: default, via: 10.0.0.2}\n    nameservers: {addresses: [10.0.0.53, 'fd00::53'], search: [example.com]}\n",
+        );
+        assert_eq!(i.id, "eth0");
+        assert_eq!(
+            i.ipv4,
+            Ipv4Config::Static(vec!["10.0.0.5/24".parse().unwrap()])
+        );
+        assert_eq!(
+            i.ipv6,
+            Ipv6Config::Static(vec!["fd00::5/64".parse().unwrap()])
+        );
+        let routes: Vec<String> = i
+            .routes
+            .iter()
+            .map(|r| format!("{} via {} {:?}", r.to, r.via, r.metric))
+            .collect();
+        assert_eq!(
+            routes,
+            [
+                "0.0.0.0/0 via 10.0.0.1 None",
+                "::/0 via fd00::1 None",
+                "192.168.0.0/16 via 10.0.0.254 Some(50)",
+                "0.0.0.0/0 via 10.0.0.2 None",
+            ]
+        );
+        assert_eq!(i.dns.servers.len(), 2);
+        assert_eq!(i.dns.search, ["example.com"]);
+        assert!(i.dhcp_dns);
+
+        // Neither dhcp nor addresses: IPv4 off, IPv6 left to router advertisements.
+        let i = one("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n");
+        assert_eq!(i.ipv4, Ipv4Config::Disabled);
+        assert_eq!(i.ipv6, Ipv6Config::Auto);
+    }
+
+    #[test]
+    fn v2_without_mac_is_skipped_with_a_warning() {
+        let t = translate(&yaml(
+            "version: 2\nethernets:\n  nics:\n    match: {name: 'ens*'}\n    dhcp4: yes\n",
+        ))
+        .unwrap();
+        assert!(t.network.is_none());
+        assert!(
+            t.warnings[0].contains("ethernets.nics: skipped"),
+            "{:?}",
+            t.warnings
+        );
+        assert!(t.warnings[1].contains("left as it is"));
+    }
+
+    #[test]
+    fn v2_errors_name_the_entry() {
+        let cases = [
+            ("version: 3\n", "version 3 is not supported"),
+            ("ethernets: {}\n", "missing or invalid version"),
+            ("version: 2\nbonds: {bond0: {}}\n", "bonds are not supported"),
+            (
+                "version: 2\nethernets:\n  e:\n    match: {macaddress: 'zz'}\n",
+                "ethernets.e.match.macaddress: not a mac address",
+            ),
+            (
+                "version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:01'}\n    addresses: [10.0.0.5]\n",
+                "ethernets.e.addresses[0]",
+            ),
+            (
+                "version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:01'}\n    dhcp4: true\n    addresses: [10.0.0.5/24]\n",
+                "both dhcp4 and static",
+            ),
+            (
+                "version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:01'}\n    gateway4: fd00::1\n",
+                "ethernets.e.gateway4",
+            ),
+            (
+                "version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:01'}\n    dhcp4: maybe\n",
+                "ethernets.e",
+            ),
+            (
+                "version: 2\nethernets:\n  a:\n    match: {macaddress: '00:50:56:00:00:01'}\n  b:\n    match: {macaddress: '00:50:56:00:00:01'}\n",
+                "same mac address",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = translate(&yaml(text)).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+            assert!(e.starts_with("network config: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn v1_table() {
+        let t = translate(&yaml(
+            r#"
+version: 1
+config:
+  - type: physical
+    name: eth0
+    mac_address: "00:50:56:00:00:01"
+    subnets:
+      - type: static
+        address: 192.168.1.10
+        netmask: 255.255.255.0
+        gateway: 192.168.1.1
+        dns_nameservers: [192.168.1.53]
+        dns_search: [corp.example]
+        routes:
+          - {network: 10.0.0.0, netmask: 255.0.0.0, gateway: 192.168.1.254, metric: 10}
+      - type: static6
+        address: fd00::10/64
+        gateway: fd00::1
+  - type: physical
+    name: eth1
+    mac_address: "00:50:56:00:00:02"
+    subnets:
+      - type: dhcp
+      - type: dhcp6
+  - type: physical
+    name: eth2
+  - type: nameserver
+    address: [8.8.8.8, "2001:4860:4860::8888"]
+    search: example.com
+"#,
+        ))
+        .unwrap();
+        assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
+        assert!(t.warnings[0].contains("eth2"));
+        let n = t.network.unwrap();
+        assert_eq!(n.interfaces.len(), 2);
+        let e0 = &n.interfaces[0];
+        assert_eq!(e0.id, "eth0");
+        assert_eq!(
+            e0.ipv4,
+            Ipv4Config::Static(vec!["192.168.1.10/24".parse().unwrap()])
+        );
+        assert_eq!(
+            e0.ipv6,
+            Ipv6Config::Static(vec!["fd00::10/64".parse().unwrap()])
+        );
+        let routes: Vec<String> = e0
+            .routes
+            .iter()
+            .map(|r| format!("{} {}", r.to, r.via))
+            .collect();
+        assert_eq!(
+            routes,
+            [
+                "0.0.0.0/0 192.168.1.1",
+                "10.0.0.0/8 192.168.1.254",
+                "::/0 fd00::1"
+            ]
+        );
+        assert_eq!(e0.routes[1].metric, Some(10));
+        assert_eq!(e0.dns.search, ["corp.example"]);
+        let e1 = &n.interfaces[1];
+        assert_eq!(e1.ipv4, Ipv4Config::Dhcp);
+        assert_eq!(e1.ipv6, Ipv6Config::Dhcp);
+        assert_eq!(n.dns.servers.len(), 2);
+        assert_eq!(n.dns.search, ["example.com"]);
+    }
+
+    #[test]
+    fn v1_errors() {
+        let cases = [
+            ("version: 1\nconfig:\n  - type: bond\n", "config[0]: type \"bond\""),
+            (
+                "version: 1\nconfig:\n  - type: physical\n    name: e\n    mac_address: '00:50:56:00:00:01'\n    subnets: [{type: static, address: 10.0.0.1}]\n",
+                "has no prefix length",
+            ),
+            (
+                "version: 1\nconfig:\n  - type: physical\n    name: e\n    mac_address: '00:50:56:00:00:01'\n    subnets: [{type: bogus}]\n",
+                "subnet type \"bogus\"",
+            ),
+            ("version: 1\nconfig: {a: b}\n", "expected a list"),
+        ];
+        for (text, want) in cases {
+            let e = translate(&yaml(text)).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn wrapped_in_network_key() {
+        let i = one(
+            "network:\n  version: 2\n  ethernets:\n    e:\n      match: {macaddress: '00:50:56:00:00:01'}\n      dhcp4: true\n",
+        );
+        assert_eq!(i.ipv4, Ipv4Config::Dhcp);
+    }
+}
