@@ -1,0 +1,153 @@
+#!/bin/sh
+# Installs vmcust on a system or into an image: the binary, the two systemd units
+# (enabled), an example settings file, and, only when no real cloud-init is present,
+# /usr/bin/cloud-init -> vmcust plus a cloud.cfg.d drop-in so open-vm-tools hands the
+# VMware customization to vmcust. See docs/boot.md.
+#
+# usage: install.sh [--root DIR] [--binary PATH] [--uninstall]
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+root=/
+binary=
+uninstall=no
+
+usage() {
+    echo "usage: install.sh [--root DIR] [--binary PATH] [--uninstall]"
+    echo "  --root DIR     install into the image mounted at DIR (default /)"
+    echo "  --binary PATH  the vmcust binary (default target/release/vmcust of this checkout)"
+    echo "  --uninstall    remove what install.sh installed (keeps /etc/vmcust/vmcust.conf)"
+}
+
+die() {
+    echo "install.sh: $*" >&2
+    exit 1
+}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --root)
+        [ $# -ge 2 ] || die "--root needs a directory"
+        root=$2
+        shift 2
+        ;;
+    --binary)
+        [ $# -ge 2 ] || die "--binary needs a path"
+        binary=$2
+        shift 2
+        ;;
+    --uninstall)
+        uninstall=yes
+        shift
+        ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
+    *)
+        usage >&2
+        die "unknown argument $1"
+        ;;
+    esac
+done
+
+[ -d "$root" ] || die "root $root is not a directory; create it or pass the image's mount point"
+root=$(cd "$root" && pwd)
+# Paths below are written as "$r/usr/..."; for / that is "/usr/...".
+if [ "$root" = / ]; then r=; else r=$root; fi
+
+unitdir=/etc/systemd/system
+wantsdir=$unitdir/multi-user.target.wants
+units="vmcust-early.service vmcust-late.service"
+dropin=/etc/cloud/cloud.cfg.d/99-vmcust.cfg
+marker=vmcust-cloud-init-persona-c3a1f7
+
+# Whether /usr/bin/cloud-init in the root is vmcust: a symlink whose target is named
+# vmcust, or a copy of the vmcust binary (it carries the persona marker).
+cloud_init_is_vmcust() {
+    ci=$r/usr/bin/cloud-init
+    if [ -L "$ci" ]; then
+        target=$(readlink "$ci")
+        [ "$(basename "$target")" = vmcust ] && return 0
+    fi
+    [ -f "$ci" ] && grep -q "$marker" "$ci" 2>/dev/null && return 0
+    return 1
+}
+
+# A real cloud-init: anything at /usr/bin/cloud-init (even a dangling symlink) that is
+# not vmcust.
+real_cloud_init() {
+    ci=$r/usr/bin/cloud-init
+    { [ -e "$ci" ] || [ -L "$ci" ]; } || return 1
+    cloud_init_is_vmcust && return 1
+    return 0
+}
+
+# Tells a running systemd about changed units (not when installing into an image).
+reload_systemd() {
+    if [ -z "$r" ] && [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+        systemctl daemon-reload || echo "install.sh: systemctl daemon-reload failed; run it by hand" >&2
+    fi
+}
+
+if [ "$uninstall" = yes ]; then
+    for unit in $units; do
+        rm -f "$r$wantsdir/$unit" "$r$unitdir/$unit"
+    done
+    if cloud_init_is_vmcust; then
+        rm -f "$r/usr/bin/cloud-init"
+        echo "removed /usr/bin/cloud-init (vmcust's stand-in)"
+    fi
+    if [ -f "$r$dropin" ] && grep -q "Installed by vmcust" "$r$dropin"; then
+        rm -f "$r$dropin"
+    fi
+    rm -f "$r/usr/bin/vmcust" "$r/etc/vmcust/vmcust.conf.example"
+    rmdir "$r/etc/vmcust" 2>/dev/null || true
+    reload_systemd
+    echo "vmcust removed from $root (kept: /etc/vmcust/vmcust.conf if any, /var/lib/vmcust)"
+    exit 0
+fi
+
+if [ -z "$binary" ]; then
+    binary=$repo/target/release/vmcust
+fi
+[ -f "$binary" ] && [ -x "$binary" ] || die "no vmcust binary at $binary; build it with \`cargo build --release\` or pass --binary PATH"
+for f in "$repo/systemd/vmcust-early.service" "$repo/systemd/vmcust-late.service" \
+    "$repo/systemd/99-vmcust.cfg" "$repo/scripts/vmcust.conf.example"; do
+    [ -f "$f" ] || die "missing $f; run install.sh from a complete vmcust checkout"
+done
+
+# Decide before installing anything: our own /usr/bin/vmcust must not change the answer.
+if real_cloud_init; then has_real=yes; else has_real=no; fi
+
+install -D -m 0755 "$binary" "$r/usr/bin/vmcust"
+for unit in $units; do
+    install -D -m 0644 "$repo/systemd/$unit" "$r$unitdir/$unit"
+    # Enabled by hand (what `systemctl enable` does for WantedBy=multi-user.target), so
+    # it works the same in an image with no systemd running.
+    mkdir -p "$r$wantsdir"
+    ln -sfn "$unitdir/$unit" "$r$wantsdir/$unit"
+done
+install -D -m 0644 "$repo/scripts/vmcust.conf.example" "$r/etc/vmcust/vmcust.conf.example"
+
+if [ "$has_real" = yes ]; then
+    echo "a real cloud-init is installed at /usr/bin/cloud-init: not installing vmcust as cloud-init"
+    echo "or the $dropin drop-in; when cloud-init is configured for VMware customization"
+    echo "(disable_vmware_customization: false), vmcust steps aside and leaves the spec to it;"
+    echo "set [cloud-init] step_aside = false in /etc/vmcust/vmcust.conf to change that"
+    # A drop-in left from an install without cloud-init would now switch on cloud-init's
+    # VMware customization behind the administrator's back.
+    if [ -f "$r$dropin" ] && grep -q "Installed by vmcust" "$r$dropin"; then
+        rm -f "$r$dropin"
+        echo "removed vmcust's earlier $dropin"
+    fi
+else
+    mkdir -p "$r/usr/bin"
+    ln -sfn vmcust "$r/usr/bin/cloud-init"
+    install -D -m 0644 "$repo/systemd/99-vmcust.cfg" "$r$dropin"
+    echo "no real cloud-init: installed /usr/bin/cloud-init -> vmcust and $dropin,"
+    echo "so open-vm-tools hands the VMware customization to vmcust"
+fi
+reload_systemd
+echo "vmcust installed into $root (units enabled: $units)"

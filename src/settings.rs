@@ -1,0 +1,645 @@
+//! vmcust's own settings: `/etc/vmcust/vmcust.conf` under the root, an INI file.
+//!
+//! Every setting has a default and the file is optional, so a template works without it.
+//! A bad file never stops a boot: each unknown or invalid entry gives a [`Warning`] that
+//! names the file, section, key and line and the accepted values, and the default is kept.
+//! The settings reference is `docs/boot.md`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::plan::network::Renderer;
+use crate::root::Root;
+
+/// Where the settings file lives, inside the root.
+pub const SETTINGS_PATH: &str = "/etc/vmcust/vmcust.conf";
+
+/// `TimeoutStartSec` of `vmcust-early.service` in seconds; the wait for cust.cfg plus the
+/// pre-customization script must fit in it, with room for applying and reporting.
+pub const EARLY_UNIT_TIMEOUT_SECS: u64 = 900;
+
+/// Time the early stage needs besides the wait and the script: applying, the NIC
+/// handshake (5 attempts of up to 10 s) and reporting.
+const EARLY_UNIT_MARGIN_SECS: u64 = 120;
+
+/// Longest accepted `[imc] max_wait`, in seconds.
+const MAX_WAIT_LIMIT: u64 = 3600;
+/// Longest accepted `[scripts] timeout`, in seconds.
+const SCRIPT_TIMEOUT_LIMIT: u64 = 86_400;
+
+/// vmcust's settings, each with its documented default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// `[imc] enabled`: handle vSphere guest customization (cust.cfg) at all. The meaning
+    /// of cloud-init's `disable_vmware_customization: false`. Default `true`.
+    pub imc_enabled: bool,
+    /// `[imc] allow_raw_data`: accept specs carrying raw cloud-init data
+    /// (`[CLOUDINIT] METADATA=`). Default `true`.
+    pub allow_raw_data: bool,
+    /// `[imc] max_wait`: how long to wait for `/var/run/vmware-imc/cust.cfg`. Zero means
+    /// do not wait; a cust.cfg already present is still read. Default 15 s.
+    pub max_wait: Duration,
+    /// `[scripts] timeout`: how long a pre- or post-customization script may run before
+    /// its process group is killed. Default 300 s.
+    pub script_timeout: Duration,
+    /// `[network] renderer`: the network stack to write for; `None` (`auto`) detects the
+    /// stack the root uses. Default `auto`.
+    pub renderer: Option<Renderer>,
+    /// `[ssh] user`: whose `authorized_keys` receives the public keys. Default `root`.
+    pub ssh_user: String,
+    /// `[log] level`: the most detailed log level written. Default `info`.
+    pub log_level: tracing::Level,
+    /// `[cloud-init] step_aside`: when a real cloud-init is installed and configured for
+    /// VMware customization, leave the IMC spec to it. Default `true`.
+    pub step_aside: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings {
+            imc_enabled: true,
+            allow_raw_data: true,
+            max_wait: Duration::from_secs(15),
+            script_timeout: Duration::from_secs(300),
+            renderer: None,
+            ssh_user: "root".to_string(),
+            log_level: tracing::Level::INFO,
+            step_aside: true,
+        }
+    }
+}
+
+/// A problem in the settings file; the setting concerned keeps its default.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The settings file (as seen inside the root).
+    pub file: PathBuf,
+    /// The section, when the problem is inside one.
+    pub section: Option<String>,
+    /// The key, when the problem is about one.
+    pub key: Option<String>,
+    /// 1-based line number, when known.
+    pub line: Option<usize>,
+    /// What is wrong and what is accepted.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        match (&self.section, &self.key) {
+            (Some(s), Some(k)) => write!(f, ": [{s}] {k}")?,
+            (Some(s), None) => write!(f, ": [{s}]")?,
+            (None, Some(k)) => write!(f, ": {k}")?,
+            (None, None) => {}
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// The sections and keys vmcust knows, for messages.
+const KNOWN: &[(&str, &[&str])] = &[
+    ("imc", &["enabled", "allow_raw_data", "max_wait"]),
+    ("scripts", &["timeout"]),
+    ("network", &["renderer"]),
+    ("ssh", &["user"]),
+    ("log", &["level"]),
+    ("cloud-init", &["step_aside"]),
+];
+
+const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
+const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig or eni";
+const LEVEL_VALUES: &str = "error, warn, info, debug or trace";
+
+/// Reads the settings from `root`'s [`SETTINGS_PATH`]. A missing file gives the defaults
+/// and no warnings; nothing here is fatal.
+pub fn load(root: &Root) -> (Settings, Vec<Warning>) {
+    let path = Path::new(SETTINGS_PATH);
+    match root.read_text(path) {
+        Ok(None) => (Settings::default(), Vec::new()),
+        Ok(Some(text)) => parse(&text, path),
+        Err(e) => (
+            Settings::default(),
+            vec![Warning {
+                file: path.to_path_buf(),
+                section: None,
+                key: None,
+                line: None,
+                message: format!("cannot read the settings file ({e}); using the defaults"),
+            }],
+        ),
+    }
+}
+
+/// Parses settings text; `file` is only used in the warnings.
+pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
+    let mut settings = Settings::default();
+    let mut warnings = Vec::new();
+    let warn =
+        |section: Option<&str>, key: Option<&str>, line: Option<usize>, message: String| Warning {
+            file: file.to_path_buf(),
+            section: section.map(str::to_string),
+            key: key.map(str::to_string),
+            line,
+            message,
+        };
+    // Quotes and backslashes are taken literally: values are plain words and numbers,
+    // and a path or user name must never be silently rewritten.
+    let options = ini::ParseOption {
+        enabled_quote: false,
+        enabled_escape: false,
+        ..Default::default()
+    };
+    let parsed = match ini::Ini::load_from_str_opt(text, options) {
+        Ok(p) => p,
+        Err(e) => {
+            warnings.push(warn(
+                None,
+                None,
+                Some(e.line),
+                format!(
+                    "{} (column {}); the whole file is ignored and the defaults used \
+                     until that line is fixed",
+                    e.msg, e.col
+                ),
+            ));
+            return (settings, warnings);
+        }
+    };
+    let lines = KeyLines::scan(text);
+    let mut seen: Vec<(Option<String>, String)> = Vec::new();
+    for (section, props) in parsed.iter() {
+        let known_keys = section.and_then(|s| KNOWN.iter().find(|(name, _)| *name == s));
+        if let Some(s) = section {
+            if known_keys.is_none() {
+                warnings.push(warn(
+                    Some(s),
+                    None,
+                    lines.section_line(s),
+                    format!(
+                        "unknown section, ignored; known sections: {}",
+                        KNOWN
+                            .iter()
+                            .map(|(n, _)| format!("[{n}]"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+                continue;
+            }
+        }
+        for (key, value) in props.iter() {
+            let nth = seen
+                .iter()
+                .filter(|(s, k)| s.as_deref() == section && k == key)
+                .count();
+            seen.push((section.map(str::to_string), key.to_string()));
+            let line = lines.key_line(section, key, nth);
+            let Some((sname, keys)) = known_keys else {
+                warnings.push(warn(
+                    None,
+                    Some(key),
+                    line,
+                    "setting outside any section, ignored; put it under its section, \
+                     e.g. [imc] for max_wait"
+                        .to_string(),
+                ));
+                continue;
+            };
+            if !keys.contains(&key) {
+                warnings.push(warn(
+                    Some(sname),
+                    Some(key),
+                    line,
+                    format!(
+                        "unknown key, ignored; [{sname}] accepts {}",
+                        keys.join(", ")
+                    ),
+                ));
+                continue;
+            }
+            if let Err(message) = apply(&mut settings, sname, key, value.trim()) {
+                warnings.push(warn(Some(sname), Some(key), line, message));
+            }
+        }
+    }
+    let needed = settings.max_wait.as_secs() + settings.script_timeout.as_secs();
+    if needed + EARLY_UNIT_MARGIN_SECS > EARLY_UNIT_TIMEOUT_SECS {
+        warnings.push(warn(
+            None,
+            None,
+            None,
+            format!(
+                "[imc] max_wait ({} s) plus [scripts] timeout ({} s) leaves less than {} s of \
+                 vmcust-early.service's TimeoutStartSec={}; raise it with \
+                 `systemctl edit vmcust-early.service` (and vmcust-late.service) or systemd \
+                 may stop vmcust mid-customization",
+                settings.max_wait.as_secs(),
+                settings.script_timeout.as_secs(),
+                EARLY_UNIT_MARGIN_SECS,
+                EARLY_UNIT_TIMEOUT_SECS
+            ),
+        ));
+    }
+    (settings, warnings)
+}
+
+/// Stores one known setting; the error says what is accepted.
+fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Result<(), String> {
+    match (section, key) {
+        ("imc", "enabled") => settings.imc_enabled = parse_bool(value)?,
+        ("imc", "allow_raw_data") => settings.allow_raw_data = parse_bool(value)?,
+        ("imc", "max_wait") => settings.max_wait = parse_secs(value, 0, MAX_WAIT_LIMIT)?,
+        ("scripts", "timeout") => {
+            settings.script_timeout = parse_secs(value, 1, SCRIPT_TIMEOUT_LIMIT)?
+        }
+        ("network", "renderer") => settings.renderer = parse_renderer(value)?,
+        ("ssh", "user") => settings.ssh_user = parse_user(value)?,
+        ("log", "level") => settings.log_level = parse_level(value)?,
+        ("cloud-init", "step_aside") => settings.step_aside = parse_bool(value)?,
+        _ => unreachable!("apply is only called for keys listed in KNOWN"),
+    }
+    Ok(())
+}
+
+fn parse_bool(value: &str) -> Result<bool, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Ok(true),
+        "false" | "no" | "off" | "0" => Ok(false),
+        _ => Err(format!(
+            "invalid value {value:?}, default kept; use {BOOL_VALUES}"
+        )),
+    }
+}
+
+fn parse_secs(value: &str, min: u64, max: u64) -> Result<Duration, String> {
+    match value.parse::<u64>() {
+        Ok(n) if (min..=max).contains(&n) => Ok(Duration::from_secs(n)),
+        _ => Err(format!(
+            "invalid value {value:?}, default kept; use a whole number of seconds from {min} to {max}"
+        )),
+    }
+}
+
+fn parse_renderer(value: &str) -> Result<Option<Renderer>, String> {
+    if value.eq_ignore_ascii_case("auto") {
+        return Ok(None);
+    }
+    <Renderer as clap::ValueEnum>::from_str(value, true)
+        .map(Some)
+        .map_err(|_| format!("invalid value {value:?}, default kept; use {RENDERER_VALUES}"))
+}
+
+/// A user name as `useradd` accepts it by default, so a typo cannot become a path.
+fn parse_user(value: &str) -> Result<String, String> {
+    let body = value.strip_suffix('$').unwrap_or(value);
+    let valid = !body.is_empty()
+        && value.len() <= 32
+        && body
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && body
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if valid {
+        Ok(value.to_string())
+    } else {
+        Err(format!(
+            "invalid user name {value:?}, default kept; use a login name of letters, digits, \
+             '_', '-' or '.' starting with a letter or '_' (at most 32 characters)"
+        ))
+    }
+}
+
+fn parse_level(value: &str) -> Result<tracing::Level, String> {
+    match value.to_ascii_lowercase().as_str() {
+        "error" => Ok(tracing::Level::ERROR),
+        "warn" | "warning" => Ok(tracing::Level::WARN),
+        "info" => Ok(tracing::Level::INFO),
+        "debug" => Ok(tracing::Level::DEBUG),
+        "trace" => Ok(tracing::Level::TRACE),
+        _ => Err(format!(
+            "invalid value {value:?}, default kept; use {LEVEL_VALUES}"
+        )),
+    }
+}
+
+/// Line numbers of section headers and keys, found with the same simple rules rust-ini
+/// uses, because rust-ini does not keep them.
+struct KeyLines {
+    /// (section, key or `None` for the header, 1-based line).
+    entries: Vec<(Option<String>, Option<String>, usize)>,
+}
+
+impl KeyLines {
+    fn scan(text: &str) -> KeyLines {
+        let mut entries = Vec::new();
+        let mut section: Option<String> = None;
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if let Some(rest) = line.strip_prefix('[') {
+                let name = rest.split(']').next().unwrap_or("").trim().to_string();
+                entries.push((Some(name.clone()), None, i + 1));
+                section = Some(name);
+            } else if let Some(pos) = line.find(['=', ':']) {
+                let key = line[..pos].trim().to_string();
+                entries.push((section.clone(), Some(key), i + 1));
+            }
+        }
+        KeyLines { entries }
+    }
+
+    fn section_line(&self, name: &str) -> Option<usize> {
+        self.entries
+            .iter()
+            .find(|(s, k, _)| k.is_none() && s.as_deref() == Some(name))
+            .map(|e| e.2)
+    }
+
+    fn key_line(&self, section: Option<&str>, key: &str, nth: usize) -> Option<usize> {
+        self.entries
+            .iter()
+            .filter(|(s, k, _)| s.as_deref() == section && k.as_deref() == Some(key))
+            .nth(nth)
+            .map(|e| e.2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str) -> (Settings, Vec<Warning>) {
+        parse(text, Path::new(SETTINGS_PATH))
+    }
+
+    #[test]
+    fn missing_file_gives_defaults_and_no_warnings() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        assert_eq!(load(&root), (Settings::default(), Vec::new()));
+    }
+
+    #[test]
+    fn load_reads_the_file_under_the_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        root.write_file(Path::new(SETTINGS_PATH), b"[imc]\nmax_wait = 0\n", 0o644)
+            .unwrap();
+        let (s, w) = load(&root);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s.max_wait, Duration::ZERO);
+    }
+
+    #[test]
+    fn each_setting_is_read() {
+        let d = Settings::default();
+        let cases: Vec<(&str, Settings)> = vec![
+            (
+                "[imc]\nenabled = false",
+                Settings {
+                    imc_enabled: false,
+                    ..d.clone()
+                },
+            ),
+            (
+                "[imc]\nenabled=No",
+                Settings {
+                    imc_enabled: false,
+                    ..d.clone()
+                },
+            ),
+            ("[imc]\nenabled = on", d.clone()),
+            (
+                "[imc]\nallow_raw_data = 0",
+                Settings {
+                    allow_raw_data: false,
+                    ..d.clone()
+                },
+            ),
+            (
+                "[imc]\nmax_wait = 0",
+                Settings {
+                    max_wait: Duration::ZERO,
+                    ..d.clone()
+                },
+            ),
+            (
+                "[imc]\nmax_wait = 60",
+                Settings {
+                    max_wait: Duration::from_secs(60),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[scripts]\ntimeout = 30",
+                Settings {
+                    script_timeout: Duration::from_secs(30),
+                    ..d.clone()
+                },
+            ),
+            ("[network]\nrenderer = auto", d.clone()),
+            (
+                "[network]\nrenderer = netplan",
+                Settings {
+                    renderer: Some(Renderer::Netplan),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[network]\nrenderer = NetworkManager",
+                Settings {
+                    renderer: Some(Renderer::NetworkManager),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[network]\nrenderer = networkd",
+                Settings {
+                    renderer: Some(Renderer::Networkd),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[network]\nrenderer = sysconfig",
+                Settings {
+                    renderer: Some(Renderer::Sysconfig),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[network]\nrenderer = eni",
+                Settings {
+                    renderer: Some(Renderer::Eni),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[ssh]\nuser = cloud-user",
+                Settings {
+                    ssh_user: "cloud-user".into(),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[ssh]\nuser = _svc",
+                Settings {
+                    ssh_user: "_svc".into(),
+                    ..d.clone()
+                },
+            ),
+            (
+                "[log]\nlevel = debug",
+                Settings {
+                    log_level: tracing::Level::DEBUG,
+                    ..d.clone()
+                },
+            ),
+            (
+                "[log]\nlevel = WARN",
+                Settings {
+                    log_level: tracing::Level::WARN,
+                    ..d.clone()
+                },
+            ),
+            (
+                "[cloud-init]\nstep_aside = false",
+                Settings {
+                    step_aside: false,
+                    ..d.clone()
+                },
+            ),
+            (
+                "# comment\n; other comment\n\n[imc]\n# inside\nmax_wait = 15\n",
+                d.clone(),
+            ),
+            // Repeated keys: the last one wins, as in most INI readers.
+            (
+                "[imc]\nmax_wait = 5\nmax_wait = 7",
+                Settings {
+                    max_wait: Duration::from_secs(7),
+                    ..d.clone()
+                },
+            ),
+            ("", d.clone()),
+        ];
+        for (text, want) in cases {
+            let (got, warnings) = p(text);
+            assert!(warnings.is_empty(), "{text:?}: {warnings:?}");
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn bad_values_warn_and_keep_the_default() {
+        // (text, line, words the message must contain)
+        let cases: &[(&str, usize, &[&str])] = &[
+            (
+                "[imc]\nenabled = maybe",
+                2,
+                &["[imc] enabled", "\"maybe\"", "true, false"],
+            ),
+            (
+                "[imc]\nallow_raw_data = \"true\"",
+                2,
+                &["allow_raw_data", "\"\\\"true\\\"\""],
+            ),
+            ("[imc]\nmax_wait = -1", 2, &["max_wait", "from 0 to 3600"]),
+            ("[imc]\nmax_wait = 1.5", 2, &["max_wait", "whole number"]),
+            (
+                "[imc]\nmax_wait = 15 # seconds",
+                2,
+                &["max_wait", "\"15 # seconds\""],
+            ),
+            ("[imc]\nmax_wait = 99999", 2, &["from 0 to 3600"]),
+            (
+                "[scripts]\ntimeout = 0",
+                2,
+                &["[scripts] timeout", "from 1 to 86400"],
+            ),
+            (
+                "[network]\nrenderer = wicked",
+                2,
+                &["renderer", "auto, netplan, networkd"],
+            ),
+            (
+                "\n[ssh]\nuser = ../etc",
+                3,
+                &["[ssh] user", "invalid user name"],
+            ),
+            ("[ssh]\nuser =", 2, &["invalid user name"]),
+            (
+                "[log]\nlevel = loud",
+                2,
+                &["[log] level", "error, warn, info, debug or trace"],
+            ),
+            (
+                "[cloud-init]\nstep_aside = si",
+                2,
+                &["step_aside", "yes, no"],
+            ),
+            (
+                "[imc]\nmaxwait = 3",
+                2,
+                &["[imc] maxwait", "unknown key", "max_wait"],
+            ),
+            (
+                "[imcc]\nmax_wait = 3",
+                1,
+                &["[imcc]", "unknown section", "[imc]"],
+            ),
+            ("max_wait = 3", 1, &["max_wait", "outside any section"]),
+            ("[imc]\n= 3\n", 2, &["missing key", "whole file is ignored"]),
+        ];
+        for (text, line, words) in cases {
+            let (got, warnings) = p(text);
+            assert_eq!(got, Settings::default(), "{text:?}");
+            assert_eq!(warnings.len(), 1, "{text:?}: {warnings:?}");
+            let w = &warnings[0];
+            assert_eq!(w.line, Some(*line), "{text:?}: {w}");
+            let shown = w.to_string();
+            assert!(shown.starts_with(SETTINGS_PATH), "{shown}");
+            for word in *words {
+                assert!(shown.contains(word), "{text:?}: {shown:?} lacks {word:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_entry_does_not_spoil_the_others() {
+        let (s, w) = p("[imc]\nmax_wait = x\nenabled = false\n[log]\nlevel = debug\n");
+        assert_eq!(w.len(), 1);
+        assert_eq!(s.max_wait, Duration::from_secs(15));
+        assert!(!s.imc_enabled);
+        assert_eq!(s.log_level, tracing::Level::DEBUG);
+    }
+
+    #[test]
+    fn waits_longer_than_the_unit_allows_warn() {
+        let (s, w) = p("[imc]\nmax_wait = 600\n[scripts]\ntimeout = 600\n");
+        assert_eq!(s.max_wait, Duration::from_secs(600));
+        assert_eq!(w.len(), 1);
+        assert!(
+            w[0].to_string()
+                .contains("systemctl edit vmcust-early.service"),
+            "{}",
+            w[0]
+        );
+    }
+
+    #[test]
+    fn the_example_file_is_clean_and_matches_the_defaults() {
+        let text = include_str!("../scripts/vmcust.conf.example");
+        let (s, w) = p(text);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s, Settings::default());
+    }
+}

@@ -1,0 +1,192 @@
+//! The real binary answering as `cloud-init` (through a symlink of that name), read the
+//! way open-vm-tools reads it: version from the first digit, status by exit code and
+//! substring.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use vmcust::persona::{write_status, RunState, RunStatus, ROOT_ENV};
+use vmcust::root::Root;
+
+struct Persona {
+    _dir: tempfile::TempDir,
+    link: PathBuf,
+    root: PathBuf,
+}
+
+fn persona() -> Persona {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let link = bin.join("cloud-init");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    Persona {
+        _dir: dir,
+        link,
+        root,
+    }
+}
+
+impl Persona {
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(&self.link)
+            .args(args)
+            .env(ROOT_ENV, &self.root)
+            .output()
+            .unwrap()
+    }
+
+    fn set(&self, state: RunState) {
+        let root = Root::new(&self.root).unwrap();
+        write_status(
+            &root,
+            &RunStatus::now(state, Some("early"), Some("network failed".into())),
+        )
+        .unwrap();
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// open-vm-tools' reading of `cloud-init status` (reference §2.9).
+fn tools_status(o: &Output) -> &'static str {
+    if o.status.code() == Some(1) {
+        return "ERROR";
+    }
+    let text = stdout(o);
+    for (needle, state) in [
+        ("not run", "NOT_RUN"),
+        ("not started", "NOT_RUN"),
+        ("running", "RUNNING"),
+        ("done", "DONE"),
+        ("error", "ERROR"),
+        ("disabled", "DISABLED"),
+    ] {
+        if text.contains(needle) {
+            return state;
+        }
+    }
+    "UNKNOWN"
+}
+
+#[test]
+fn version_is_one_tools_accepts_for_raw_data() {
+    let p = persona();
+    for flag in ["-v", "--version"] {
+        let o = p.run(&[flag]);
+        assert!(o.status.success(), "{o:?}");
+        assert!(o.stderr.is_empty(), "{o:?}");
+        let text = stdout(&o);
+        // Tools starts at the first digit and reads <major>[-.]<minor>.
+        let from = text.find(|c: char| c.is_ascii_digit()).unwrap();
+        let mut parts = text[from..].split(['.', '-']);
+        let major: u32 = parts.next().unwrap().parse().unwrap();
+        let minor: u32 = parts
+            .next()
+            .unwrap()
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect::<String>()
+            .parse()
+            .unwrap();
+        assert!((major, minor) >= (21, 1), "{text}");
+        assert!(text.contains("vmcust"), "{text}");
+    }
+}
+
+#[test]
+fn status_follows_the_run_engine() {
+    let p = persona();
+    let o = p.run(&["status"]);
+    assert_eq!(
+        (o.status.code(), tools_status(&o)),
+        (Some(0), "NOT_RUN"),
+        "{o:?}"
+    );
+    for (state, code, parsed) in [
+        (RunState::Running, 0, "RUNNING"),
+        (RunState::Done, 0, "DONE"),
+        (RunState::Error, 1, "ERROR"),
+        (RunState::Disabled, 0, "DISABLED"),
+        (RunState::NotStarted, 0, "NOT_RUN"),
+    ] {
+        p.set(state);
+        for args in [&["status"][..], &["status", "--long"]] {
+            let o = p.run(args);
+            assert_eq!(o.status.code(), Some(code), "{state:?} {args:?} {o:?}");
+            assert_eq!(tools_status(&o), parsed, "{state:?} {args:?} {o:?}");
+        }
+    }
+    p.set(RunState::Error);
+    let long = stdout(&p.run(&["status", "--long"]));
+    assert!(
+        long.contains("network failed") && long.contains("stage: early"),
+        "{long}"
+    );
+}
+
+#[test]
+fn status_wait_returns_when_the_run_ends() {
+    let p = persona();
+    p.set(RunState::Running);
+    let root = p.root.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(600));
+        let root = Root::new(&root).unwrap();
+        write_status(&root, &RunStatus::now(RunState::Done, Some("late"), None)).unwrap();
+    });
+    let start = Instant::now();
+    let o = p.run(&["status", "--wait"]);
+    writer.join().unwrap();
+    assert!(
+        start.elapsed() >= Duration::from_millis(500),
+        "returned before the run ended"
+    );
+    assert!(start.elapsed() < Duration::from_secs(10));
+    assert_eq!(
+        (o.status.code(), tools_status(&o)),
+        (Some(0), "DONE"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn other_commands_explain_and_fail() {
+    let p = persona();
+    for args in [
+        &["init", "--local"][..],
+        &["modules", "--mode", "final"],
+        &[],
+    ] {
+        let o = p.run(args);
+        assert_eq!(o.status.code(), Some(1), "{args:?} {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("vmcust"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn the_vmcust_name_is_unaffected() {
+    let o = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .arg("--version")
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(stdout(&o).starts_with("vmcust "), "{o:?}");
+}
+
+#[test]
+fn a_copy_of_the_binary_is_recognised_as_vmcust() {
+    let dir = tempfile::tempdir().unwrap();
+    let ci = dir.path().join("usr/bin/cloud-init");
+    std::fs::create_dir_all(ci.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_vmcust"), &ci).unwrap();
+    let root = Root::new(Path::new(dir.path())).unwrap();
+    assert!(vmcust::coexist::is_vmcust_persona(&root));
+    assert_eq!(vmcust::coexist::real_cloud_init(&root), None);
+}
