@@ -1,0 +1,330 @@
+//! Whether custom scripts may run: VMware Tools' `[deployPkg] enable-custom-scripts`, read
+//! the way cloud-init and the Perl engine read it.
+//!
+//! Order: `vmware-toolbox-cmd config get deployPkg enable-custom-scripts` when the command
+//! exists (it merges tools' global config, which a file read would miss); otherwise the
+//! root's `/etc/vmware-tools/tools.conf`. Anything unset, unavailable or broken means the
+//! default, which the spec sets with `MISC|DEFAULT-RUN-POST-CUST-SCRIPT`. Scripts run only if
+//! the value is `true` (any case), as in cloud-init.
+
+use std::ffi::OsStr;
+use std::fmt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use ini::{Ini, ParseOption};
+
+use crate::root::Root;
+
+/// The tools command that prints tools.conf values.
+pub const TOOLBOX_CMD: &str = "vmware-toolbox-cmd";
+/// Tools' configuration file inside the root.
+pub const TOOLS_CONF: &str = "/etc/vmware-tools/tools.conf";
+/// The tools.conf section holding the switch.
+pub const SECTION: &str = "deployPkg";
+/// The switch itself.
+pub const KEY: &str = "enable-custom-scripts";
+/// `deployPkg.update.state` error code for "custom scripts are disabled".
+pub const STATUS_SCRIPT_DISABLED: u32 = 6;
+/// Exit status of `vmware-toolbox-cmd` when it cannot load tools.conf (`EX_UNAVAILABLE`).
+pub const EX_UNAVAILABLE: i32 = 69;
+/// How long `vmware-toolbox-cmd` may take before its answer is treated as absent.
+pub const TOOLBOX_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The decision, with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Gate {
+    /// Scripts may run.
+    Enabled(GateReason),
+    /// Scripts must not run; the caller reports [`STATUS_SCRIPT_DISABLED`].
+    Disabled(GateReason),
+}
+
+/// Where the decision came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GateReason {
+    /// `vmware-toolbox-cmd` printed this value.
+    Toolbox {
+        /// The value after the first `=`, trimmed.
+        value: String,
+    },
+    /// The root's tools.conf holds this value.
+    ToolsConf {
+        /// The value as written (trimmed by the ini reader).
+        value: String,
+    },
+    /// Nothing usable was found; the spec's default applies.
+    Default {
+        /// The default (`MISC|DEFAULT-RUN-POST-CUST-SCRIPT`).
+        default: bool,
+        /// Why the default was used.
+        why: DefaultWhy,
+    },
+}
+
+/// Why the default was used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DefaultWhy {
+    /// The key is not set (the command said `UNSET`, printed no `=`, or tools.conf lacks it).
+    Unset,
+    /// `vmware-toolbox-cmd` exited 69: it could not load tools.conf.
+    ToolsConfUnavailable,
+    /// `vmware-toolbox-cmd` failed otherwise (exit status or signal as text).
+    ToolFailed(String),
+    /// `vmware-toolbox-cmd` could not be started or did not answer in time.
+    ToolNotRunnable(String),
+    /// No command and no tools.conf in the root.
+    NoToolsConf,
+    /// tools.conf exists but cannot be read or parsed.
+    ToolsConfUnreadable(String),
+}
+
+impl Gate {
+    /// Whether scripts may run.
+    pub fn is_enabled(&self) -> bool {
+        matches!(self, Gate::Enabled(_))
+    }
+
+    /// Where the decision came from.
+    pub fn reason(&self) -> &GateReason {
+        match self {
+            Gate::Enabled(r) | Gate::Disabled(r) => r,
+        }
+    }
+
+    /// The error code to report to the host: [`STATUS_SCRIPT_DISABLED`] when disabled.
+    pub fn status_code(&self) -> Option<u32> {
+        (!self.is_enabled()).then_some(STATUS_SCRIPT_DISABLED)
+    }
+
+    fn from_value(value: String, reason: impl FnOnce(String) -> GateReason) -> Gate {
+        if value.eq_ignore_ascii_case("true") {
+            Gate::Enabled(reason(value))
+        } else {
+            Gate::Disabled(reason(value))
+        }
+    }
+
+    fn default(default: bool, why: DefaultWhy) -> Gate {
+        let reason = GateReason::Default { default, why };
+        if default {
+            Gate::Enabled(reason)
+        } else {
+            Gate::Disabled(reason)
+        }
+    }
+}
+
+impl fmt::Display for Gate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verdict = if self.is_enabled() {
+            "custom scripts are enabled"
+        } else {
+            "custom scripts are disabled"
+        };
+        match self.reason() {
+            GateReason::Toolbox { value } => write!(
+                f,
+                "{verdict}: {TOOLBOX_CMD} says [{SECTION}] {KEY} = {value:?}"
+            )?,
+            GateReason::ToolsConf { value } => write!(
+                f,
+                "{verdict}: {TOOLS_CONF} sets [{SECTION}] {KEY} = {value:?}"
+            )?,
+            GateReason::Default { default, why } => {
+                let why = match why {
+                    DefaultWhy::Unset => format!("[{SECTION}] {KEY} is not set"),
+                    DefaultWhy::ToolsConfUnavailable => {
+                        format!("{TOOLBOX_CMD} cannot load tools.conf")
+                    }
+                    DefaultWhy::ToolFailed(s) => format!("{TOOLBOX_CMD} failed ({s})"),
+                    DefaultWhy::ToolNotRunnable(s) => format!("{TOOLBOX_CMD} did not run ({s})"),
+                    DefaultWhy::NoToolsConf => format!("no {TOOLBOX_CMD} and no {TOOLS_CONF}"),
+                    DefaultWhy::ToolsConfUnreadable(s) => format!("{TOOLS_CONF}: {s}"),
+                };
+                write!(
+                    f,
+                    "{verdict}: {why}, so MISC|DEFAULT-RUN-POST-CUST-SCRIPT decides ({})",
+                    if *default { "yes" } else { "no" }
+                )?
+            }
+        }
+        if !self.is_enabled() {
+            write!(
+                f,
+                "; to allow them run `{TOOLBOX_CMD} config set {SECTION} {KEY} true` \
+                 in the template, or remove the script from the customization spec"
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Decides whether custom scripts may run. `toolbox` is the `vmware-toolbox-cmd` to ask
+/// (see [`find_in_path`]; pass `None` for an offline root, where the host's tools would
+/// answer for the wrong system); without it, `root`'s tools.conf is read.
+pub async fn custom_scripts_gate(toolbox: Option<&Path>, root: &Root, default: bool) -> Gate {
+    match toolbox {
+        Some(cmd) => ask_toolbox(cmd, default).await,
+        None => read_tools_conf(root, default),
+    }
+}
+
+/// Blocking form for synchronous callers (not from inside a tokio runtime): asks
+/// `vmware-toolbox-cmd` from the fixed script `PATH` when `root` is `/`, otherwise reads the
+/// root's tools.conf.
+pub fn custom_scripts_enabled(root: &Root, default: bool) -> Gate {
+    let toolbox = (root.path() == Path::new("/"))
+        .then(|| find_in_path(TOOLBOX_CMD, OsStr::new(super::run::SCRIPT_PATH)))
+        .flatten();
+    match super::run::runtime() {
+        Ok(rt) => rt.block_on(custom_scripts_gate(toolbox.as_deref(), root, default)),
+        Err(e) => Gate::default(default, DefaultWhy::ToolNotRunnable(e.to_string())),
+    }
+}
+
+async fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
+    let mut command = tokio::process::Command::new(cmd);
+    command
+        .args(["config", "get", SECTION, KEY])
+        .env_clear()
+        .env("PATH", super::run::SCRIPT_PATH)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+    let output = match tokio::time::timeout(TOOLBOX_TIMEOUT, command.output()).await {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => return Gate::default(default, DefaultWhy::ToolNotRunnable(e.to_string())),
+        Err(_) => {
+            let why = format!("no answer in {} s", TOOLBOX_TIMEOUT.as_secs());
+            return Gate::default(default, DefaultWhy::ToolNotRunnable(why));
+        }
+    };
+    match output.status.code() {
+        Some(0) => {}
+        Some(EX_UNAVAILABLE) => return Gate::default(default, DefaultWhy::ToolsConfUnavailable),
+        _ => {
+            let why = DefaultWhy::ToolFailed(output.status.to_string());
+            return Gate::default(default, why);
+        }
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    match parse_toolbox_output(&stdout) {
+        Some(value) => Gate::from_value(value.to_string(), |value| GateReason::Toolbox { value }),
+        None => Gate::default(default, DefaultWhy::Unset),
+    }
+}
+
+/// The value in `vmware-toolbox-cmd config get` output, as cloud-init matches it
+/// (`([^=]+)=(.*)` from the start): the rest of the line after the first `=`, trimmed.
+/// `None` when there is no `=` (`[deployPkg] enable-custom-scripts UNSET`).
+pub fn parse_toolbox_output(stdout: &str) -> Option<&str> {
+    let (key, rest) = stdout.split_once('=')?;
+    if key.is_empty() {
+        return None;
+    }
+    Some(rest.lines().next().unwrap_or("").trim())
+}
+
+fn read_tools_conf(root: &Root, default: bool) -> Gate {
+    let text = match root.read_text(Path::new(TOOLS_CONF)) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Gate::default(default, DefaultWhy::NoToolsConf),
+        Err(e) => return Gate::default(default, DefaultWhy::ToolsConfUnreadable(e.to_string())),
+    };
+    match tools_conf_value(&text) {
+        Ok(Some(value)) => Gate::from_value(value, |value| GateReason::ToolsConf { value }),
+        Ok(None) => Gate::default(default, DefaultWhy::Unset),
+        Err(e) => Gate::default(default, DefaultWhy::ToolsConfUnreadable(e)),
+    }
+}
+
+/// `[deployPkg] enable-custom-scripts` from tools.conf text. Quotes and backslashes are kept
+/// as written (glib's key files have no quoting), and a UTF-8 BOM is dropped.
+pub fn tools_conf_value(text: &str) -> Result<Option<String>, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let opt = ParseOption {
+        enabled_quote: false,
+        enabled_escape: false,
+        ..Default::default()
+    };
+    let ini = Ini::load_from_str_opt(text, opt).map_err(|e| e.to_string())?;
+    Ok(ini
+        .get_from(Some(SECTION), KEY)
+        .map(|v| v.trim().to_string()))
+}
+
+/// The first executable file called `name` in the directories of a `PATH`-style value.
+pub fn find_in_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
+    std::env::split_paths(path_var)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn toolbox_output_is_parsed_like_cloud_init() {
+        let cases = [
+            ("[deployPkg] enable-custom-scripts = true\n", Some("true")),
+            ("key =   value  ", Some("value")),
+            ("key = ", Some("")),
+            ("key=Bar=Wark", Some("Bar=Wark")),
+            ("[a] b.c_d=e-f", Some("e-f")),
+            ("[deployPkg] enable-custom-scripts UNSET\n", None),
+            ("=true", None),
+            ("", None),
+        ];
+        for (out, want) in cases {
+            assert_eq!(parse_toolbox_output(out), want, "{out:?}");
+        }
+    }
+
+    #[test]
+    fn tools_conf_values() {
+        let cases = [
+            (
+                "[deployPkg]\nenable-custom-scripts = true\n",
+                Ok(Some("true")),
+            ),
+            (
+                "\u{feff}[deployPkg]\nenable-custom-scripts=TRUE\r\n",
+                Ok(Some("TRUE")),
+            ),
+            (
+                "[deployPkg]\nenable-custom-scripts = \"true\"\n",
+                Ok(Some("\"true\"")),
+            ),
+            ("[logging]\nlog = true\n", Ok(None)),
+            ("[deploypkg]\nenable-custom-scripts = true\n", Ok(None)),
+        ];
+        for (text, want) in cases {
+            let got = tools_conf_value(text);
+            assert_eq!(
+                got.as_ref().map(|v| v.as_deref()),
+                want.as_ref().map(|v| *v),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn disabled_message_tells_the_admin_what_to_do() {
+        let g = Gate::default(false, DefaultWhy::Unset);
+        assert_eq!(g.status_code(), Some(STATUS_SCRIPT_DISABLED));
+        let text = g.to_string();
+        assert!(
+            text.contains("config set deployPkg enable-custom-scripts true"),
+            "{text}"
+        );
+        assert_eq!(Gate::default(true, DefaultWhy::Unset).status_code(), None);
+    }
+}
