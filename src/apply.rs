@@ -32,6 +32,26 @@ pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
                 mode: have_mode,
             },
         ) => contents.bytes() == have.as_slice() && mode == have_mode,
+        (
+            Action::WriteUserFile {
+                contents,
+                mode,
+                dir_mode,
+                uid,
+                gid,
+                ..
+            },
+            Existing::File {
+                contents: have,
+                mode: have_mode,
+            },
+        ) => {
+            let dir = action.path().parent().unwrap_or(action.path());
+            contents.bytes() == have.as_slice()
+                && mode == have_mode
+                && root.owner_and_mode(action.path())?.map(|(u, g, _)| (u, g)) == Some((*uid, *gid))
+                && root.owner_and_mode(dir)? == Some((*uid, *gid, *dir_mode))
+        }
         (Action::Symlink { target, .. }, Existing::Symlink(have)) => target == have,
         (Action::Rename { .. }, Existing::Missing) => true,
         _ => false,
@@ -63,6 +83,14 @@ pub fn apply_action(root: &Root, action: &Action) -> Result<Change> {
     }
     match action {
         Action::WriteFile { contents, mode, .. } => root.write_file(path, contents.bytes(), *mode),
+        Action::WriteUserFile {
+            contents,
+            mode,
+            dir_mode,
+            uid,
+            gid,
+            ..
+        } => root.write_user_file(path, contents.bytes(), (*mode, *dir_mode), (*uid, *gid)),
         Action::Symlink { target, .. } => root.symlink(path, target),
         Action::Rename { to, .. } => root.rename(path, to),
     }

@@ -7,8 +7,16 @@
 
 pub mod apply;
 pub mod cli;
+pub mod coexist;
 pub mod facts;
+pub mod host;
 pub mod model;
+pub mod persona;
 pub mod plan;
+pub mod report;
 pub mod root;
+pub mod run;
+pub mod scripts;
+pub mod settings;
 pub mod source;
+pub mod yaml;

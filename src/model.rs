@@ -38,6 +38,12 @@ pub struct Identity {
     pub hardware_clock: Option<HardwareClock>,
     /// New root password and/or forced password change.
     pub root_password: Option<RootPassword>,
+    /// SSH public keys (one `authorized_keys` line each) to install for [`Self::ssh_user`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ssh_authorized_keys: Vec<String>,
+    /// The account that receives the SSH keys; `None` means `root`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh_user: Option<String>,
 }
 
 impl Identity {

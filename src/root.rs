@@ -9,7 +9,7 @@
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 /// Symlinks followed while resolving one path before giving up (as Linux's MAXSYMLINKS).
@@ -173,27 +173,73 @@ impl Root {
     /// `path` is replaced, never written through. An existing file's owner is kept.
     pub fn write_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
         let (dir, real) = self.prepare_parent(path)?;
-        let tmp = temp_name(&real);
         let owner = fs::symlink_metadata(&real)
             .ok()
             .filter(|m| m.is_file())
             .map(|m| (m.uid(), m.gid()));
-        let result = (|| {
-            let mut file = OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(mode)
-                .open(&tmp)?;
-            // The umask may have cleared bits; the caller's mode is the contract.
-            file.set_permissions(Permissions::from_mode(mode))?;
-            if let Some((uid, gid)) = owner {
-                std::os::unix::fs::fchown(&file, Some(uid), Some(gid))?;
+        write_atomic(&dir, &real, contents, mode, owner)
+    }
+
+    /// Owner, group and permission bits of what is at `path` (a final symlink is not
+    /// followed); `None` if nothing is there.
+    pub fn owner_and_mode(&self, path: &Path) -> io::Result<Option<(u32, u32, u32)>> {
+        match fs::symlink_metadata(self.resolve(path, false)?) {
+            Ok(m) => Ok(Some((m.uid(), m.gid(), m.mode() & 0o7777))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes a file a user owns (`~/.ssh/authorized_keys`): its parent directory is created
+    /// if missing (its own parent must exist) and set to `dir_mode` and `uid`:`gid`; the file
+    /// is replaced atomically with `mode` and the same owner. A symlink as the parent directory
+    /// is refused, and a symlink at `path` is replaced, so nothing is written through a link
+    /// the user may have planted.
+    pub fn write_user_file(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        (mode, dir_mode): (u32, u32),
+        (uid, gid): (u32, u32),
+    ) -> io::Result<()> {
+        let (parent, name) = match (path.parent(), path.file_name()) {
+            (Some(p), Some(n)) if p.parent().is_some() => (p, n),
+            _ => return Err(io::Error::other(format!("cannot write {}", path.display()))),
+        };
+        let real_dir = self.resolve(parent, false)?;
+        match fs::symlink_metadata(&real_dir) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(io::Error::other(format!(
+                    "{} is a symbolic link; refusing to write through it",
+                    parent.display()
+                )))
             }
-            file.write_all(contents)?;
-            file.sync_all()?;
-            fs::rename(&tmp, &real)
-        })();
-        finish(result, &tmp, &dir)
+            Ok(m) if !m.is_dir() => {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotADirectory,
+                    format!("{} is not a directory", parent.display()),
+                ))
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::DirBuilder::new().mode(dir_mode).create(&real_dir)?;
+            }
+            Err(e) => return Err(e),
+        }
+        // Opened without following a link, so owner and mode land on this very directory
+        // even if something swapped it since the check above.
+        let dir = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
+            .open(&real_dir)?;
+        std::os::unix::fs::fchown(&dir, Some(uid), Some(gid))?;
+        dir.set_permissions(Permissions::from_mode(dir_mode))?;
+        let real = real_dir.join(name);
+        match fs::remove_file(temp_name(&real)) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        write_atomic(&real_dir, &real, contents, mode, Some((uid, gid)))
     }
 
     /// Makes `path` a symlink to `target` atomically (replacing whatever is there).
@@ -230,6 +276,34 @@ impl Root {
         }
         Ok((dir, real))
     }
+}
+
+/// Writes `contents` to a temp file next to `real` with `mode` (and `owner`), syncs it,
+/// renames it over `real` and syncs the directory.
+fn write_atomic(
+    dir: &Path,
+    real: &Path,
+    contents: &[u8],
+    mode: u32,
+    owner: Option<(u32, u32)>,
+) -> io::Result<()> {
+    let tmp = temp_name(real);
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&tmp)?;
+        // The umask may have cleared bits; the caller's mode is the contract.
+        file.set_permissions(Permissions::from_mode(mode))?;
+        if let Some((uid, gid)) = owner {
+            std::os::unix::fs::fchown(&file, Some(uid), Some(gid))?;
+        }
+        file.write_all(contents)?;
+        file.sync_all()?;
+        fs::rename(&tmp, real)
+    })();
+    finish(result, &tmp, dir)
 }
 
 fn push_components(stack: &mut Vec<OsString>, path: &Path) {

@@ -1,6 +1,8 @@
 //! The `vmcust` command line: sub-commands, exit codes and error reporting.
 
 mod apply;
+mod detect;
+mod guestinfo;
 mod input;
 mod plan;
 mod show;
@@ -44,6 +46,10 @@ pub enum Command {
     Plan(plan::PlanArgs),
     /// Apply a customization to a root and print what changed.
     Apply(apply::ApplyArgs),
+    /// Read or write guestinfo keys through the guest RPC transports.
+    Guestinfo(guestinfo::GuestinfoArgs),
+    /// Print the platform, the guest RPC transports that work and the sources found.
+    Detect(detect::DetectArgs),
 }
 
 /// Output formats for machine-readable commands.
@@ -76,6 +82,8 @@ pub fn main() -> ExitCode {
         Command::Show(args) => show::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Apply(args) => apply::run(args),
+        Command::Guestinfo(args) => guestinfo::run(args),
+        Command::Detect(args) => detect::run(args),
     };
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),

@@ -86,7 +86,7 @@ pub fn render_text(steps: &[Step], planned: bool) -> String {
         };
         let a = step.action;
         let _ = match a {
-            Action::WriteFile { path, mode, .. } => {
+            Action::WriteFile { path, mode, .. } | Action::WriteUserFile { path, mode, .. } => {
                 writeln!(
                     out,
                     "{verb:<9} {} ({mode:04o}, {})",

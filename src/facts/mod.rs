@@ -1,6 +1,7 @@
 //! Facts about the target root that planning needs, gathered in one place so that the
 //! planner itself stays a pure function.
 
+pub mod accounts;
 pub mod network;
 
 use std::collections::BTreeSet;
@@ -8,6 +9,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+pub use accounts::AccountFacts;
 pub use network::NetworkFacts;
 
 use crate::model::Customization;
@@ -31,6 +33,8 @@ pub struct RootFacts {
     pub has_etc_timezone: bool,
     /// What the root's network looks like (devices, stack).
     pub network: NetworkFacts,
+    /// Accounts: passwd, shadow, salt and the SSH key user's home (only what `c` needs).
+    pub accounts: AccountFacts,
 }
 
 impl RootFacts {
@@ -54,6 +58,7 @@ impl RootFacts {
             debian_family: root.is_file(Path::new("/etc/debian_version")),
             has_etc_timezone: root.is_file(Path::new("/etc/timezone")),
             network: NetworkFacts::gather(root)?,
+            accounts: AccountFacts::gather(root, &c.identity)?,
         })
     }
 }

@@ -127,9 +127,12 @@ pub fn adjtime_with(current: Option<&str>, clock: HardwareClock) -> String {
 mod tests {
     use super::*;
 
+    /// (case, current /etc/hosts, short name, fqdn, expected /etc/hosts)
+    type HostsCase<'a> = (&'a str, Option<&'a str>, &'a str, Option<&'a str>, &'a str);
+
     #[test]
     fn hosts_cases() {
-        let cases: &[(&str, Option<&str>, &str, Option<&str>, &str)] = &[
+        let cases: &[HostsCase] = &[
             (
                 "no file yet",
                 None,

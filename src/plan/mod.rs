@@ -4,6 +4,8 @@
 
 pub mod identity;
 pub mod network;
+pub mod password;
+pub mod ssh_keys;
 
 use std::path::PathBuf;
 
@@ -46,6 +48,27 @@ pub enum Action {
         /// Why it is moved.
         purpose: &'static str,
     },
+    /// Make `path` a regular file owned by `uid`:`gid`, in a parent directory that is made
+    /// (or set to) `dir_mode` with the same owner. Used for files a user owns, such as
+    /// `~/.ssh/authorized_keys`; refused if the parent directory is a symlink.
+    WriteUserFile {
+        /// Where, inside the root.
+        path: PathBuf,
+        /// Permission bits of the file.
+        #[serde(serialize_with = "octal")]
+        mode: u32,
+        /// Permission bits of the parent directory.
+        #[serde(serialize_with = "octal")]
+        dir_mode: u32,
+        /// Owner of the file and its directory.
+        uid: u32,
+        /// Group of the file and its directory.
+        gid: u32,
+        /// The new contents.
+        contents: Contents,
+        /// What this file is for.
+        purpose: &'static str,
+    },
     /// Make `path` a symbolic link to `target`.
     Symlink {
         /// Where, inside the root.
@@ -61,7 +84,9 @@ impl Action {
     /// The path this action changes.
     pub fn path(&self) -> &std::path::Path {
         match self {
-            Action::WriteFile { path, .. } | Action::Symlink { path, .. } => path,
+            Action::WriteFile { path, .. }
+            | Action::WriteUserFile { path, .. }
+            | Action::Symlink { path, .. } => path,
             Action::Rename { from, .. } => from,
         }
     }
@@ -70,6 +95,7 @@ impl Action {
     pub fn purpose(&self) -> &'static str {
         match self {
             Action::WriteFile { purpose, .. }
+            | Action::WriteUserFile { purpose, .. }
             | Action::Symlink { purpose, .. }
             | Action::Rename { purpose, .. } => purpose,
         }
@@ -148,6 +174,32 @@ pub enum PlanError {
     /// The network configuration cannot be rendered for this root.
     #[error(transparent)]
     Network(#[from] network::NetworkError),
+    /// An account file the customization needs is missing from the root.
+    #[error("{path} does not exist in the target root; it is needed for {need}")]
+    MissingAccountFile {
+        /// The missing file.
+        path: &'static str,
+        /// What needs it.
+        need: &'static str,
+    },
+    /// The shadow file has no line for root, so there is no password to set.
+    #[error(
+        "{path} in the target root has no entry for root; add a root line \
+         (root:*:1:0:99999:7:::) or remove the password from the spec"
+    )]
+    NoRootInShadow {
+        /// The shadow file.
+        path: &'static str,
+    },
+    /// Facts were gathered without a salt although a new hash is needed.
+    #[error(
+        "no random salt was gathered for the new password hash; \
+         gather the root's facts for this customization before planning"
+    )]
+    NoSalt,
+    /// The SSH keys cannot be installed for the configured user.
+    #[error(transparent)]
+    SshKeys(#[from] ssh_keys::SshKeyError),
 }
 
 /// Choices that change how a customization is carried out, not what it means.
@@ -160,6 +212,10 @@ pub struct PlanOptions {
 /// Plans everything `c` asks for against a root described by `facts`.
 pub fn plan(c: &Customization, facts: &RootFacts, opts: &PlanOptions) -> Result<Plan, PlanError> {
     let mut actions = identity::plan_identity(&c.identity, facts)?;
+    if let Some(pw) = &c.identity.root_password {
+        actions.extend(password::plan_password(pw, &facts.accounts)?);
+    }
+    actions.extend(ssh_keys::plan_ssh_keys(&c.identity, &facts.accounts)?);
     if let Some(net) = &c.network {
         actions.extend(network::plan_network(net, &facts.network, opts.renderer)?);
     }

@@ -50,6 +50,7 @@ pub fn customization(spec: &Spec) -> Customization {
                 password: password.root.clone(),
                 expire: password.reset,
             }),
+            ..Default::default()
         },
         network: spec.nics.as_ref().map(|nics| network(nics, spec)),
         custom_script: spec.custom_script.as_ref().map(|s| s.as_str().to_string()),

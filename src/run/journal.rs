@@ -1,0 +1,123 @@
+//! The journal of a customization in progress: which steps are complete, on disk, so that
+//! a run killed at any point resumes where it stopped and ends where an uninterrupted run
+//! would have ended.
+
+use std::collections::BTreeSet;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// The steps of one customization, in the order they happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Step {
+    /// The pre-customization script ran successfully.
+    PreScript,
+    /// The plan (identity, network, password) was applied.
+    Applied,
+    /// The post-customization script was handed to the late stage.
+    PostScheduled,
+    /// The marker file for MARKER-ID was written.
+    Marker,
+    /// The NIC-connect handshake ran.
+    Nics,
+    /// The final state was sent to the host.
+    Reported,
+}
+
+impl Step {
+    /// The step's name in the journal file.
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::PreScript => "pre-script",
+            Step::Applied => "applied",
+            Step::PostScheduled => "post-scheduled",
+            Step::Marker => "marker",
+            Step::Nics => "nics",
+            Step::Reported => "reported",
+        }
+    }
+
+    /// All steps in order.
+    pub const ALL: [Step; 6] = [
+        Step::PreScript,
+        Step::Applied,
+        Step::PostScheduled,
+        Step::Marker,
+        Step::Nics,
+        Step::Reported,
+    ];
+
+    /// The step with this journal name.
+    pub fn from_name(name: &str) -> Option<Step> {
+        Step::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+/// Completed steps, appended one line each and fsynced before the next step starts.
+#[derive(Debug)]
+pub struct Journal {
+    path: PathBuf,
+    done: BTreeSet<Step>,
+}
+
+impl Journal {
+    /// Opens (or starts) the journal at `path`. Unknown lines (a torn last line after a
+    /// crash) are ignored, so the step they stood for is simply done again.
+    pub fn open(path: &Path) -> io::Result<Journal> {
+        let text = match fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(e),
+        };
+        Ok(Journal {
+            path: path.to_path_buf(),
+            done: text.lines().filter_map(Step::from_name).collect(),
+        })
+    }
+
+    /// Whether `step` completed in this or an earlier run.
+    pub fn is_done(&self, step: Step) -> bool {
+        self.done.contains(&step)
+    }
+
+    /// Records `step` as complete, durably.
+    pub fn record(&mut self, step: Step) -> io::Result<()> {
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&self.path)?;
+        writeln!(f, "{}", step.name())?;
+        f.sync_all()?;
+        self.done.insert(step);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_survive_reopening_and_torn_lines_are_ignored() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("journal");
+        let mut j = Journal::open(&p).unwrap();
+        assert!(!j.is_done(Step::Applied));
+        j.record(Step::PreScript).unwrap();
+        j.record(Step::Applied).unwrap();
+        let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+        write!(f, "mark").unwrap();
+        let j = Journal::open(&p).unwrap();
+        assert!(j.is_done(Step::PreScript) && j.is_done(Step::Applied));
+        assert!(!j.is_done(Step::Marker));
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for s in Step::ALL {
+            assert_eq!(Step::from_name(s.name()), Some(s));
+        }
+    }
+}

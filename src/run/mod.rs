@@ -1,0 +1,168 @@
+//! `vmcust run`: the boot-time engine — wait for the customization, apply it once per
+//! instance, report to vCenter, survive kills and reboots.
+//!
+//! Two stages, run by two systemd units (see `docs/boot.md`): `early` before networking
+//! (identity, network, password, pre-customization script, NIC connect, final state) and
+//! `late` after the network is online (post-customization script, user-data).
+
+pub mod early;
+pub mod journal;
+pub mod late;
+pub mod raw;
+pub mod state;
+pub mod stop;
+pub mod wait;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::host::platform::Platform;
+use crate::host::GuestRpc;
+use crate::model::Customization;
+use crate::report::NicTiming;
+use crate::root::Root;
+use crate::scripts::run::{run_script_blocking, Limits, Outcome, Phase};
+use crate::settings::Settings;
+
+/// The two boot stages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Stage {
+    /// Before networking: identity, network, password, pre-script, report.
+    Early,
+    /// After the network is online: post-script, user-data.
+    Late,
+}
+
+/// How a stage ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ending {
+    /// There was nothing to do (no customization, or it is not ours to do).
+    Nothing,
+    /// A customization was carried out and reported.
+    Done,
+    /// A customization failed; it was reported and nothing half-done was left.
+    Failed(String),
+    /// SIGTERM arrived; progress is journaled and the next boot resumes.
+    Interrupted,
+}
+
+/// Everything a stage works with.
+pub struct Context<'a> {
+    /// The system being customized.
+    pub root: Root,
+    /// The host.
+    pub rpc: &'a mut dyn GuestRpc,
+    /// The settings file's values.
+    pub settings: Settings,
+    /// Set by SIGTERM.
+    pub stop: &'a AtomicBool,
+    /// Attempts and waits of the NIC handshake (shortened in tests).
+    pub nic_timing: NicTiming,
+    /// DMI facts (default instance id).
+    pub platform: Platform,
+    /// Why the IMC spec is left to a real cloud-init, if it is.
+    pub step_aside: Option<String>,
+}
+
+impl Context<'_> {
+    /// Whether SIGTERM arrived.
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::SeqCst)
+    }
+
+    /// The instance id when the source names none: the lower-cased DMI product UUID.
+    pub fn default_instance_id(&self) -> String {
+        self.platform
+            .default_instance_id()
+            .unwrap_or_else(|| "iid-vmcust".to_string())
+    }
+
+    /// Sets the running kernel's host name too, when customizing the running system, so
+    /// that DHCP and logs use the new name from the start.
+    pub fn apply_live_hostname(&self, c: &Customization) {
+        let Some(name) = &c.identity.host_name else {
+            return;
+        };
+        if self.root.path() != Path::new("/") {
+            return;
+        }
+        if let Err(e) = nix::unistd::sethostname(name) {
+            tracing::warn!("could not set the running host name to {name}: {e}");
+        }
+    }
+}
+
+/// Runs `stage`.
+pub fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
+    match stage {
+        Stage::Early => early::run(ctx),
+        Stage::Late => late::run(ctx),
+    }
+}
+
+/// How a script run ended, as the stages need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptEnd {
+    /// Exit status 0.
+    Succeeded,
+    /// Anything else; the reason is for people and for the host's `@message`.
+    Failed(String),
+    /// SIGTERM: the script's group was stopped; the step is to be done again.
+    Interrupted,
+}
+
+/// Runs a staged script for `phase` with the settings' timeout; the whole process group
+/// is killed on timeout or SIGTERM.
+pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
+    let limits = Limits {
+        timeout: ctx.settings.script_timeout,
+        ..Limits::default()
+    };
+    match run_script_blocking(script, phase, limits, ctx.stop) {
+        Ok(run) => match run.outcome {
+            Outcome::Exited(0) => ScriptEnd::Succeeded,
+            Outcome::Cancelled => ScriptEnd::Interrupted,
+            Outcome::Exited(code) => {
+                ScriptEnd::Failed(format!("{} script exited with status {code}", phase.name()))
+            }
+            Outcome::Signalled(sig) => ScriptEnd::Failed(format!(
+                "{} script was killed by signal {sig}",
+                phase.name()
+            )),
+            Outcome::TimedOut => ScriptEnd::Failed(format!(
+                "{} script ran longer than {} s and was stopped",
+                phase.name(),
+                limits.timeout.as_secs()
+            )),
+        },
+        Err(e) => ScriptEnd::Failed(e.to_string()),
+    }
+}
+
+/// Sleeps for `d` unless `stop` is set first; returns false when interrupted.
+pub fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
+    let end = Instant::now() + d;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(Duration::from_millis(50)));
+    }
+}
+
+/// Environment variable naming a journal step after which the process kills itself with
+/// SIGKILL: the tests' way to stop a run at every step exactly as a power cut would.
+pub const CRASH_AFTER_ENV: &str = "VMCUST_TEST_CRASH_AFTER";
+
+/// Called right after each journal step is recorded (see [`CRASH_AFTER_ENV`]).
+pub fn crash_point(step: journal::Step) {
+    if std::env::var(CRASH_AFTER_ENV).is_ok_and(|v| v == step.name()) {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
+    }
+}

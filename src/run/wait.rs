@@ -1,0 +1,158 @@
+//! Waiting for open-vm-tools to drop `cust.cfg`, with inotify rather than polling.
+//!
+//! Tools copies the package files into `/var/run/vmware-imc` and renames `cust.cfg` into
+//! place last, so the moment `cust.cfg` exists the whole set is there. cloud-init checks
+//! every 5 s; an inotify watch wakes us within milliseconds of the rename.
+
+use std::os::fd::AsFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::poll::{poll, PollFd, PollFlags, PollTimeout};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify, WatchDescriptor};
+
+/// How often a wait looks at the stop flag and reports progress even without events.
+const SLICE: Duration = Duration::from_millis(100);
+/// How often progress is logged while waiting.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// How a wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    /// The file is there; it took this long.
+    Found(Duration),
+    /// The maximum passed without the file.
+    TimedOut,
+    /// `stop` was set (SIGTERM).
+    Interrupted,
+}
+
+/// Waits until `path` is a regular file, for at most `max`. With `max` zero the file is
+/// looked for once, without waiting. `stop` is checked at least every 100 ms.
+pub fn wait_for_file(path: &Path, max: Duration, stop: &AtomicBool) -> std::io::Result<Waited> {
+    let start = Instant::now();
+    let deadline = start + max;
+    let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
+    let mut watched: Option<(PathBuf, WatchDescriptor)> = None;
+    let mut next_progress = start + PROGRESS_EVERY;
+    loop {
+        // Watch first, then look: a file created in between still wakes the poll.
+        let anchor = nearest_existing_dir(path);
+        if watched.as_ref().map(|(p, _)| p) != Some(&anchor) {
+            if let Some((_, wd)) = watched.take() {
+                let _ = inotify.rm_watch(wd);
+            }
+            let flags = AddWatchFlags::IN_CREATE
+                | AddWatchFlags::IN_MOVED_TO
+                | AddWatchFlags::IN_CLOSE_WRITE;
+            watched = Some((anchor.clone(), inotify.add_watch(&anchor, flags)?));
+        }
+        if path.is_file() {
+            return Ok(Waited::Found(start.elapsed()));
+        }
+        if stop.load(Ordering::SeqCst) {
+            return Ok(Waited::Interrupted);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(Waited::TimedOut);
+        }
+        if now >= next_progress {
+            tracing::info!(
+                "waiting for {} ({} s of at most {} s)",
+                path.display(),
+                start.elapsed().as_secs(),
+                max.as_secs()
+            );
+            next_progress += PROGRESS_EVERY;
+        }
+        let slice = (deadline - now).min(SLICE);
+        let timeout = PollTimeout::try_from(slice).unwrap_or(PollTimeout::ZERO);
+        let mut fds = [PollFd::new(inotify.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, timeout) {
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+        match inotify.read_events() {
+            Ok(_) | Err(Errno::EAGAIN) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// The deepest directory on the way to `path` that exists now (ending at `/`).
+fn nearest_existing_dir(path: &Path) -> PathBuf {
+    let mut dir = path.parent().unwrap_or(Path::new("/"));
+    while !dir.is_dir() {
+        match dir.parent() {
+            Some(p) => dir = p,
+            None => break,
+        }
+    }
+    dir.to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread;
+
+    #[test]
+    fn finds_a_file_that_is_already_there_even_with_zero_wait() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("cust.cfg"), "").unwrap();
+        let got = wait_for_file(
+            &d.path().join("cust.cfg"),
+            Duration::ZERO,
+            &AtomicBool::new(false),
+        );
+        assert!(matches!(got.unwrap(), Waited::Found(_)));
+    }
+
+    #[test]
+    fn times_out_after_the_maximum() {
+        let d = tempfile::tempdir().unwrap();
+        let t = Instant::now();
+        let got = wait_for_file(
+            &d.path().join("cust.cfg"),
+            Duration::from_millis(300),
+            &AtomicBool::new(false),
+        );
+        assert_eq!(got.unwrap(), Waited::TimedOut);
+        assert!(t.elapsed() >= Duration::from_millis(300));
+        assert!(t.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn wakes_on_a_rename_into_a_directory_created_later() {
+        let d = tempfile::tempdir().unwrap();
+        let imc = d.path().join("run/vmware-imc");
+        let target = imc.join("cust.cfg");
+        let writer = {
+            let imc = imc.clone();
+            thread::spawn(move || {
+                thread::sleep(Duration::from_millis(300));
+                std::fs::create_dir_all(&imc).unwrap();
+                std::fs::write(imc.join("cust.cfg.tmp"), "[MISC]\n").unwrap();
+                std::fs::rename(imc.join("cust.cfg.tmp"), imc.join("cust.cfg")).unwrap();
+                Instant::now()
+            })
+        };
+        let got = wait_for_file(&target, Duration::from_secs(10), &AtomicBool::new(false));
+        let seen = Instant::now();
+        let renamed = writer.join().unwrap();
+        assert!(matches!(got.unwrap(), Waited::Found(_)));
+        // React within the poll slice at worst; inotify usually makes it ~immediate.
+        assert!(seen.duration_since(renamed) < Duration::from_millis(150));
+    }
+
+    #[test]
+    fn stop_interrupts_the_wait() {
+        let d = tempfile::tempdir().unwrap();
+        let stop = AtomicBool::new(true);
+        let got = wait_for_file(&d.path().join("x"), Duration::from_secs(30), &stop);
+        assert_eq!(got.unwrap(), Waited::Interrupted);
+    }
+}

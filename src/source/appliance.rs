@@ -1,0 +1,328 @@
+//! Appliance property mapping: OVA authors name their own OVF properties
+//! (`guestinfo.hostname`, `ip0`, `netmask0`, `gateway`, `dns`, …). A small file,
+//! `/etc/vmcust/ovf-properties.conf`, maps those keys onto vmcust's fields so an appliance
+//! is customized with no script:
+//!
+//! ```ini
+//! [properties]
+//! hostname = guestinfo.hostname
+//! ipv4-address = ip0
+//! ipv4-netmask = netmask0
+//! ipv4-gateway = gateway
+//! dns-servers = dns
+//! ```
+//!
+//! The fields are listed in [`FIELDS`]; `docs/ovf-appliances.md` explains each.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use ipnet::Ipv4Net;
+use vmcust_ovf::Environment;
+
+use super::metadata::split_hostname;
+use super::ovf::OvfSourceError;
+use crate::model::{
+    Customization, Dns, Interface, Ipv4Config, Ipv6Config, MacAddr, Network, RootPassword, Route,
+    Secret,
+};
+
+/// Where the mapping lives under the root.
+pub const MAPPING_PATH: &str = "/etc/vmcust/ovf-properties.conf";
+
+/// The fields an appliance property can be mapped to.
+pub const FIELDS: &[&str] = &[
+    "instance-id",
+    "hostname",
+    "domain",
+    "time-zone",
+    "root-password",
+    "ssh-keys",
+    "mac",
+    "ipv4-address",
+    "ipv4-netmask",
+    "ipv4-gateway",
+    "dns-servers",
+    "dns-search",
+];
+
+/// Metric of the default route an appliance mapping creates (the same as a spec's first).
+const DEFAULT_METRIC: u32 = 100;
+
+/// Field → the appliance's property key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PropertyMap {
+    entries: Vec<(String, String)>,
+}
+
+impl PropertyMap {
+    /// Parses the mapping file. Unknown fields and lines outside `[properties]` are errors
+    /// naming the line, so a typo cannot silently drop a setting.
+    pub fn parse(text: &str) -> Result<PropertyMap, String> {
+        let mut entries = Vec::new();
+        let mut in_section = false;
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.trim();
+            let n = i + 1;
+            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+                continue;
+            }
+            if line.starts_with('[') {
+                in_section = line == "[properties]";
+                if !in_section {
+                    return Err(format!(
+                        "line {n}: unknown section {line}; use [properties]"
+                    ));
+                }
+                continue;
+            }
+            if !in_section {
+                return Err(format!("line {n}: mappings go under a [properties] header"));
+            }
+            let Some((field, key)) = line.split_once('=') else {
+                return Err(format!("line {n}: expected `field = property-key`"));
+            };
+            let (field, key) = (field.trim(), key.trim());
+            if !FIELDS.contains(&field) {
+                return Err(format!(
+                    "line {n}: unknown field {field:?}; use one of {}",
+                    FIELDS.join(", ")
+                ));
+            }
+            if key.is_empty() {
+                return Err(format!("line {n}: {field} maps to no property key"));
+            }
+            entries.push((field.to_string(), key.to_string()));
+        }
+        Ok(PropertyMap { entries })
+    }
+
+    /// The mapped property's (trimmed, non-empty) value for `field`, with its key.
+    fn get<'e>(&self, env: &'e Environment, field: &str) -> Option<(&str, &'e str)> {
+        let (_, key) = self.entries.iter().find(|(f, _)| f == field)?;
+        let value = env.property(key)?.trim();
+        (!value.is_empty()).then_some((key.as_str(), value))
+    }
+
+    /// Sets the mapped fields of `c` from `env`'s properties.
+    pub fn apply(
+        &self,
+        env: &Environment,
+        c: &mut Customization,
+        warnings: &mut Vec<String>,
+    ) -> Result<(), OvfSourceError> {
+        let bad = |key: &str, detail: String| OvfSourceError::Property {
+            key: key.to_string(),
+            detail,
+        };
+        if let Some((_, v)) = self.get(env, "instance-id") {
+            c.instance_id = Some(v.to_string());
+        }
+        if let Some((_, v)) = self.get(env, "hostname") {
+            let (short, domain) = split_hostname(v);
+            c.identity.host_name = Some(short);
+            if domain.is_some() {
+                c.identity.domain = domain;
+            }
+        }
+        if let Some((_, v)) = self.get(env, "domain") {
+            c.identity.domain = Some(v.to_string());
+        }
+        if let Some((_, v)) = self.get(env, "time-zone") {
+            c.identity.time_zone = Some(v.to_string());
+        }
+        if let Some((_, v)) = self.get(env, "root-password") {
+            c.identity.root_password = Some(RootPassword {
+                password: Some(Secret::new(v.to_string())),
+                expire: false,
+            });
+        }
+        if let Some((_, v)) = self.get(env, "ssh-keys") {
+            c.identity.ssh_authorized_keys = v
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect();
+        }
+        let wants_network = ["ipv4-address", "ipv4-gateway", "dns-servers", "dns-search"]
+            .iter()
+            .any(|f| self.entries.iter().any(|(e, _)| e == f));
+        if !wants_network {
+            return Ok(());
+        }
+        let mac = match self.get(env, "mac") {
+            Some((key, v)) => v.parse::<MacAddr>().map_err(|e| bad(key, e.to_string()))?,
+            None => match env.adapters.first() {
+                Some(a) => a
+                    .mac
+                    .parse::<MacAddr>()
+                    .map_err(|e| bad("ve:EthernetAdapterSection", format!("adapter mac: {e}")))?,
+                None => {
+                    warnings.push(
+                        "the network properties are mapped but no MAC is known: map a `mac` \
+                         property or deploy with the VMware OVF environment transport"
+                            .to_string(),
+                    );
+                    return Ok(());
+                }
+            },
+        };
+        let ipv4 = match self.get(env, "ipv4-address") {
+            None => Ipv4Config::Dhcp,
+            Some((key, v)) => {
+                let netmask = self.get(env, "ipv4-netmask");
+                Ipv4Config::Static(vec![ipv4_net(key, v, netmask).map_err(|d| bad(key, d))?])
+            }
+        };
+        let mut routes = Vec::new();
+        if let Some((key, v)) = self.get(env, "ipv4-gateway") {
+            let via: Ipv4Addr = v
+                .parse()
+                .map_err(|_| bad(key, "not an ipv4 address".to_string()))?;
+            routes.push(Route {
+                to: "0.0.0.0/0".parse().expect("valid prefix"),
+                via: IpAddr::V4(via),
+                metric: Some(DEFAULT_METRIC),
+            });
+        }
+        let mut dns = Dns::default();
+        if let Some((key, v)) = self.get(env, "dns-servers") {
+            for s in list(v) {
+                dns.servers.push(s.parse().map_err(|_| {
+                    bad(
+                        key,
+                        format!("{s:?} is not an ip address; use a comma-separated list"),
+                    )
+                })?);
+            }
+        }
+        if let Some((_, v)) = self.get(env, "dns-search") {
+            dns.search = list(v).map(str::to_string).collect();
+        }
+        let dhcp_dns = dns.is_empty();
+        c.network = Some(Network {
+            interfaces: vec![Interface {
+                id: "ovf0".to_string(),
+                mac,
+                ipv4,
+                ipv6: Ipv6Config::Auto,
+                routes,
+                dns: Dns::default(),
+                dhcp_dns,
+                start_on_boot: true,
+            }],
+            dns,
+        });
+        Ok(())
+    }
+}
+
+/// Items of a comma- or space-separated list.
+fn list(v: &str) -> impl Iterator<Item = &str> {
+    v.split([',', ' ', ';'])
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+}
+
+/// `10.0.0.5/24`, or `10.0.0.5` with a netmask property (dotted or prefix length).
+fn ipv4_net(key: &str, v: &str, netmask: Option<(&str, &str)>) -> Result<Ipv4Net, String> {
+    if let Ok(net) = v.parse::<Ipv4Net>() {
+        return Ok(net);
+    }
+    let addr: Ipv4Addr = v
+        .parse()
+        .map_err(|_| format!("{key}: not an ipv4 address such as 10.0.0.5 or 10.0.0.5/24"))?;
+    let prefix = match netmask {
+        Some((mkey, m)) => vmcust_imc::ipv4_prefix(m).map_err(|e| format!("{mkey}: {e}"))?,
+        None => 32,
+    };
+    Ipv4Net::new(addr, prefix).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAP: &str = "# appliance\n[properties]\nhostname = guestinfo.hostname\n\
+        ipv4-address = ip0\nipv4-netmask = netmask0\nipv4-gateway = gateway\n\
+        dns-servers = dns\ndns-search = searchpath\ntime-zone = tz\n";
+
+    fn env(props: &str) -> Environment {
+        let xml = format!(
+            "<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
+             xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\" \
+             xmlns:ve=\"http://www.vmware.com/schema/ovfenv\"><PropertySection>{props}</PropertySection>\
+             <ve:EthernetAdapterSection><ve:Adapter ve:mac=\"00:50:56:aa:bb:cc\" ve:network=\"VM Network\" ve:unitNumber=\"7\"/></ve:EthernetAdapterSection></Environment>"
+        );
+        vmcust_ovf::parse(xml.as_bytes()).unwrap()
+    }
+
+    fn prop(k: &str, v: &str) -> String {
+        format!("<Property oe:key=\"{k}\" oe:value=\"{v}\"/>")
+    }
+
+    #[test]
+    fn a_static_appliance() {
+        let map = PropertyMap::parse(MAP).unwrap();
+        let e = env(&[
+            prop("guestinfo.hostname", "appliance.example.com"),
+            prop("ip0", "10.1.2.3"),
+            prop("netmask0", "255.255.255.0"),
+            prop("gateway", "10.1.2.1"),
+            prop("dns", "10.1.2.53, 10.1.2.54"),
+            prop("searchpath", "example.com"),
+            prop("tz", "Europe/Berlin"),
+        ]
+        .concat());
+        let mut c = Customization::default();
+        let mut w = Vec::new();
+        map.apply(&e, &mut c, &mut w).unwrap();
+        assert_eq!(c.identity.host_name.as_deref(), Some("appliance"));
+        assert_eq!(c.identity.domain.as_deref(), Some("example.com"));
+        assert_eq!(c.identity.time_zone.as_deref(), Some("Europe/Berlin"));
+        let net = c.network.unwrap();
+        let i = &net.interfaces[0];
+        assert_eq!(i.mac.to_string(), "00:50:56:aa:bb:cc");
+        assert_eq!(
+            i.ipv4,
+            Ipv4Config::Static(vec!["10.1.2.3/24".parse().unwrap()])
+        );
+        assert_eq!(i.routes[0].via.to_string(), "10.1.2.1");
+        assert_eq!(net.dns.servers.len(), 2);
+        assert!(!i.dhcp_dns);
+    }
+
+    #[test]
+    fn empty_address_means_dhcp() {
+        let map = PropertyMap::parse(MAP).unwrap();
+        let mut c = Customization::default();
+        map.apply(&env(&prop("ip0", "")), &mut c, &mut Vec::new())
+            .unwrap();
+        assert_eq!(c.network.unwrap().interfaces[0].ipv4, Ipv4Config::Dhcp);
+    }
+
+    #[test]
+    fn bad_values_and_bad_files_are_errors() {
+        let map = PropertyMap::parse(MAP).unwrap();
+        let err = map
+            .apply(
+                &env(&prop("ip0", "10.1.2.300")),
+                &mut Customization::default(),
+                &mut Vec::new(),
+            )
+            .unwrap_err();
+        assert!(err.to_string().contains("ip0"), "{err}");
+        for (text, needle) in [
+            ("hostname = x\n", "line 1: mappings go under"),
+            ("[props]\n", "unknown section"),
+            ("[properties]\nhostnme = x\n", "unknown field \"hostnme\""),
+            (
+                "[properties]\nhostname\n",
+                "expected `field = property-key`",
+            ),
+        ] {
+            let err = PropertyMap::parse(text).unwrap_err();
+            assert!(err.contains(needle), "{text:?}: {err}");
+        }
+    }
+}

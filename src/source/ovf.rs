@@ -1,0 +1,182 @@
+//! The OVF environment (`ovf-env.xml`) as a [`Customization`]: the properties cloud-init
+//! reads (reference §6.5) plus an appliance's own property names through a mapping file
+//! (see [`super::appliance`]).
+
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+use base64::engine::DecodePaddingMode;
+use base64::Engine;
+use vmcust_ovf::Environment;
+
+use super::appliance::PropertyMap;
+use super::metadata::split_hostname;
+use super::netconfig;
+use crate::model::{Customization, Identity, RootPassword, Secret};
+
+/// Why an OVF environment cannot be used. Messages name the property, never its value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OvfSourceError {
+    /// `network-config` is neither base64 of YAML nor YAML.
+    #[error("ovf property network-config: {0}; give base64 of a netplan v2 or v1 network config")]
+    NetworkConfig(String),
+    /// A mapped appliance property has a bad value.
+    #[error("ovf property {key}: {detail}")]
+    Property {
+        /// The appliance's property key.
+        key: String,
+        /// What is wrong and what is accepted.
+        detail: String,
+    },
+}
+
+/// What the OVF environment asks for.
+#[derive(Debug, Clone, Default)]
+pub struct OvfData {
+    /// The customization (identity, network, instance id).
+    pub customization: Customization,
+    /// User-data from the `user-data` property (base64-decoded when it is base64).
+    pub userdata: Option<Vec<u8>>,
+    /// `seedfrom`, if given (only local `file://` seeds are read).
+    pub seedfrom: Option<String>,
+    /// Things ignored or assumed, for the user.
+    pub warnings: Vec<String>,
+}
+
+/// Lenient base64 as cloud-init uses for OVF properties: whitespace is ignored and padding
+/// is optional.
+const LENIENT: GeneralPurpose = GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
+
+fn lenient_base64(text: &str) -> Option<Vec<u8>> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.is_empty() {
+        return None;
+    }
+    LENIENT.decode(compact).ok()
+}
+
+/// Reads the environment's properties into a customization. `map` adds an appliance's own
+/// property names (`guestinfo.hostname`, `ip0`, …).
+pub fn from_environment(
+    env: &Environment,
+    map: Option<&PropertyMap>,
+) -> Result<OvfData, OvfSourceError> {
+    let prop = |k: &str| env.property(k).map(str::trim).filter(|v| !v.is_empty());
+    let mut data = OvfData::default();
+    let mut c = Customization {
+        instance_id: prop("instance-id").map(str::to_string),
+        ..Default::default()
+    };
+    // The later of `hostname` and `local-hostname` in the document wins, as cloud-init.
+    let host = env
+        .properties
+        .iter()
+        .rev()
+        .find(|p| (p.key == "hostname" || p.key == "local-hostname") && !p.value.trim().is_empty())
+        .map(|p| p.value.trim().to_string());
+    if let Some(h) = host {
+        let (short, domain) = split_hostname(&h);
+        c.identity = Identity {
+            host_name: Some(short),
+            domain,
+            ..Default::default()
+        };
+    }
+    if let Some(keys) = prop("public-keys") {
+        c.identity.ssh_authorized_keys = keys
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect();
+    }
+    if let Some(pw) = env.property("password").filter(|p| !p.is_empty()) {
+        c.identity.root_password = Some(RootPassword {
+            password: Some(Secret::new(pw.to_string())),
+            expire: false,
+        });
+    }
+    if let Some(ud) = prop("user-data") {
+        data.userdata = Some(lenient_base64(ud).unwrap_or_else(|| ud.as_bytes().to_vec()));
+    }
+    if let Some(nc) = prop("network-config") {
+        let text = match lenient_base64(nc).map(String::from_utf8) {
+            Some(Ok(t)) => t,
+            // Not base64: take it as YAML text (cloud-init would ignore it).
+            _ => nc.to_string(),
+        };
+        let value: serde_norway::Value = serde_norway::from_str(&text)
+            .map_err(|e| OvfSourceError::NetworkConfig(format!("not yaml: {e}")))?;
+        let translated =
+            netconfig::translate(&value).map_err(|e| OvfSourceError::NetworkConfig(e.0))?;
+        data.warnings.extend(translated.warnings);
+        c.network = translated.network;
+    }
+    data.seedfrom = prop("seedfrom").map(str::to_string);
+    if let Some(map) = map {
+        map.apply(env, &mut c, &mut data.warnings)?;
+    }
+    data.customization = c;
+    Ok(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(props: &[(&str, &str)]) -> Environment {
+        let mut xml = String::from(
+            "<?xml version=\"1.0\"?><Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
+             xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\"><PropertySection>",
+        );
+        for (k, v) in props {
+            xml.push_str(&format!("<Property oe:key=\"{k}\" oe:value=\"{v}\"/>"));
+        }
+        xml.push_str("</PropertySection></Environment>");
+        vmcust_ovf::parse(xml.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn cloud_init_properties() {
+        let ud = LENIENT.encode("#!/bin/sh\necho hello world\n");
+        let e = env(&[
+            ("user-data", &ud),
+            ("password", "passw0rd"),
+            ("instance-id", "inst-001"),
+            ("hostname", "web.example.com"),
+            ("public-keys", "ssh-ed25519 AAAA a@b"),
+        ]);
+        let d = from_environment(&e, None).unwrap();
+        assert_eq!(d.customization.instance_id.as_deref(), Some("inst-001"));
+        assert_eq!(
+            d.userdata.as_deref(),
+            Some(&b"#!/bin/sh\necho hello world\n"[..])
+        );
+        let id = &d.customization.identity;
+        assert_eq!(id.host_name.as_deref(), Some("web"));
+        assert_eq!(id.domain.as_deref(), Some("example.com"));
+        assert_eq!(id.ssh_authorized_keys, ["ssh-ed25519 AAAA a@b"]);
+        let pw = id.root_password.as_ref().unwrap();
+        assert_eq!(pw.password.as_ref().unwrap().expose(), "passw0rd");
+        assert!(!format!("{d:?}").contains("passw0rd"));
+    }
+
+    #[test]
+    fn user_data_that_is_not_base64_is_kept_as_text() {
+        let d = from_environment(&env(&[("user-data", "my-user-data")]), None).unwrap();
+        assert_eq!(d.userdata.as_deref(), Some(&b"my-user-data"[..]));
+    }
+
+    #[test]
+    fn network_config_base64_or_plain() {
+        let yaml = "network:\n  version: 2\n  ethernets:\n    nic0:\n      match:\n        macaddress: '00:50:56:01:02:03'\n      dhcp4: true\n";
+        for value in [LENIENT.encode(yaml), yaml.replace('\n', "&#10;")] {
+            let d = from_environment(&env(&[("network-config", &value)]), None).unwrap();
+            let net = d.customization.network.expect("network");
+            assert_eq!(net.interfaces[0].mac.to_string(), "00:50:56:01:02:03");
+        }
+        let err = from_environment(&env(&[("network-config", "{{{")]), None).unwrap_err();
+        assert!(err.to_string().contains("network-config"), "{err}");
+    }
+}
