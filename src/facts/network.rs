@@ -1,13 +1,17 @@
-//! Facts about the root's networking: its devices by MAC and the network stack it runs.
+//! Facts about the root's networking: its devices by MAC, which network stack it runs,
+//! the configuration files already there, and who manages `/etc/resolv.conf`.
+//!
+//! Gathering is all I/O; deciding what to do with these facts is the planner's job
+//! (`plan::network::detect` and friends), which stays pure.
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
 use crate::model::MacAddr;
-use crate::root::Root;
+use crate::root::{Existing, Root};
 
 /// What the planner knows about the root's networking.
 #[derive(Debug, Clone, Default)]
@@ -15,16 +19,154 @@ pub struct NetworkFacts {
     /// Network devices by MAC, from the root's `/sys/class/net`; `None` when the root
     /// has no `/sys/class/net` at all (an offline image).
     pub devices: Option<BTreeMap<MacAddr, String>>,
+    /// Which network stacks are installed or enabled.
+    pub stacks: Stacks,
+    /// Configuration files of every stack that may configure an interface, with their
+    /// text (leftovers of the template among them).
+    pub configs: Vec<ConfigFile>,
+    /// The text of `/etc/network/interfaces`, if it exists.
+    pub eni_main: Option<String>,
+    /// What `/etc/resolv.conf` is now.
+    pub resolv_conf: ResolvConf,
 }
+
+/// Which network stacks the root has. "Enabled" means systemd starts the service at
+/// boot: a link in some `/etc/systemd/system/*.wants/` directory.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stacks {
+    /// `/etc/netplan` exists and the netplan tool is installed.
+    pub netplan: bool,
+    /// `NetworkManager.service` is enabled.
+    pub network_manager: bool,
+    /// `systemd-networkd.service` is enabled.
+    pub networkd: bool,
+    /// `/etc/sysconfig/network-scripts` exists (RHEL-style ifcfg files).
+    pub sysconfig: bool,
+    /// `/etc/network/interfaces` exists and `ifup` is installed.
+    pub ifupdown: bool,
+    /// `wicked.service` is enabled (SUSE), a stack vmcust does not write for.
+    pub wicked: bool,
+    /// The `resolvconf` program is installed (it turns ENI `dns-*` lines into
+    /// `/etc/resolv.conf`).
+    pub resolvconf: bool,
+}
+
+/// One existing configuration file and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigFile {
+    /// Path inside the root.
+    pub path: PathBuf,
+    /// Its contents (lossily decoded: only searched for names and MACs).
+    pub text: String,
+}
+
+/// The state of `/etc/resolv.conf`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum ResolvConf {
+    /// It does not exist.
+    #[default]
+    Missing,
+    /// A regular file with this text.
+    File(String),
+    /// A symbolic link to this target (systemd-resolved's stub, NetworkManager's file…).
+    Symlink(PathBuf),
+    /// Something that is neither (a directory): left alone.
+    Other,
+}
+
+/// Which file names in a configuration directory the stack reads.
+type NameFilter = fn(&str) -> bool;
+
+/// Directories whose files configure interfaces, and which file names in them count.
+/// Only the top level is read, as each stack does: backups vmcust moves into a
+/// subdirectory are therefore invisible to the stacks and to the next run.
+const CONFIG_DIRS: &[(&str, NameFilter)] = &[
+    ("/etc/netplan", |n| n.ends_with(".yaml")),
+    ("/etc/NetworkManager/system-connections", |n| {
+        !n.starts_with('.')
+    }),
+    ("/etc/systemd/network", |n| n.ends_with(".network")),
+    ("/etc/sysconfig/network-scripts", |n| {
+        n.starts_with("ifcfg-") && n != "ifcfg-lo"
+    }),
+    ("/etc/network/interfaces.d", |n| !n.starts_with('.')),
+];
 
 impl NetworkFacts {
     /// Reads the network facts of `root`.
     pub fn gather(root: &Root) -> Result<NetworkFacts> {
+        let at = |what: &str| format!("{what} in {}", root.path().display());
         Ok(NetworkFacts {
-            devices: net_devices(root)
-                .with_context(|| format!("listing /sys/class/net in {}", root.path().display()))?,
+            devices: net_devices(root).with_context(|| at("listing /sys/class/net"))?,
+            stacks: stacks(root).with_context(|| at("looking for network stacks"))?,
+            configs: configs(root).with_context(|| at("reading network configuration"))?,
+            eni_main: root
+                .read(Path::new("/etc/network/interfaces"))
+                .with_context(|| at("reading /etc/network/interfaces"))?
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            resolv_conf: resolv_conf(root).with_context(|| at("inspecting /etc/resolv.conf"))?,
         })
     }
+}
+
+fn stacks(root: &Root) -> io::Result<Stacks> {
+    let any_file = |paths: &[&str]| paths.iter().any(|p| root.is_file(Path::new(p)));
+    let enabled = enabled_units(root)?;
+    let is_enabled = |unit: &str| enabled.iter().any(|u| u == unit);
+    Ok(Stacks {
+        netplan: root.is_dir(Path::new("/etc/netplan"))
+            && any_file(&["/usr/sbin/netplan", "/sbin/netplan", "/usr/bin/netplan"]),
+        network_manager: is_enabled("NetworkManager.service"),
+        networkd: is_enabled("systemd-networkd.service"),
+        sysconfig: root.is_dir(Path::new("/etc/sysconfig/network-scripts")),
+        ifupdown: root.is_file(Path::new("/etc/network/interfaces"))
+            && any_file(&["/usr/sbin/ifup", "/sbin/ifup"]),
+        wicked: is_enabled("wicked.service"),
+        resolvconf: any_file(&["/usr/sbin/resolvconf", "/sbin/resolvconf"]),
+    })
+}
+
+/// Unit names linked from any `/etc/systemd/system/*.wants/` directory. The links are
+/// only listed, never followed: in an offline image they point at paths of the image.
+fn enabled_units(root: &Root) -> io::Result<Vec<String>> {
+    let system = Path::new("/etc/systemd/system");
+    let mut units = Vec::new();
+    for dir in root.list_dir(system)? {
+        if dir.ends_with(".wants") {
+            units.extend(root.list_dir(&system.join(dir))?);
+        }
+    }
+    Ok(units)
+}
+
+fn configs(root: &Root) -> io::Result<Vec<ConfigFile>> {
+    let mut out = Vec::new();
+    for (dir, wanted) in CONFIG_DIRS {
+        for name in root.list_dir(Path::new(dir))? {
+            let path = Path::new(dir).join(&name);
+            if !wanted(&name) || !root.is_file(&path) {
+                continue;
+            }
+            if let Some(bytes) = root.read(&path)? {
+                out.push(ConfigFile {
+                    path,
+                    text: String::from_utf8_lossy(&bytes).into_owned(),
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn resolv_conf(root: &Root) -> io::Result<ResolvConf> {
+    Ok(match root.existing(Path::new("/etc/resolv.conf"))? {
+        Existing::Missing => ResolvConf::Missing,
+        Existing::Other => ResolvConf::Other,
+        Existing::Symlink(target) => ResolvConf::Symlink(target),
+        Existing::File { contents, .. } => {
+            ResolvConf::File(String::from_utf8_lossy(&contents).into_owned())
+        }
+    })
 }
 
 /// Maps MAC → device name from `/sys/class/net/*/address`. Physical devices (those with

@@ -1,10 +1,24 @@
-//! Network renderers: the same [`Network`] model written for each network stack.
+//! Network renderers: the same [`Network`] model written for each network stack, plus
+//! what every stack needs around it (choosing the stack, moving fighting configuration
+//! aside, `/etc/resolv.conf`). See `docs/network.md`.
 
+pub mod detect;
+pub mod eni;
 pub mod netplan;
+pub mod networkd;
+pub mod networkmanager;
+pub mod neutralise;
+pub mod resolv;
+pub mod sysconfig;
 
 use super::Action;
 use crate::facts::NetworkFacts;
-use crate::model::{MacAddr, Network};
+use crate::model::{Dns, MacAddr, Network, Route};
+
+/// First line of every file vmcust renders, so people know where it came from; also how
+/// a later run tells its own files from a template's leftovers.
+pub const HEADER: &str = "# Written by vmcust from this VM's customization; \
+a new customization replaces it.\n";
 
 /// Why a network configuration cannot be rendered for this root.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -22,6 +36,16 @@ pub enum NetworkError {
         /// The devices that do exist, for the message.
         known: String,
     },
+    /// The root runs a network stack vmcust cannot write for.
+    #[error(
+        "the root's network is managed by {stack}, which vmcust does not configure; \
+         enable NetworkManager or systemd-networkd in the template, or choose a renderer \
+         with --renderer"
+    )]
+    UnsupportedStack {
+        /// The stack found.
+        stack: &'static str,
+    },
 }
 
 /// The network stacks vmcust can write configuration for.
@@ -30,19 +54,59 @@ pub enum NetworkError {
 pub enum Renderer {
     /// Netplan YAML under `/etc/netplan` (Ubuntu, Debian with netplan.io).
     Netplan,
+    /// systemd-networkd `.network`/`.link` files (Photon OS, minimal systemd systems).
+    Networkd,
+    /// NetworkManager keyfiles (RHEL 8+, Fedora, SLES 16, desktops).
+    #[value(name = "networkmanager")]
+    NetworkManager,
+    /// RHEL-style `ifcfg-*` files under `/etc/sysconfig/network-scripts`.
+    Sysconfig,
+    /// ifupdown's `/etc/network/interfaces` (Debian without netplan).
+    Eni,
+}
+
+impl Renderer {
+    /// The name used on the command line and in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Renderer::Netplan => "netplan",
+            Renderer::Networkd => "networkd",
+            Renderer::NetworkManager => "networkmanager",
+            Renderer::Sysconfig => "sysconfig",
+            Renderer::Eni => "eni",
+        }
+    }
 }
 
 /// Plans the network configuration files for `net` on a root described by `facts`,
-/// for `renderer` or, when `None`, the stack the root uses.
+/// for `renderer` or, when `None`, the stack the root uses. Leftover configuration that
+/// would fight ours is moved aside first, then our files are written, then
+/// `/etc/resolv.conf` if nothing else carries DNS.
 pub fn plan_network(
     net: &Network,
     facts: &NetworkFacts,
     renderer: Option<Renderer>,
 ) -> Result<Vec<Action>, NetworkError> {
     let devices = resolve_devices(net, facts)?;
-    match renderer.unwrap_or(Renderer::Netplan) {
-        Renderer::Netplan => Ok(netplan::render(net, &devices)),
-    }
+    let renderer = match renderer {
+        Some(r) => r,
+        None => detect::detect(&facts.stacks)?,
+    };
+    let mut actions = neutralise::leftovers(net, &devices, &facts.configs);
+    actions.extend(eni::main_file(
+        facts.eni_main.as_deref(),
+        &devices,
+        renderer == Renderer::Eni,
+    ));
+    actions.extend(match renderer {
+        Renderer::Netplan => netplan::render(net, &devices),
+        Renderer::Networkd => networkd::render(net, &devices),
+        Renderer::NetworkManager => networkmanager::render(net, &devices),
+        Renderer::Sysconfig => sysconfig::render(net, &devices),
+        Renderer::Eni => eni::render(net, &devices),
+    });
+    actions.extend(resolv::plan(net, renderer, facts));
+    Ok(actions)
 }
 
 /// The device an interface is configured on.
@@ -85,4 +149,49 @@ pub fn resolve_devices(net: &Network, facts: &NetworkFacts) -> Result<Vec<Device
             },
         })
         .collect()
+}
+
+/// Whether a file's text was written by vmcust (it carries [`HEADER`]).
+pub fn written_by_vmcust(text: &str) -> bool {
+    text.starts_with(HEADER.trim_end())
+}
+
+/// The interface's own DNS first, then the machine-wide settings, without repeats.
+/// Most stacks have no machine-wide DNS of their own, so every renderer puts the
+/// machine-wide part on every interface.
+pub fn merged_dns(own: &Dns, global: &Dns) -> Dns {
+    let mut out = own.clone();
+    for s in &global.servers {
+        if !out.servers.contains(s) {
+            out.servers.push(*s);
+        }
+    }
+    for d in &global.search {
+        if !out.search.contains(d) {
+            out.search.push(d.clone());
+        }
+    }
+    out
+}
+
+/// Splits routes of one family into the preferred default route (lowest metric, first
+/// listed on a tie) and the rest, for stacks that have a single "gateway" setting.
+pub fn split_default<'a>(
+    routes: impl Iterator<Item = &'a Route>,
+) -> (Option<&'a Route>, Vec<&'a Route>) {
+    let routes: Vec<&Route> = routes.collect();
+    let best = routes
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.is_default())
+        .min_by_key(|(i, r)| (r.metric.unwrap_or(0), *i))
+        .map(|(i, _)| i);
+    match best {
+        None => (None, routes),
+        Some(i) => {
+            let mut rest = routes;
+            let gw = rest.remove(i);
+            (Some(gw), rest)
+        }
+    }
 }

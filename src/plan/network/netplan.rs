@@ -5,16 +5,12 @@
 
 use serde::{Serialize, Serializer};
 
-use super::Device;
+use super::{merged_dns, Device, HEADER};
 use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, Network};
 use crate::plan::{Action, Contents};
 
 /// Where the netplan file goes.
 pub const NETPLAN_FILE: &str = "/etc/netplan/50-vmcust.yaml";
-
-/// First line of every file vmcust renders, so people know where it came from.
-pub const HEADER: &str = "# Written by vmcust from this VM's customization; \
-a new customization replaces it.\n";
 
 /// A netplan v2 document (`network:` at the top).
 #[derive(Debug, Serialize)]
@@ -192,23 +188,6 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
             addresses: dns.servers.iter().map(|s| s.to_string()).collect(),
         }),
     }
-}
-
-/// The interface's own DNS first, then the machine-wide settings, without repeats.
-/// Netplan has no global DNS, so the machine-wide part goes on every interface.
-pub fn merged_dns(own: &Dns, global: &Dns) -> Dns {
-    let mut out = own.clone();
-    for s in &global.servers {
-        if !out.servers.contains(s) {
-            out.servers.push(*s);
-        }
-    }
-    for d in &global.search {
-        if !out.search.contains(d) {
-            out.search.push(d.clone());
-        }
-    }
-    out
 }
 
 fn ordered_map<S: Serializer, V: Serialize>(

@@ -1,0 +1,202 @@
+//! NetworkManager renderer: one keyfile per interface under
+//! `/etc/NetworkManager/system-connections/`, mode 0600 (NetworkManager ignores keyfiles
+//! others can read), matched by MAC, plus a `conf.d` drop-in so that NetworkManager does
+//! not create its "Wired connection" DHCP profile for our NICs.
+//!
+//! Our profiles also carry a high `autoconnect-priority`: when a profile we did not move
+//! aside (one bound to no device) also matches the NIC, NetworkManager activates the one
+//! with the higher priority, so ours wins (cloud-init issue 4121: RHEL 9 kept its DHCP
+//! profile instead of the static one).
+//!
+//! Reference: nm-settings-keyfile(5), nm-settings-nmcli(5), NetworkManager.conf(5).
+
+use std::fmt::Write as _;
+use std::net::IpAddr;
+
+use super::{merged_dns, Device, HEADER};
+use crate::model::{Interface, Ipv4Config, Ipv6Config, MacAddr, Network};
+use crate::plan::{Action, Contents};
+
+/// Directory of NetworkManager's keyfile profiles.
+pub const CONNECTIONS_DIR: &str = "/etc/NetworkManager/system-connections";
+
+/// Drop-in that stops NetworkManager's automatic DHCP profile on our NICs.
+pub const CONF_FILE: &str = "/etc/NetworkManager/conf.d/90-vmcust.conf";
+
+/// Priority of our profiles among those that match the same device (NetworkManager's
+/// default is 0; the "Wired connection" profiles use -999).
+pub const AUTOCONNECT_PRIORITY: i32 = 100;
+
+/// The actions that write the NetworkManager configuration.
+pub fn render(net: &Network, devices: &[Device]) -> Vec<Action> {
+    let mut actions: Vec<Action> = net
+        .interfaces
+        .iter()
+        .zip(devices)
+        .map(|(iface, dev)| Action::WriteFile {
+            path: format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", dev.name).into(),
+            mode: 0o600,
+            contents: Contents::text(keyfile(iface, dev, net)),
+            purpose: "network (NetworkManager profile)",
+        })
+        .collect();
+    if !net.interfaces.is_empty() {
+        let macs: Vec<String> = net.interfaces.iter().map(|i| i.mac.to_string()).collect();
+        actions.push(Action::WriteFile {
+            path: CONF_FILE.into(),
+            mode: 0o644,
+            // `+=` appends to the list other drop-ins set (RHEL's `no-auto-default=*`
+            // must survive) instead of replacing it.
+            contents: Contents::text(format!(
+                "{HEADER}[main]\nno-auto-default+={}\n",
+                macs.join(",")
+            )),
+            purpose: "no automatic DHCP profile for our NICs (NetworkManager)",
+        });
+    }
+    actions
+}
+
+/// The keyfile for one interface.
+fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> String {
+    let mut out = HEADER.to_string();
+    writeln!(out, "[connection]").unwrap();
+    writeln!(out, "id=vmcust-{}", dev.name).unwrap();
+    writeln!(out, "uuid={}", profile_uuid(iface.mac)).unwrap();
+    writeln!(out, "type=ethernet").unwrap();
+    if dev.from_system {
+        writeln!(out, "interface-name={}", dev.name).unwrap();
+    }
+    writeln!(out, "autoconnect={}", iface.start_on_boot).unwrap();
+    writeln!(out, "autoconnect-priority={AUTOCONNECT_PRIORITY}").unwrap();
+    write!(out, "\n[ethernet]\nmac-address={}\n", iface.mac).unwrap();
+
+    let dns = merged_dns(&iface.dns, &net.dns);
+    let (v4_method, v4_addrs) = match &iface.ipv4 {
+        Ipv4Config::Dhcp => ("auto", Vec::new()),
+        Ipv4Config::Static(nets) => ("manual", nets.iter().map(|n| n.to_string()).collect()),
+        Ipv4Config::Disabled => ("disabled", Vec::new()),
+    };
+    let (v6_method, v6_addrs) = match &iface.ipv6 {
+        Ipv6Config::Auto => ("auto", Vec::new()),
+        Ipv6Config::Dhcp => ("dhcp", Vec::new()),
+        Ipv6Config::Static(nets) => ("manual", nets.iter().map(|n| n.to_string()).collect()),
+        Ipv6Config::Disabled => ("disabled", Vec::new()),
+    };
+    // NetworkManager keeps DNS per family and refuses DNS on a disabled family, so
+    // each server goes to its own family's section while that family is on; search
+    // domains go with IPv4 when it is on, else with IPv6.
+    let v4_on = v4_method != "disabled";
+    let v6_on = v6_method != "disabled";
+    let family = |v4: bool| Family {
+        dns: dns
+            .servers
+            .iter()
+            .filter(|s| matches!(s, IpAddr::V4(_)) == v4)
+            .map(|s| s.to_string())
+            .collect(),
+        search: if v4 == v4_on {
+            dns.search.clone()
+        } else {
+            Vec::new()
+        },
+        ignore_auto_dns: !iface.dhcp_dns,
+        routes: iface
+            .routes
+            .iter()
+            .filter(|r| r.via.is_ipv4() == v4)
+            .map(|r| match r.metric {
+                Some(m) => format!("{},{},{m}", r.to, r.via),
+                None => format!("{},{}", r.to, r.via),
+            })
+            .collect(),
+    };
+    ip_section(
+        &mut out,
+        "ipv4",
+        v4_method,
+        &v4_addrs,
+        v4_on.then(|| family(true)),
+    );
+    ip_section(
+        &mut out,
+        "ipv6",
+        v6_method,
+        &v6_addrs,
+        v6_on.then(|| family(false)),
+    );
+    out
+}
+
+/// What goes into one family's section besides method and addresses.
+struct Family {
+    dns: Vec<String>,
+    search: Vec<String>,
+    ignore_auto_dns: bool,
+    routes: Vec<String>,
+}
+
+fn ip_section(out: &mut String, name: &str, method: &str, addrs: &[String], f: Option<Family>) {
+    write!(out, "\n[{name}]\nmethod={method}\n").unwrap();
+    for (i, a) in addrs.iter().enumerate() {
+        writeln!(out, "address{}={a}", i + 1).unwrap();
+    }
+    let Some(f) = f else { return };
+    // Every route, default routes included, is a routeN with its own metric: the single
+    // `gateway` key could not hold a second default gateway with another metric.
+    for (i, r) in f.routes.iter().enumerate() {
+        writeln!(out, "route{}={r}", i + 1).unwrap();
+    }
+    if !f.dns.is_empty() {
+        writeln!(out, "dns={};", f.dns.join(";")).unwrap();
+    }
+    if !f.search.is_empty() {
+        writeln!(out, "dns-search={};", f.search.join(";")).unwrap();
+    }
+    if f.ignore_auto_dns && method != "manual" {
+        writeln!(out, "ignore-auto-dns=true").unwrap();
+    }
+}
+
+/// A stable UUID for the profile of `mac`, so that a re-run rewrites the same profile
+/// instead of adding another. It is a 128-bit FNV-1a hash of a vmcust-specific name
+/// for the MAC, marked as an RFC 9562 version 8 (vendor-defined) UUID; uniqueness only
+/// has to hold between the profiles of one machine.
+pub fn profile_uuid(mac: MacAddr) -> String {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013b;
+    let mut h = OFFSET;
+    for b in format!("vmcust-networkmanager-profile:{mac}").bytes() {
+        h ^= u128::from(b);
+        h = h.wrapping_mul(PRIME);
+    }
+    let mut bytes = h.to_be_bytes();
+    bytes[6] = (bytes[6] & 0x0f) | 0x80; // version 8
+    bytes[8] = (bytes[8] & 0x3f) | 0x80; // RFC 9562 variant
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_is_stable_well_formed_and_per_mac() {
+        let a: MacAddr = "00:50:56:a6:8c:08".parse().unwrap();
+        let b: MacAddr = "00:50:56:a6:8c:09".parse().unwrap();
+        let ua = profile_uuid(a);
+        assert_eq!(ua, profile_uuid(a));
+        assert_ne!(ua, profile_uuid(b));
+        assert_eq!(ua.len(), 36);
+        assert_eq!(&ua[14..15], "8");
+        assert!("89ab".contains(&ua[19..20]));
+    }
+}

@@ -1,0 +1,116 @@
+//! Moving aside configuration that would fight ours: a template's leftover DHCP netplan
+//! file, NetworkManager keyfile, networkd file, ifcfg or `interfaces.d` snippet for one
+//! of the interfaces we configure. Nothing is deleted.
+//!
+//! Files are moved into a `.vmcust-disabled/` directory next to them rather than given a
+//! new suffix: each stack has its own rules about which names it reads (NetworkManager
+//! loads keyfiles without an extension, ifcfg-rh reads any `ifcfg-*`, ENI's
+//! `source interfaces.d/*` reads every name), but none of them reads a hidden
+//! subdirectory. The backup stays on the same file system, so the move is a rename.
+//!
+//! Every stack's directory is searched, not only the chosen renderer's: a leftover ifcfg
+//! is read by NetworkManager too, and a leftover netplan file becomes NetworkManager or
+//! networkd configuration when netplan runs.
+
+use std::path::{Path, PathBuf};
+
+use super::{written_by_vmcust, Device};
+use crate::facts::network::ConfigFile;
+use crate::model::{MacAddr, Network};
+use crate::plan::Action;
+
+/// Name of the backup directory created next to a moved file.
+pub const DISABLED_DIR: &str = ".vmcust-disabled";
+
+/// Rename actions for every configuration file not written by vmcust that names one of
+/// our interfaces, by MAC address or device name.
+pub fn leftovers(net: &Network, devices: &[Device], configs: &[ConfigFile]) -> Vec<Action> {
+    configs
+        .iter()
+        .filter(|c| !written_by_vmcust(&c.text))
+        .filter(|c| {
+            net.interfaces.iter().zip(devices).any(|(iface, dev)| {
+                mentions_mac(&c.text, iface.mac)
+                    || mentions_word(&c.text, &dev.name)
+                    || named_after(&c.path, &dev.name)
+            })
+        })
+        .map(|c| Action::Rename {
+            from: c.path.clone(),
+            to: disabled_path(&c.path),
+            purpose: "leftover configuration for one of our interfaces, moved aside",
+        })
+        .collect()
+}
+
+/// Where a file moved aside goes: `<dir>/.vmcust-disabled/<name>`.
+pub fn disabled_path(path: &Path) -> PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("/"));
+    dir.join(DISABLED_DIR)
+        .join(path.file_name().unwrap_or_default())
+}
+
+/// The file is named after the device: `ens192.nmconnection`, `ifcfg-ens192`.
+fn named_after(path: &Path, device: &str) -> bool {
+    let stem = path
+        .file_stem()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    stem.strip_prefix("ifcfg-").unwrap_or(stem) == device
+}
+
+/// The MAC in any case, with `:` or `-` between the bytes (keyfiles write upper case,
+/// some ifcfg files use dashes).
+fn mentions_mac(text: &str, mac: MacAddr) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let colons = mac.to_string().to_ascii_lowercase();
+    lower.contains(&colons) || lower.contains(&colons.replace(':', "-"))
+}
+
+/// `word` appears with no name character on either side, so `ens192` does not match
+/// `ens1920` or the VLAN `ens192.10`.
+fn mentions_word(text: &str, word: &str) -> bool {
+    let is_name_char = |c: char| c.is_ascii_alphanumeric() || "_.-".contains(c);
+    text.match_indices(word).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + word.len()..].chars().next();
+        !before.is_some_and(is_name_char) && !after.is_some_and(is_name_char)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_need_boundaries() {
+        assert!(mentions_word("iface ens192 inet dhcp", "ens192"));
+        assert!(mentions_word("    ens192:\n", "ens192"));
+        assert!(mentions_word("DEVICE=ens192\n", "ens192"));
+        assert!(!mentions_word("iface ens1920 inet dhcp", "ens192"));
+        assert!(!mentions_word("iface ens192.10 inet dhcp", "ens192"));
+    }
+
+    #[test]
+    fn files_named_after_the_device() {
+        assert!(named_after(Path::new("/x/ens192.nmconnection"), "ens192"));
+        assert!(named_after(Path::new("/x/ifcfg-ens192"), "ens192"));
+        assert!(!named_after(Path::new("/x/ifcfg-ens1920"), "ens192"));
+    }
+
+    #[test]
+    fn macs_in_any_case_and_separator() {
+        let mac: MacAddr = "00:50:56:a6:8c:08".parse().unwrap();
+        assert!(mentions_mac("mac-address=00:50:56:A6:8C:08", mac));
+        assert!(mentions_mac("HWADDR=00-50-56-a6-8c-08", mac));
+        assert!(!mentions_mac("HWADDR=00:50:56:a6:8c:09", mac));
+    }
+
+    #[test]
+    fn backups_go_to_a_hidden_sibling_directory() {
+        assert_eq!(
+            disabled_path(Path::new("/etc/netplan/50-cloud-init.yaml")),
+            Path::new("/etc/netplan/.vmcust-disabled/50-cloud-init.yaml")
+        );
+    }
+}

@@ -1,0 +1,113 @@
+//! NetworkManager's own code reads what we render: every keyfile of every example spec
+//! goes through `nmcli --offline` (libnm's keyfile parser and profile verification, no
+//! daemon needed), which must accept it and give back the same addresses, routes and
+//! DNS; and `NetworkManager --print-config` must merge our `conf.d` drop-in into a
+//! `no-auto-default` list holding both an existing `*` and our MACs. Needs the Debian
+//! package network-manager.
+
+mod network_support;
+
+use std::fs;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use network_support::{expected, files, parse_nm, render_tree, require_tool, specs, Summary};
+use vmcust::plan::network::Renderer;
+
+/// Runs `nmcli --offline connection modify` on a keyfile: nmcli parses it, verifies
+/// the profile, applies the (harmless) change and prints the profile as NetworkManager
+/// would store it.
+fn nmcli_roundtrip(keyfile: &str) -> Result<String, String> {
+    let mut child = Command::new("nmcli")
+        .args([
+            "--offline",
+            "connection",
+            "modify",
+            "connection.autoconnect-retries",
+            "0",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running nmcli");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(keyfile.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+#[test]
+fn networkmanager_accepts_every_keyfile_and_reads_the_same_settings() {
+    require_tool("nmcli", "network-manager");
+    for (spec, net) in specs() {
+        let tree = render_tree(&net, Renderer::NetworkManager);
+        let mut ours = Summary::default();
+        let mut theirs = Summary::default();
+        for (path, text) in files(tree.path()) {
+            if path.extension().is_none_or(|e| e != "nmconnection") {
+                continue;
+            }
+            let mode = fs::metadata(tree.path().join(&path)).unwrap().permissions();
+            assert_eq!(
+                std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+                0o600,
+                "{}: NetworkManager ignores keyfiles others can read",
+                path.display()
+            );
+            let normalized = nmcli_roundtrip(&text)
+                .unwrap_or_else(|e| panic!("{spec}: nmcli rejects {}: {e}", path.display()));
+            parse_nm(&text, &mut ours);
+            parse_nm(&normalized, &mut theirs);
+        }
+        assert_eq!(ours, expected(&net), "{spec}: our keyfiles");
+        assert_eq!(
+            theirs, ours,
+            "{spec}: keyfiles as NetworkManager reads them"
+        );
+    }
+}
+
+#[test]
+fn our_drop_in_adds_to_an_existing_no_auto_default() {
+    require_tool("NetworkManager", "network-manager");
+    let (_, net) = specs().into_iter().next().unwrap();
+    let tree = render_tree(&net, Renderer::NetworkManager);
+    let conf_d = tree.path().join("etc/NetworkManager/conf.d");
+    // What RHEL's server profile ships; ours must not replace it.
+    fs::write(conf_d.join("00-server.conf"), "[main]\nno-auto-default=*\n").unwrap();
+    let main = tree.path().join("NetworkManager.conf");
+    fs::write(&main, "").unwrap();
+    let out = Command::new("NetworkManager")
+        .arg("--print-config")
+        .arg("--config")
+        .arg(&main)
+        .arg("--config-dir")
+        .arg(&conf_d)
+        .arg("--system-config-dir")
+        .arg(tree.path().join("none"))
+        .output()
+        .expect("running NetworkManager --print-config");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("no-auto-default="))
+        .unwrap_or_else(|| panic!("no no-auto-default in:\n{text}"));
+    assert!(line.contains("*"), "{line}");
+    for iface in &net.interfaces {
+        assert!(line.contains(&iface.mac.to_string()), "{line}");
+    }
+}

@@ -1,0 +1,483 @@
+//! Helpers shared by the network integration tests: the example specs, rendering them
+//! for each renderer into a scratch root, and small parsers that read back what each
+//! renderer wrote (addresses, routes, DNS) so the tests can compare renderers.
+
+#![allow(dead_code)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use vmcust::apply::apply;
+use vmcust::facts::NetworkFacts;
+use vmcust::model::{Ipv4Config, Ipv6Config, Network};
+use vmcust::plan::network::{plan_network, Renderer};
+use vmcust::plan::{Action, Plan};
+use vmcust::root::Root;
+
+/// Every renderer, in the order the docs list them.
+pub const RENDERERS: [Renderer; 5] = [
+    Renderer::Netplan,
+    Renderer::Networkd,
+    Renderer::NetworkManager,
+    Renderer::Sysconfig,
+    Renderer::Eni,
+];
+
+/// The repository's top directory.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The bundled example specs that configure a network, by file stem.
+pub fn specs() -> Vec<(String, Network)> {
+    let mut out = Vec::new();
+    let mut paths: Vec<PathBuf> = fs::read_dir(repo().join("examples/specs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cfg"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let parsed = vmcust_imc::Spec::parse(&fs::read(&path).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let c = vmcust::source::imc::customization(&parsed.spec);
+        if let Some(net) = c.network {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            out.push((stem, net));
+        }
+    }
+    assert!(out.len() >= 3, "expected the example specs with networks");
+    out
+}
+
+/// The network facts of the bundled template root (its devices carry the examples'
+/// MACs; it runs no recognised stack, so the renderer is always given).
+pub fn example_facts() -> NetworkFacts {
+    let root = Root::new(&repo().join("examples/root")).unwrap();
+    NetworkFacts::gather(&root).unwrap()
+}
+
+/// The network actions for `net` with `renderer` on the example root.
+pub fn render(net: &Network, renderer: Renderer) -> Vec<Action> {
+    plan_network(net, &example_facts(), Some(renderer)).unwrap()
+}
+
+/// `net` rendered with `renderer` and applied to an empty scratch root.
+pub fn render_tree(net: &Network, renderer: Renderer) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    let plan = Plan {
+        actions: render(net, renderer),
+    };
+    apply(&root, &plan).unwrap();
+    dir
+}
+
+/// The regular files under `dir`, relative paths → contents.
+pub fn files(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
+                out.insert(rel, fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// What a configuration says, independent of its syntax.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Per interface (by lower-case MAC): addresses with prefix.
+    pub addresses: BTreeMap<String, BTreeSet<String>>,
+    /// Per interface: routes as (destination, gateway, metric).
+    pub routes: BTreeMap<String, BTreeSet<(String, String, Option<u32>)>>,
+    /// Name servers anywhere in the configuration.
+    pub dns: BTreeSet<String>,
+    /// Search domains anywhere in the configuration.
+    pub search: BTreeSet<String>,
+}
+
+impl Summary {
+    fn iface(&mut self, mac: &str) {
+        self.addresses.entry(mac.to_lowercase()).or_default();
+        self.routes.entry(mac.to_lowercase()).or_default();
+    }
+    fn address(&mut self, mac: &str, a: &str) {
+        self.iface(mac);
+        self.addresses
+            .get_mut(&mac.to_lowercase())
+            .unwrap()
+            .insert(a.to_string());
+    }
+    fn route(&mut self, mac: &str, to: &str, via: &str, metric: Option<u32>) {
+        self.iface(mac);
+        let to = match to {
+            "default" if via.contains(':') => "::/0",
+            "default" => "0.0.0.0/0",
+            t => t,
+        };
+        self.routes.get_mut(&mac.to_lowercase()).unwrap().insert((
+            to.to_string(),
+            via.to_string(),
+            metric,
+        ));
+    }
+}
+
+/// What the model asks for, as the parsers should read it back.
+pub fn expected(net: &Network) -> Summary {
+    let mut s = Summary::default();
+    for i in &net.interfaces {
+        let mac = i.mac.to_string();
+        s.iface(&mac);
+        if let Ipv4Config::Static(nets) = &i.ipv4 {
+            nets.iter().for_each(|n| s.address(&mac, &n.to_string()));
+        }
+        if let Ipv6Config::Static(nets) = &i.ipv6 {
+            nets.iter().for_each(|n| s.address(&mac, &n.to_string()));
+        }
+        for r in &i.routes {
+            s.route(&mac, &r.to.to_string(), &r.via.to_string(), r.metric);
+        }
+        s.dns.extend(i.dns.servers.iter().map(|d| d.to_string()));
+        s.search.extend(i.dns.search.iter().cloned());
+    }
+    s.dns.extend(net.dns.servers.iter().map(|d| d.to_string()));
+    s.search.extend(net.dns.search.iter().cloned());
+    s
+}
+
+/// Reads back the tree one renderer wrote. `names` maps device names to MACs for the
+/// formats that name devices only (ENI, route files).
+pub fn parse(renderer: Renderer, tree: &Path, names: &BTreeMap<String, String>) -> Summary {
+    let files = files(tree);
+    let mut s = Summary::default();
+    for (path, text) in &files {
+        let p = path.to_string_lossy();
+        match renderer {
+            Renderer::Netplan if p.starts_with("etc/netplan/") => parse_netplan(text, &mut s),
+            Renderer::Networkd if p.ends_with(".network") => parse_networkd(text, &mut s),
+            Renderer::NetworkManager if p.ends_with(".nmconnection") => parse_nm(text, &mut s),
+            Renderer::Sysconfig if p.contains("/ifcfg-") => parse_ifcfg(text, &mut s),
+            Renderer::Sysconfig if p.contains("/route") => parse_route_file(text, names, &mut s),
+            Renderer::Eni if p.starts_with("etc/network/interfaces.d/") => {
+                parse_eni(text, names, &mut s)
+            }
+            _ if p == "etc/resolv.conf" => parse_resolv(text, &mut s),
+            _ => {}
+        }
+    }
+    s
+}
+
+fn parse_netplan(text: &str, s: &mut Summary) {
+    let doc: serde_norway::Value = serde_norway::from_str(text).unwrap();
+    let eths = doc["network"]["ethernets"].as_mapping().unwrap();
+    for (_, e) in eths {
+        let mac = e["match"]["macaddress"].as_str().unwrap();
+        s.iface(mac);
+        for a in e["addresses"].as_sequence().into_iter().flatten() {
+            s.address(mac, a.as_str().unwrap());
+        }
+        for r in e["routes"].as_sequence().into_iter().flatten() {
+            let metric = r["metric"].as_u64().map(|m| m as u32);
+            s.route(
+                mac,
+                r["to"].as_str().unwrap(),
+                r["via"].as_str().unwrap(),
+                metric,
+            );
+        }
+        let ns = &e["nameservers"];
+        for a in ns["addresses"].as_sequence().into_iter().flatten() {
+            s.dns.insert(a.as_str().unwrap().to_string());
+        }
+        for d in ns["search"].as_sequence().into_iter().flatten() {
+            s.search.insert(d.as_str().unwrap().to_string());
+        }
+    }
+}
+
+/// `(section, key, value)` of an INI-style file, comments skipped.
+fn ini(text: &str) -> Vec<(String, String, String)> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name.to_string();
+        } else if let Some((k, v)) = line.split_once('=') {
+            out.push((section.clone(), k.to_string(), v.to_string()));
+        }
+    }
+    out
+}
+
+/// Reads back networkd `.network` files (ours, or those netplan generates).
+pub fn parse_networkd(text: &str, s: &mut Summary) {
+    let entries = ini(text);
+    let mac = entries
+        .iter()
+        .find(|(sec, k, _)| sec == "Match" && k.ends_with("MACAddress"))
+        .map(|e| e.2.clone())
+        .unwrap();
+    s.iface(&mac);
+    let mut route: Option<(String, String, Option<u32>)> = None;
+    let flush = |route: &mut Option<(String, String, Option<u32>)>, s: &mut Summary| {
+        if let Some((to, via, m)) = route.take() {
+            s.route(&mac, &to, &via, m);
+        }
+    };
+    let mut last_section = String::new();
+    for (sec, k, v) in &entries {
+        if *sec != last_section || (sec == "Route" && k == "Destination") {
+            flush(&mut route, s);
+        }
+        last_section = sec.clone();
+        match (sec.as_str(), k.as_str()) {
+            ("Network", "Address") => s.address(&mac, v),
+            ("Network", "DNS") => {
+                s.dns.insert(v.clone());
+            }
+            ("Network", "Domains") => s.search.extend(v.split_whitespace().map(String::from)),
+            ("Route", "Destination") => route = Some((v.clone(), String::new(), None)),
+            ("Route", "Gateway") => route.as_mut().unwrap().1 = v.clone(),
+            ("Route", "Metric") => route.as_mut().unwrap().2 = Some(v.parse().unwrap()),
+            _ => {}
+        }
+    }
+    flush(&mut route, s);
+}
+
+/// Reads back a NetworkManager keyfile.
+pub fn parse_nm(text: &str, s: &mut Summary) {
+    let entries = ini(text);
+    let mac = entries
+        .iter()
+        .find(|(sec, k, _)| sec == "ethernet" && k == "mac-address")
+        .map(|e| e.2.clone())
+        .unwrap();
+    s.iface(&mac);
+    for (sec, k, v) in &entries {
+        if sec != "ipv4" && sec != "ipv6" {
+            continue;
+        }
+        if k.starts_with("address") {
+            s.address(&mac, v.split(',').next().unwrap());
+        } else if k.starts_with("route") && k[5..].chars().all(|c| c.is_ascii_digit()) {
+            let parts: Vec<&str> = v.split(',').collect();
+            s.route(
+                &mac,
+                parts[0],
+                parts[1],
+                parts.get(2).map(|m| m.parse().unwrap()),
+            );
+        } else if k == "dns" {
+            s.dns
+                .extend(v.split(';').filter(|d| !d.is_empty()).map(String::from));
+        } else if k == "dns-search" {
+            s.search
+                .extend(v.split(';').filter(|d| !d.is_empty()).map(String::from));
+        }
+    }
+}
+
+fn parse_ifcfg(text: &str, s: &mut Summary) {
+    let vars: BTreeMap<&str, &str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k, v.trim_matches('"')))
+        .collect();
+    let mac = vars["HWADDR"];
+    s.iface(mac);
+    for (k, v) in &vars {
+        if let Some(idx) = k.strip_prefix("IPADDR") {
+            s.address(
+                mac,
+                &format!("{v}/{}", vars[format!("PREFIX{idx}").as_str()]),
+            );
+        } else if *k == "IPV6ADDR" {
+            s.address(mac, v);
+        } else if *k == "IPV6ADDR_SECONDARIES" {
+            v.split_whitespace().for_each(|a| s.address(mac, a));
+        } else if k.starts_with("DNS") && k[3..].chars().all(|c| c.is_ascii_digit()) {
+            s.dns.insert(v.to_string());
+        } else if *k == "DOMAIN" {
+            s.search.extend(v.split_whitespace().map(String::from));
+        }
+    }
+    let metric = |k: &str| vars.get(k).map(|m| m.parse().unwrap());
+    if let Some(gw) = vars.get("GATEWAY") {
+        s.route(mac, "0.0.0.0/0", gw, metric("IPV4_ROUTE_METRIC"));
+    }
+    if let Some(gw) = vars.get("IPV6_DEFAULTGW") {
+        s.route(mac, "::/0", gw, metric("IPV6_ROUTE_METRIC"));
+    }
+}
+
+/// `up ip route add`-style arguments: `<to> via <gw> dev <name> [metric <m>]`.
+fn ip_route_args(words: &[&str], names: &BTreeMap<String, String>, s: &mut Summary) {
+    let after = |w: &str| words.iter().position(|x| *x == w).map(|i| words[i + 1]);
+    let mac = &names[after("dev").unwrap()];
+    let metric = after("metric").map(|m| m.parse().unwrap());
+    s.route(mac, words[0], after("via").unwrap(), metric);
+}
+
+fn parse_route_file(text: &str, names: &BTreeMap<String, String>, s: &mut Summary) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        ip_route_args(&words, names, s);
+    }
+}
+
+fn parse_eni(text: &str, names: &BTreeMap<String, String>, s: &mut Summary) {
+    let mut current: Option<(String, bool)> = None; // (mac, inet6)
+    let mut gateway: Option<(String, String, Option<u32>)> = None;
+    let flush = |gw: &mut Option<(String, String, Option<u32>)>, s: &mut Summary| {
+        if let Some((mac, via, m)) = gw.take() {
+            let to = if via.contains(':') {
+                "::/0"
+            } else {
+                "0.0.0.0/0"
+            };
+            s.route(&mac, to, &via, m);
+        }
+    };
+    for line in text.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["iface", name, family, _] => {
+                flush(&mut gateway, s);
+                let mac = names[*name].clone();
+                s.iface(&mac);
+                current = Some((mac, *family == "inet6"));
+            }
+            ["address", a] => s.address(&current.as_ref().unwrap().0, a),
+            ["gateway", g] => {
+                gateway = Some((current.as_ref().unwrap().0.clone(), g.to_string(), None))
+            }
+            ["metric", m] => gateway.as_mut().unwrap().2 = Some(m.parse().unwrap()),
+            ["up", "ip", "route", "add", rest @ ..] => ip_route_args(rest, names, s),
+            ["dns-nameservers", rest @ ..] => s.dns.extend(rest.iter().map(|d| d.to_string())),
+            ["dns-search", rest @ ..] => s.search.extend(rest.iter().map(|d| d.to_string())),
+            _ => {}
+        }
+    }
+    flush(&mut gateway, s);
+}
+
+fn parse_resolv(text: &str, s: &mut Summary) {
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["nameserver", n] => {
+                s.dns.insert(n.to_string());
+            }
+            ["search", rest @ ..] => s.search.extend(rest.iter().map(|d| d.to_string())),
+            _ => {}
+        }
+    }
+}
+
+/// Device name → lower-case MAC on the example root.
+pub fn example_names() -> BTreeMap<String, String> {
+    example_facts()
+        .devices
+        .unwrap()
+        .into_iter()
+        .map(|(mac, name)| (name, mac.to_string()))
+        .collect()
+}
+
+/// The tests drive real network tools: they need root, and say so instead of skipping.
+pub fn require_root(tool: &str) {
+    let out = std::process::Command::new("id").arg("-u").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "0",
+        "this test runs {tool} and needs root (CI runs tests as root); run it with sudo"
+    );
+}
+
+/// Asserts that `program` is installed, naming the Debian package that provides it.
+pub fn require_tool(program: &str, package: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "{program} is not installed; install the Debian package {package} (see docs/network.md)"
+    );
+}
+
+/// A network namespace that is deleted, with its devices, when dropped — also when an
+/// assertion fails half-way.
+pub struct Netns(pub String);
+
+impl Netns {
+    /// A fresh namespace named after the test and this process.
+    pub fn new(test: &str) -> Netns {
+        let name = format!("vmcust-{test}-{}", std::process::id());
+        // A namespace left by a killed earlier run would make `add` fail.
+        let _ = Command::new("ip").args(["netns", "del", &name]).output();
+        run("ip", &["netns", "add", &name]);
+        Netns(name)
+    }
+
+    /// Runs a command inside the namespace; fails the test if it fails.
+    pub fn exec(&self, program: &str, args: &[&str]) -> String {
+        let mut all = vec!["netns", "exec", &self.0, program];
+        all.extend_from_slice(args);
+        let out = run("ip", &all);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Adds a NIC `name` with `mac`: one end of a veth pair whose other end (`peer`) is
+    /// up, so the NIC has carrier and IPv6 DAD completes. Both ends live in the
+    /// namespace, so the host's network is never touched.
+    pub fn add_nic(&self, name: &str, mac: &str, peer: &str) {
+        self.exec(
+            "ip",
+            &["link", "add", peer, "type", "veth", "peer", "name", name],
+        );
+        self.exec("ip", &["link", "set", name, "address", mac]);
+        self.exec("ip", &["link", "set", peer, "up"]);
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
+    }
+}
+
+/// Runs a program; fails the test if it fails.
+pub fn run(program: &str, args: &[&str]) -> Output {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {} failed: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
