@@ -16,89 +16,116 @@ use serde_json::Value;
 /// Serializes `value` as a block-style YAML document.
 pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
     let value = serde_json::to_value(value)?;
-    let mut out = String::new();
-    match &value {
-        Value::Object(_) | Value::Array(_) if !is_empty(&value) => block(&mut out, &value, 0),
-        _ => {
-            out.push_str(&inline(&value));
-            out.push('\n');
-        }
+    let mut out = String::with_capacity(1024);
+    if is_block(&value) {
+        block(&mut out, &value, 0, false);
+    } else {
+        inline(&mut out, &value);
+        out.push('\n');
     }
     Ok(out)
 }
 
-fn is_empty(v: &Value) -> bool {
+fn is_block(v: &Value) -> bool {
     match v {
-        Value::Object(m) => m.is_empty(),
-        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => !m.is_empty(),
+        Value::Array(a) => !a.is_empty(),
         _ => false,
     }
 }
 
 /// A value that fits on the line of its key or dash.
-fn inline(v: &Value) -> String {
+fn inline(out: &mut String, v: &Value) {
     match v {
-        Value::Null => "null".into(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => scalar(s),
-        Value::Array(_) => "[]".into(),
-        Value::Object(_) => "{}".into(),
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => {
+            let _ = write!(out, "{n}");
+        }
+        Value::String(s) => scalar(out, s),
+        Value::Array(_) => out.push_str("[]"),
+        Value::Object(_) => out.push_str("{}"),
     }
 }
 
-fn is_block(v: &Value) -> bool {
-    matches!(v, Value::Object(_) | Value::Array(_)) && !is_empty(v)
+fn pad(out: &mut String, indent: usize) {
+    out.extend(std::iter::repeat_n(' ', indent));
 }
 
-/// Writes a non-empty mapping or sequence at `indent`.
-fn block(out: &mut String, v: &Value, indent: usize) {
-    let pad = " ".repeat(indent);
+/// Writes a non-empty mapping or sequence at `indent`. With `after_dash` the first line
+/// continues a `- ` already written, so it gets no indentation of its own.
+fn block(out: &mut String, v: &Value, indent: usize, after_dash: bool) {
+    let mut first = after_dash;
+    let mut line_start = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            pad(out, indent);
+        }
+    };
     match v {
         Value::Object(map) => {
             for (k, val) in map {
-                let _ = write!(out, "{pad}{}:", scalar(k));
+                line_start(out);
+                scalar(out, k);
+                out.push(':');
                 match val {
                     Value::Object(_) if is_block(val) => {
                         out.push('\n');
-                        block(out, val, indent + 2);
+                        block(out, val, indent + 2, false);
                     }
                     // Sequence items sit at the key's indentation, as most YAML emitters do.
                     Value::Array(_) if is_block(val) => {
                         out.push('\n');
-                        block(out, val, indent);
+                        block(out, val, indent, false);
                     }
                     _ => {
-                        let _ = writeln!(out, " {}", inline(val));
+                        out.push(' ');
+                        inline(out, val);
+                        out.push('\n');
                     }
                 }
             }
         }
         Value::Array(items) => {
             for item in items {
+                line_start(out);
+                out.push_str("- ");
                 if is_block(item) {
-                    // The item's first line goes after the dash, the rest aligned with it.
-                    let mut inner = String::new();
-                    block(&mut inner, item, indent + 2);
-                    let _ = write!(out, "{pad}- {}", &inner[indent + 2..]);
+                    block(out, item, indent + 2, true);
                 } else {
-                    let _ = writeln!(out, "{pad}- {}", inline(item));
+                    inline(out, item);
+                    out.push('\n');
                 }
             }
         }
         _ => {
-            let _ = writeln!(out, "{pad}{}", inline(v));
+            line_start(out);
+            inline(out, v);
+            out.push('\n');
         }
     }
 }
 
-/// A string scalar: plain when unambiguous, otherwise double-quoted.
-fn scalar(s: &str) -> String {
+/// A string scalar: plain when unambiguous, otherwise double-quoted with JSON escapes
+/// (which YAML's double-quoted style accepts).
+fn scalar(out: &mut String, s: &str) {
     if is_plain_safe(s) {
-        s.to_string()
-    } else {
-        serde_json::to_string(s).expect("a string serializes")
+        out.push_str(s);
+        return;
     }
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// Plain only for `[A-Za-z0-9_][A-Za-z0-9_./:@+-]*` strings that cannot read as a number,
@@ -176,7 +203,9 @@ mod tests {
             ("with\"quote", "\"with\\\"quote\""),
         ];
         for (input, want) in cases {
-            assert_eq!(scalar(input), want, "input {input:?}");
+            let mut got = String::new();
+            scalar(&mut got, input);
+            assert_eq!(got, want, "input {input:?}");
         }
     }
 

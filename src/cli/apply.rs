@@ -36,7 +36,7 @@ pub fn run(args: ApplyArgs) -> Result<()> {
     match args.format {
         Format::Text => print!("{}", render_text(&steps, false)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&steps)?),
-        Format::Yaml => print!("{}", serde_norway::to_string(&steps)?),
+        Format::Yaml => print!("{}", crate::yaml::to_string(&steps)?),
     }
     Ok(())
 }

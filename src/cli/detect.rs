@@ -149,7 +149,7 @@ pub fn run(args: DetectArgs) -> Result<()> {
     };
     let out = match args.format {
         Format::Json => serde_json::to_string_pretty(&d)? + "\n",
-        Format::Yaml => serde_norway::to_string(&d)?,
+        Format::Yaml => crate::yaml::to_string(&d)?,
         Format::Text => text(&d),
     };
     print!("{out}");

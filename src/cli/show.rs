@@ -58,7 +58,7 @@ pub fn run(args: ShowArgs) -> Result<()> {
     };
     let text = match args.format {
         Format::Json | Format::Text => serde_json::to_string_pretty(&shown)? + "\n",
-        Format::Yaml => serde_norway::to_string(&shown)?,
+        Format::Yaml => crate::yaml::to_string(&shown)?,
     };
     print!("{text}");
     Ok(())

@@ -126,7 +126,7 @@ pub fn document(net: &Network, devices: &[Device]) -> NetplanDoc {
 
 /// The netplan file as YAML text, with the header comment.
 pub fn to_yaml(doc: &NetplanDoc) -> String {
-    let body = serde_norway::to_string(doc).expect("netplan document serializes");
+    let body = crate::yaml::to_string(doc).expect("netplan document serializes");
     format!("{HEADER}{body}")
 }
 
