@@ -45,7 +45,7 @@ pub const NICS_CONNECTED: &str = "connected";
 pub const GC_STATUS_KEY: &str = "guestinfo.gc.status";
 
 /// Longest `@message` sent; the host shows it in an event, not a document.
-const MAX_MESSAGE: usize = 200;
+const MAX_MESSAGE: usize = 400;
 
 /// Attempts and waits of the NIC-connect handshake (as open-vm-tools and cloud-init).
 #[derive(Debug, Clone, Copy)]

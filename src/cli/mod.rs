@@ -5,11 +5,15 @@ mod detect;
 mod guestinfo;
 mod input;
 mod plan;
+mod run;
 mod show;
+mod status;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::root::Root;
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
@@ -50,6 +54,10 @@ pub enum Command {
     Guestinfo(guestinfo::GuestinfoArgs),
     /// Print the platform, the guest RPC transports that work and the sources found.
     Detect(detect::DetectArgs),
+    /// Run a boot stage: wait for the customization, apply it, report to vCenter.
+    Run(run::RunArgs),
+    /// Show the run's state and each customized instance's outcome.
+    Status(status::StatusArgs),
 }
 
 /// Output formats for machine-readable commands.
@@ -77,8 +85,24 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    init_logging();
+    let log_file = match &cli.command {
+        Command::Run(args) => Root::new(&args.root)
+            .and_then(|r| r.resolve(std::path::Path::new(crate::report::LOG_PATH), true))
+            .ok(),
+        _ => None,
+    };
+    init_logging(log_file.as_deref());
     let result = match cli.command {
+        Command::Run(args) => {
+            return match run::run(args) {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("vmcust: error: {e:#}");
+                    ExitCode::from(exit_code(&e))
+                }
+            }
+        }
+        Command::Status(args) => status::run(args),
         Command::Show(args) => show::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Apply(args) => apply::run(args),
@@ -110,17 +134,38 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     }
 }
 
-fn init_logging() {
+/// Logs go to stderr (the journal under systemd); `vmcust run` also appends them to
+/// `<root>/var/log/vmcust.log`, the file every status message sent to vCenter names.
+fn init_logging(log_file: Option<&std::path::Path>) {
+    use tracing_subscriber::fmt::writer::MakeWriterExt;
     let filter = tracing_subscriber::EnvFilter::builder()
         .with_default_directive(tracing::level_filters::LevelFilter::INFO.into())
         .with_env_var("VMCUST_LOG")
         .from_env_lossy();
-    let _ = tracing_subscriber::fmt()
+    let file = log_file.and_then(|path| {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::create_dir_all(path.parent()?);
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)
+            .ok()
+    });
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .without_time()
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    let _ = match file {
+        // The file gets times; the journal adds its own to stderr lines.
+        Some(f) => builder
+            .with_ansi(false)
+            .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
+            .try_init(),
+        None => builder
+            .without_time()
+            .with_writer(std::io::stderr)
+            .try_init(),
+    };
 }
 
 #[cfg(test)]

@@ -1,0 +1,110 @@
+//! `vmcust run --stage early|late`: the boot engine, as the systemd units run it.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+
+use crate::host::platform::Platform;
+use crate::host::{open, TransportOptions};
+use crate::persona::{write_status, RunState, RunStatus};
+use crate::report::NicTiming;
+use crate::root::Root;
+use crate::run::{self, Context, Ending, Stage};
+
+/// Arguments of `vmcust run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Which boot stage to run.
+    #[arg(long, value_enum)]
+    pub stage: Stage,
+    /// Root directory of the system to customize.
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+    /// Use a directory of key files as the VMware host (testing; see docs/guestinfo.md).
+    #[arg(long, value_name = "DIR")]
+    pub guestinfo_dir: Option<PathBuf>,
+    /// Run even when the platform does not look like VMware.
+    #[arg(long)]
+    pub force: bool,
+    /// Seconds to wait for cust.cfg, overriding the settings file.
+    #[arg(long, value_name = "SECS")]
+    pub max_wait: Option<u64>,
+    /// Milliseconds between NIC-connect polls (default: VMware's 1 s; shorter for tests).
+    #[arg(long, value_name = "MS", hide = true)]
+    pub nic_poll_ms: Option<u64>,
+}
+
+/// Exit status when SIGTERM interrupted the stage (sysexits `EX_TEMPFAIL`): the next run
+/// resumes.
+pub const EXIT_INTERRUPTED: u8 = 75;
+
+/// Runs `vmcust run`; returns the process exit status.
+pub fn run(args: RunArgs) -> Result<ExitCode> {
+    let stop = run::stop::install().context("installing the SIGTERM handler")?;
+    let root =
+        Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
+    let platform = Platform::detect(root.path());
+    if !platform.is_vmware() && !args.force && args.guestinfo_dir.is_none() {
+        tracing::info!("not a VMware guest (DMI and CPUID say so): nothing to do");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (mut settings, warnings) = crate::settings::load(&root);
+    for w in warnings {
+        tracing::warn!("{w}");
+    }
+    if let Some(secs) = args.max_wait {
+        settings.max_wait = Duration::from_secs(secs);
+    }
+    let mut nic_timing = NicTiming::default();
+    if let Some(ms) = args.nic_poll_ms {
+        nic_timing.poll_wait = Duration::from_millis(ms);
+        nic_timing.retry_wait = Duration::from_millis(ms * 5);
+    }
+    let step_aside = crate::coexist::should_step_aside(&root, &settings);
+    let mut rpc = open(&TransportOptions {
+        guestinfo_dir: args.guestinfo_dir.clone(),
+        timeout: None,
+    });
+    let stage_name = match args.stage {
+        Stage::Early => "early",
+        Stage::Late => "late",
+    };
+    status(&root, RunState::Running, stage_name, None);
+    let mut ctx = Context {
+        root: root.clone(),
+        rpc: rpc.as_mut(),
+        settings,
+        stop,
+        nic_timing,
+        platform,
+        step_aside: step_aside.clone(),
+    };
+    let ending = run::run(&mut ctx, args.stage);
+    let (state, error, code) = match &ending {
+        Err(e) => (
+            RunState::Error,
+            Some(format!("{e:#}")),
+            ExitCode::from(super::exit_code(e)),
+        ),
+        Ok(Ending::Failed(reason)) => (RunState::Error, Some(reason.clone()), ExitCode::FAILURE),
+        Ok(Ending::Interrupted) => (RunState::Running, None, ExitCode::from(EXIT_INTERRUPTED)),
+        Ok(_) if step_aside.is_some() || !ctx.settings.imc_enabled => {
+            (RunState::Disabled, step_aside, ExitCode::SUCCESS)
+        }
+        // Between the stages the run is still going as far as tools is concerned.
+        Ok(_) if args.stage == Stage::Early => (RunState::Running, None, ExitCode::SUCCESS),
+        Ok(_) => (RunState::Done, None, ExitCode::SUCCESS),
+    };
+    status(&root, state, stage_name, error);
+    ending?;
+    Ok(code)
+}
+
+fn status(root: &Root, state: RunState, stage: &str, error: Option<String>) {
+    if let Err(e) = write_status(root, &RunStatus::now(state, Some(stage), error)) {
+        tracing::warn!("{e:#}");
+    }
+}

@@ -1,0 +1,453 @@
+//! `vmcust run` against a faithful fake of the host side: open-vm-tools' hand-over (files
+//! renamed into `/var/run/vmware-imc`, `cust.cfg` last) and the VMX's replies
+//! (`queryNicsSupported`, then `connected` after some polls), with every RPC recorded.
+
+mod support;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use support::{example, scratch_root, snapshot};
+
+/// The VMX's answers for a successful NIC handshake after two polls.
+const NIC_REPLIES: &str = "deployPkg.update.state 4 103 => queryNicsSupported\n\
+deployPkg.update.state 4 104 => disconnected | disconnected | connected\n";
+
+/// A VM: a template root with VMware DMI, and a fake host directory.
+struct Vm {
+    root: tempfile::TempDir,
+    host: tempfile::TempDir,
+}
+
+impl Vm {
+    fn new() -> Vm {
+        let root = scratch_root();
+        let dmi = root.path().join("sys/class/dmi/id");
+        fs::create_dir_all(&dmi).unwrap();
+        fs::write(dmi.join("product_name"), "VMware7,1\n").unwrap();
+        fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
+        fs::write(
+            dmi.join("product_uuid"),
+            "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n",
+        )
+        .unwrap();
+        let host = tempfile::tempdir().unwrap();
+        fs::write(host.path().join("replies"), NIC_REPLIES).unwrap();
+        Vm { root, host }
+    }
+
+    fn path(&self, p: &str) -> PathBuf {
+        self.root.path().join(p.trim_start_matches('/'))
+    }
+
+    /// What open-vm-tools does: each file copied as `<name>.tmp` then renamed, in tools'
+    /// order, `cust.cfg` last.
+    fn hand_over(&self, spec: &str, extra: &[(&str, &str)]) {
+        let dir = self.path("/var/run/vmware-imc");
+        fs::create_dir_all(&dir).unwrap();
+        let mut files: Vec<(&str, String)> =
+            extra.iter().map(|(n, c)| (*n, c.to_string())).collect();
+        files.push(("cust.cfg", spec.to_string()));
+        for (name, content) in files {
+            let tmp = dir.join(format!("{name}.tmp"));
+            fs::write(&tmp, content).unwrap();
+            fs::rename(&tmp, dir.join(name)).unwrap();
+        }
+    }
+
+    fn command(&self, stage: &str, max_wait: u64) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmcust"));
+        cmd.args(["run", "--stage", stage, "--root"])
+            .arg(self.root.path())
+            .arg("--guestinfo-dir")
+            .arg(self.host.path())
+            .args(["--max-wait", &max_wait.to_string(), "--nic-poll-ms", "10"])
+            .env("VMCUST_LOG", "info")
+            .env_remove(vmcust::run::CRASH_AFTER_ENV);
+        cmd
+    }
+
+    fn run(&self, stage: &str) -> Output {
+        self.command(stage, 0).output().unwrap()
+    }
+
+    fn rpcs(&self) -> Vec<String> {
+        fs::read_to_string(self.host.path().join("rpc.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The last `deployPkg.update.state` that is not part of the NIC handshake.
+    fn final_state(&self) -> Option<String> {
+        self.rpcs()
+            .into_iter()
+            .filter(|r| r.starts_with("deployPkg.update.state"))
+            .rfind(|r| !r.contains(" 103 ") && !r.contains(" 104 "))
+    }
+
+    fn enable_scripts(&self) {
+        let dir = self.path("/etc/vmware-tools");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(
+            dir.join("tools.conf"),
+            "[deployPkg]\nenable-custom-scripts = true\n",
+        )
+        .unwrap();
+    }
+
+    fn settings(&self, text: &str) {
+        let dir = self.path("/etc/vmcust");
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("vmcust.conf"), text).unwrap();
+    }
+
+    /// The customized part of the root, without the records and the log that carry times.
+    fn state(&self) -> std::collections::BTreeMap<PathBuf, String> {
+        let mut s = snapshot(self.root.path());
+        s.retain(|p, _| {
+            let p = p.to_string_lossy();
+            !p.ends_with("result.json") && !p.starts_with("run/vmcust") && p != "var/log/vmcust.log"
+        });
+        s
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn spec(name: &str) -> String {
+    fs::read_to_string(example(name)).unwrap()
+}
+
+const SCRIPT_SPEC: &str = "[NETWORK]\nHOSTNAME = scripted\n[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\n\
+MACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n[MISC]\nMARKER-ID = m-1\n\
+[CUSTOM-SCRIPT]\nSCRIPT-NAME = script0001.bat\n";
+
+/// A custom script that counts its runs per phase next to itself.
+const COUNTING_SCRIPT: &str = "#!/bin/sh\r\necho \"$1\" >> \"$(dirname \"$0\")/ran\"\r\n";
+
+#[test]
+fn success_applies_connects_nics_and_reports_done() {
+    let vm = Vm::new();
+    vm.hand_over(&spec("static-2nic-ipv6.cfg"), &[("nics.txt", "0,1\n")]);
+    let out = vm.run("early");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        vm.rpcs(),
+        [
+            "deployPkg.update.state 4 103 /var/log/vmcust.log@0,1",
+            "deployPkg.update.state 4 104 /var/log/vmcust.log@0,1",
+            "deployPkg.update.state 4 104 /var/log/vmcust.log@0,1",
+            "deployPkg.update.state 4 104 /var/log/vmcust.log@0,1",
+            "deployPkg.update.state 5 0 /var/log/vmcust.log",
+        ]
+    );
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "web01\n"
+    );
+    assert!(vm.path("/etc/netplan/50-vmcust.yaml").exists());
+    assert!(
+        !vm.path("/var/run/vmware-imc").exists(),
+        "hand-over removed"
+    );
+    assert!(
+        !vm.path("/var/lib/vmcust/pending").exists(),
+        "no copy of the spec left"
+    );
+    let result = fs::read_to_string(
+        vm.path("/var/lib/vmcust/instances/4217e0a1-6c2b-9d7e-51a0-3b9f2c1d8e44/result.json"),
+    )
+    .unwrap();
+    assert!(result.contains("\"outcome\": \"done\""), "{result}");
+    let status = vm.command("late", 0).output().unwrap();
+    assert_eq!(status.status.code(), Some(0));
+    let st = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["status", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap();
+    let st = text(&st.stdout);
+    assert!(st.contains("run: done"), "{st}");
+    assert!(st.contains(": done (code 0)"), "{st}");
+}
+
+/// Each failure class: the spec, the root's tweak, the final state sent, and what the
+/// root must still look like (unchanged, apart from vmcust's own records).
+#[test]
+fn each_failure_class_reports_its_code_and_changes_nothing() {
+    let nic = "[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\nMACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n";
+    let cases: Vec<(&str, String, bool, &str)> = vec![
+        (
+            "invalid spec",
+            "[NETWORK]\nHOSTNAME = -bad-\n".to_string(),
+            false,
+            "deployPkg.update.state 4 100 /var/log/vmcust.log@invalid cust.cfg: line 2:",
+        ),
+        (
+            "MAC absent from the VM",
+            nic.replace("8c:08", "00:99"),
+            false,
+            "deployPkg.update.state 4 101 /var/log/vmcust.log@no network device has MAC address 00:50:56:a6:00:99",
+        ),
+        (
+            "unknown time zone",
+            format!("{nic}[DATETIME]\nTIMEZONE = Mars/Olympus\n"),
+            false,
+            "deployPkg.update.state 4 100 /var/log/vmcust.log@time zone \"Mars/Olympus\"",
+        ),
+        (
+            "custom script disabled by tools.conf default",
+            SCRIPT_SPEC.to_string(),
+            false,
+            "deployPkg.update.state 4 6 /var/log/vmcust.log@",
+        ),
+        (
+            "failing pre-customization script",
+            SCRIPT_SPEC.to_string(),
+            true,
+            "deployPkg.update.state 4 100 /var/log/vmcust.log@pre",
+        ),
+    ];
+    for (name, body, scripts, want) in cases {
+        let vm = Vm::new();
+        if scripts {
+            vm.enable_scripts();
+        }
+        let before = vm.state();
+        vm.hand_over(
+            &body,
+            &[("nics.txt", "0"), ("script0001.bat", "#!/bin/sh\nexit 3\n")],
+        );
+        let out = vm.run("early");
+        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out.stderr));
+        let last = vm.final_state().unwrap_or_default();
+        assert!(
+            last.starts_with(want),
+            "{name}: sent {last:?}, wanted {want:?}"
+        );
+        assert!(
+            vm.rpcs().iter().any(|r| r.contains(" 4 103 ")),
+            "{name}: NICs must be connected after a failure too"
+        );
+        let mut after = vm.state();
+        after.retain(|p, _| {
+            !p.starts_with("var/lib/vmcust") && !p.starts_with("root/.customization")
+        });
+        let mut before = before.clone();
+        before.retain(|p, _| !p.starts_with("var/lib/vmcust"));
+        assert_eq!(after, before, "{name}: the root changed");
+        assert!(!vm.path("/var/lib/vmcust/pending").exists(), "{name}");
+    }
+}
+
+#[test]
+fn scripts_run_pre_then_post_once_per_marker() {
+    let vm = Vm::new();
+    vm.enable_scripts();
+    vm.hand_over(SCRIPT_SPEC, &[("script0001.bat", COUNTING_SCRIPT)]);
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    let ran = vm.path("/root/.customization/ran");
+    assert_eq!(fs::read_to_string(&ran).unwrap(), "precustomization\n");
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    assert_eq!(
+        fs::read_to_string(&ran).unwrap(),
+        "precustomization\npostcustomization\n"
+    );
+    assert!(vm.path("/var/lib/vmcust/.markerfile-m-1.txt").exists());
+    // A new hand-over with the same marker: network and identity again, scripts not.
+    vm.hand_over(SCRIPT_SPEC, &[("script0001.bat", COUNTING_SCRIPT)]);
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    assert_eq!(vm.run("late").status.code(), Some(0));
+    assert_eq!(
+        fs::read_to_string(&ran).unwrap(),
+        "precustomization\npostcustomization\n"
+    );
+    assert_eq!(
+        vm.final_state().as_deref(),
+        Some("deployPkg.update.state 5 0 /var/log/vmcust.log")
+    );
+}
+
+#[test]
+fn hanging_script_is_killed_after_the_timeout() {
+    let vm = Vm::new();
+    vm.enable_scripts();
+    vm.settings("[scripts]\ntimeout = 1\n");
+    vm.hand_over(
+        SCRIPT_SPEC,
+        &[("script0001.bat", "#!/bin/sh\nsleep 60 &\nsleep 60\n")],
+    );
+    let t = Instant::now();
+    let out = vm.run("early");
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let last = vm.final_state().unwrap();
+    assert!(
+        last.contains(" 4 100 ") && last.contains("stopped"),
+        "{last}"
+    );
+}
+
+/// Kill -9 right after each journal step, then run again: the end state is the one an
+/// uninterrupted run reaches, and the pre-script ran exactly once.
+#[test]
+fn kill_at_every_step_then_rerun_ends_like_an_uninterrupted_run() {
+    let reference = {
+        let vm = Vm::new();
+        vm.enable_scripts();
+        vm.hand_over(
+            SCRIPT_SPEC,
+            &[("nics.txt", "0"), ("script0001.bat", COUNTING_SCRIPT)],
+        );
+        assert_eq!(vm.run("early").status.code(), Some(0));
+        vm.state()
+    };
+    for step in [
+        "pre-script",
+        "applied",
+        "post-scheduled",
+        "marker",
+        "nics",
+        "reported",
+    ] {
+        let vm = Vm::new();
+        vm.enable_scripts();
+        vm.hand_over(
+            SCRIPT_SPEC,
+            &[("nics.txt", "0"), ("script0001.bat", COUNTING_SCRIPT)],
+        );
+        let crashed = vm
+            .command("early", 0)
+            .env(vmcust::run::CRASH_AFTER_ENV, step)
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            crashed.status.signal(),
+            Some(9),
+            "{step}: {}",
+            text(&crashed.stderr)
+        );
+        let again = vm.run("early");
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{step}: {}",
+            text(&again.stderr)
+        );
+        assert_eq!(vm.state(), reference, "{step}: the end state differs");
+        assert_eq!(
+            vm.final_state().as_deref(),
+            Some("deployPkg.update.state 5 0 /var/log/vmcust.log"),
+            "{step}"
+        );
+    }
+}
+
+#[test]
+fn sigterm_during_a_hanging_pre_script_exits_within_a_second() {
+    let vm = Vm::new();
+    vm.enable_scripts();
+    let script = "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid\"\nsleep 60 &\necho $! > \"$(dirname \"$0\")/child\"\nwait\n";
+    vm.hand_over(SCRIPT_SPEC, &[("script0001.bat", script)]);
+    let mut child: Child = vm
+        .command("early", 0)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let child_pid = vm.path("/root/.customization/child");
+    let t = Instant::now();
+    while !child_pid.exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "script never started"
+        );
+        thread::sleep(Duration::from_millis(20));
+    }
+    let grandchild: i32 = fs::read_to_string(&child_pid)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let sent = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(75));
+    // The script's whole process group is gone, no final state was sent, and the
+    // customization is still pending for the next boot.
+    thread::sleep(Duration::from_millis(100));
+    let alive = Path::new(&format!("/proc/{grandchild}")).exists()
+        && !fs::read_to_string(format!("/proc/{grandchild}/stat"))
+            .unwrap_or_default()
+            .contains(") Z ");
+    assert!(!alive, "the script's background child survived");
+    assert_eq!(vm.final_state(), None);
+    assert!(vm.path("/var/lib/vmcust/pending/cust.cfg").exists());
+}
+
+#[test]
+fn cust_cfg_at_start_mid_wait_and_after_the_maximum() {
+    // At 0 s: found without waiting.
+    let vm = Vm::new();
+    vm.hand_over(&spec("dhcp.cfg"), &[]);
+    let t = Instant::now();
+    assert_eq!(
+        vm.command("early", 5).output().unwrap().status.code(),
+        Some(0)
+    );
+    assert!(t.elapsed() < Duration::from_secs(3));
+    assert!(vm.final_state().unwrap().contains(" 5 0 "));
+
+    // Mid-wait: picked up as soon as tools renames it into place.
+    let vm = Vm::new();
+    let child = vm.command("early", 20).spawn().unwrap();
+    thread::sleep(Duration::from_millis(500));
+    vm.hand_over(&spec("dhcp.cfg"), &[]);
+    let t = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert!(vm.final_state().unwrap().contains(" 5 0 "));
+
+    // After the maximum: nothing done, nothing reported, the file is left for next boot.
+    let vm = Vm::new();
+    let t = Instant::now();
+    let out = vm.command("early", 1).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(t.elapsed() >= Duration::from_secs(1));
+    assert_eq!(vm.rpcs(), Vec::<String>::new());
+    vm.hand_over(&spec("dhcp.cfg"), &[]);
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    assert!(vm.final_state().unwrap().contains(" 5 0 "));
+}
+
+#[test]
+fn not_vmware_costs_nothing() {
+    let root = scratch_root();
+    let t = Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["run", "--stage", "early", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(t.elapsed() < Duration::from_secs(1));
+    assert!(!root.path().join("run/vmcust").exists());
+}
