@@ -432,7 +432,11 @@ fn cust_cfg_at_start_mid_wait_and_after_the_maximum() {
     let out = vm.command("early", 1).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(t.elapsed() >= Duration::from_secs(1));
-    assert_eq!(vm.rpcs(), Vec::<String>::new());
+    assert!(
+        vm.rpcs().iter().all(|r| r.starts_with("info-get ")),
+        "{:?}",
+        vm.rpcs()
+    );
     vm.hand_over(&spec("dhcp.cfg"), &[]);
     assert_eq!(vm.run("early").status.code(), Some(0));
     assert!(vm.final_state().unwrap().contains(" 5 0 "));
@@ -450,4 +454,108 @@ fn not_vmware_costs_nothing() {
     assert_eq!(out.status.code(), Some(0));
     assert!(t.elapsed() < Duration::from_secs(1));
     assert!(!root.path().join("run/vmcust").exists());
+}
+
+#[test]
+fn guestinfo_metadata_applies_once_per_instance_and_is_redacted_after() {
+    let vm = Vm::new();
+    let md = "instance-id: gi-1\nlocal-hostname: gi-host.example.net\nredact: [userdata]\n\
+network:\n  version: 2\n  ethernets:\n    nic0:\n      match:\n        macaddress: '00:50:56:a6:8c:08'\n      dhcp4: true\n";
+    fs::write(vm.host.path().join("guestinfo.metadata"), md).unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.userdata"),
+        "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/ud-ran\"\n",
+    )
+    .unwrap();
+    let t = Instant::now();
+    let out = vm.command("early", 15).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        t.elapsed() < Duration::from_secs(5),
+        "guestinfo data must not wait for cust.cfg"
+    );
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "gi-host\n"
+    );
+    assert!(
+        vm.rpcs()
+            .contains(&"info-set guestinfo.userdata ---".to_string()),
+        "{:?}",
+        vm.rpcs()
+    );
+    assert_eq!(
+        fs::read_to_string(vm.host.path().join("guestinfo.userdata")).unwrap(),
+        "---"
+    );
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let ran = vm.path("/var/lib/vmcust/instances/gi-1/ud-ran");
+    assert_eq!(fs::read_to_string(&ran).unwrap(), "ran\n");
+    // Next boot: the same instance is not customized again, the user-data not rerun.
+    fs::write(vm.path("/etc/hostname"), "changed-by-admin\n").unwrap();
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    assert_eq!(vm.run("late").status.code(), Some(0));
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "changed-by-admin\n"
+    );
+    assert_eq!(fs::read_to_string(&ran).unwrap(), "ran\n");
+}
+
+#[test]
+fn ovf_seed_file_is_applied() {
+    let vm = Vm::new();
+    let seed = vm.path("/var/lib/vmcust/seed");
+    fs::create_dir_all(&seed).unwrap();
+    fs::write(
+        seed.join("ovf-env.xml"),
+        "<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
+         xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\"><PropertySection>\
+         <Property oe:key=\"instance-id\" oe:value=\"ovf-7\"/>\
+         <Property oe:key=\"hostname\" oe:value=\"from-ovf\"/></PropertySection></Environment>",
+    )
+    .unwrap();
+    let out = vm.run("early");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "from-ovf\n"
+    );
+    assert!(vm
+        .path("/var/lib/vmcust/instances/ovf-7/result.json")
+        .exists());
+}
+
+#[test]
+fn raw_cloud_init_spec_applies_metadata_and_keeps_user_data() {
+    let vm = Vm::new();
+    let md = "{\"instance-id\": \"raw-1\", \"local-hostname\": \"raw-host\", \"network\": {\"version\": 2, \
+\"ethernets\": {\"e\": {\"match\": {\"macaddress\": \"00:50:56:a6:8c:08\"}, \"dhcp4\": true}}}}";
+    vm.hand_over(
+        &spec("raw-cloud-init.cfg"),
+        &[("metadata", md), ("userdata", "#!/bin/sh\r\ntrue\r\n")],
+    );
+    let out = vm.run("early");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "raw-host\n"
+    );
+    assert_eq!(
+        fs::read_to_string(vm.path("/var/lib/vmcust/instances/raw-1/user-data")).unwrap(),
+        "#!/bin/sh\ntrue\n"
+    );
+    assert!(vm.final_state().unwrap().contains(" 5 0 "));
+
+    let bad = Vm::new();
+    bad.hand_over(
+        &spec("raw-cloud-init.cfg"),
+        &[("metadata", "[not yaml: a=b")],
+    );
+    assert_eq!(bad.run("early").status.code(), Some(1));
+    assert!(bad
+        .final_state()
+        .unwrap()
+        .starts_with("deployPkg.update.state 4 9 "));
 }

@@ -18,6 +18,9 @@ pub struct ApplyArgs {
     /// Where the customization comes from.
     #[command(flatten)]
     pub input: InputArgs,
+    /// Network stack to write configuration for (default: detected from the root).
+    #[arg(long, value_enum)]
+    pub renderer: Option<crate::plan::network::Renderer>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -26,7 +29,7 @@ pub struct ApplyArgs {
 /// Runs `vmcust apply`. The whole plan is made before anything is written, so an
 /// invalid customization changes nothing.
 pub fn run(args: ApplyArgs) -> Result<()> {
-    let (root, plan) = load_and_plan(&args.root, &args.input)?;
+    let (root, plan) = load_and_plan(&args.root, &args.input, args.renderer)?;
     let changes = crate::apply::apply(&root, &plan)?;
     let steps: Vec<Step> = changes
         .into_iter()

@@ -7,10 +7,11 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 
-use super::input::{load_imc, InputArgs};
+use super::input::{load, InputArgs};
 use super::Format;
 use crate::apply::{dry_run, Change};
 use crate::facts::RootFacts;
+use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanOptions};
 use crate::root::Root;
 
@@ -23,6 +24,9 @@ pub struct PlanArgs {
     /// Where the customization comes from.
     #[command(flatten)]
     pub input: InputArgs,
+    /// Network stack to write configuration for (default: detected from the root).
+    #[arg(long, value_enum)]
+    pub renderer: Option<Renderer>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
@@ -39,26 +43,24 @@ pub struct Step<'a> {
 }
 
 /// Loads the input, opens the root and plans; shared by `plan` and `apply`.
-pub fn load_and_plan(root: &std::path::Path, input: &InputArgs) -> Result<(Root, Plan)> {
-    let loaded = load_imc(&input.imc)?;
+pub fn load_and_plan(
+    root: &std::path::Path,
+    input: &InputArgs,
+    renderer: Option<Renderer>,
+) -> Result<(Root, Plan)> {
+    let loaded = load(input)?;
+    let c = &loaded.merged.customization;
     let root = Root::new(root).with_context(|| format!("opening root {}", root.display()))?;
-    let facts = RootFacts::gather(&root, &loaded.customization)?;
-    let opts = PlanOptions {
-        renderer: input.renderer,
-    };
-    let plan = plan(&loaded.customization, &facts, &opts).with_context(|| {
-        format!(
-            "planning {} for {}",
-            input.imc.display(),
-            root.path().display()
-        )
-    })?;
+    let facts = RootFacts::gather(&root, c)?;
+    let opts = PlanOptions { renderer };
+    let plan = plan(c, &facts, &opts)
+        .with_context(|| format!("planning the customization for {}", root.path().display()))?;
     Ok((root, plan))
 }
 
 /// Runs `vmcust plan`.
 pub fn run(args: PlanArgs) -> Result<()> {
-    let (root, plan) = load_and_plan(&args.root, &args.input)?;
+    let (root, plan) = load_and_plan(&args.root, &args.input, args.renderer)?;
     let changes = dry_run(&root, &plan)?;
     let steps: Vec<Step> = changes
         .into_iter()

@@ -6,15 +6,21 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
+use super::input::{load, InputArgs};
 use super::Format;
 use crate::plan::network::{netplan, Device};
+use crate::source::merge::SourceKind;
+use crate::source::ovf_locate::OvfOrigin;
 
 /// Arguments of `vmcust show`.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// The customization spec (cust.cfg) to show.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    /// The customization spec (cust.cfg) to show (the same as --imc).
+    #[arg(value_name = "FILE", conflicts_with = "imc")]
+    pub file: Option<PathBuf>,
+    /// Other sources to show and merge.
+    #[command(flatten)]
+    pub input: InputArgs,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Json)]
     pub format: Format,
@@ -22,19 +28,53 @@ pub struct ShowArgs {
 
 #[derive(Serialize)]
 struct Shown<'a> {
-    spec: &'a vmcust_imc::Spec,
-    warnings: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spec: Option<&'a vmcust_imc::Spec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ovf_environment: Option<vmcust_ovf::Environment>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ovf_found_in: Option<&'a OvfOrigin>,
+    warnings: &'a [String],
     customization: &'a crate::model::Customization,
+    origins: &'a std::collections::BTreeMap<&'static str, SourceKind>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    userdata_from: Vec<SourceKind>,
     #[serde(skip_serializing_if = "Option::is_none")]
     netplan: Option<netplan::NetplanDoc>,
 }
 
+/// The environment with the values of password-like properties replaced, so that
+/// printing it cannot leak a secret (`password`, `root_password`, `guestinfo.passwd`, …).
+fn redacted(env: &vmcust_ovf::Environment) -> vmcust_ovf::Environment {
+    let mut env = env.clone();
+    let hide = |p: &mut vmcust_ovf::Property| {
+        let k = p.key.to_ascii_lowercase();
+        if ["pass", "secret", "token", "key"]
+            .iter()
+            .any(|w| k.contains(w))
+            && k != "public-keys"
+        {
+            p.value = vmcust_imc::REDACTED.to_string();
+        }
+    };
+    env.properties.iter_mut().for_each(hide);
+    env.entities
+        .iter_mut()
+        .flat_map(|e| e.properties.iter_mut())
+        .for_each(hide);
+    env
+}
+
 /// Runs `vmcust show`.
-pub fn run(args: ShowArgs) -> Result<()> {
-    let loaded = super::input::load_imc(&args.file)?;
-    // No target root here: devices are named by the spec's ids, as cloud-init does
+pub fn run(mut args: ShowArgs) -> Result<()> {
+    if let Some(file) = args.file.take() {
+        args.input.imc = Some(file);
+    }
+    let loaded = load(&args.input)?;
+    let c = &loaded.merged.customization;
+    // No target root here: devices are named by the sources' ids, as cloud-init does
     // without system devices.
-    let netplan = loaded.customization.network.as_ref().map(|net| {
+    let netplan = c.network.as_ref().map(|net| {
         let devices: Vec<Device> = net
             .interfaces
             .iter()
@@ -46,14 +86,13 @@ pub fn run(args: ShowArgs) -> Result<()> {
         netplan::document(net, &devices)
     });
     let shown = Shown {
-        spec: &loaded.parsed.spec,
-        warnings: loaded
-            .parsed
-            .warnings
-            .iter()
-            .map(|w| w.to_string())
-            .collect(),
-        customization: &loaded.customization,
+        spec: loaded.imc.as_ref().map(|p| &p.spec),
+        ovf_environment: loaded.ovf.as_ref().map(|(_, e)| redacted(e)),
+        ovf_found_in: loaded.ovf.as_ref().map(|(o, _)| o),
+        warnings: &loaded.warnings,
+        customization: c,
+        origins: &loaded.merged.origins,
+        userdata_from: loaded.userdata.iter().map(|(k, _)| *k).collect(),
         netplan,
     };
     let text = match args.format {

@@ -31,6 +31,11 @@ pub struct Failure {
 }
 
 impl Failure {
+    /// Why it failed, for people.
+    pub(super) fn reason(&self) -> &str {
+        &self.reason
+    }
+
     pub(super) fn new(code: Code, gc_text: &'static str, reason: impl Into<String>) -> Self {
         Failure {
             code,
@@ -54,39 +59,59 @@ impl From<Failure> for Stop {
     }
 }
 
-/// Runs the early stage.
+/// Runs the early stage. Precedence: a vSphere spec already handed over (or one left
+/// unfinished by an earlier run) first; else the OVF environment and guestinfo data; else
+/// wait for a spec up to the maximum. Like cloud-init, OVF/guestinfo data means no wait.
 pub fn run(ctx: &mut Context) -> Result<Ending> {
+    let imc = imc_allowed(ctx);
+    let root = ctx.root.clone();
+    let pending = Path::new(PENDING_DIR).join(CUST_CFG);
+    let handed_over = Path::new(IMC_DIR).join(CUST_CFG);
+    if imc {
+        if root.is_file(&handed_over) {
+            state::ingest(&root)?;
+            return process_pending(ctx);
+        }
+        if root.is_file(&pending) {
+            tracing::info!("resuming the customization an earlier run did not finish");
+            return process_pending(ctx);
+        }
+    }
+    if let Some(ending) = super::guest_data::customize(ctx)? {
+        return Ok(ending);
+    }
+    if !imc {
+        return Ok(Ending::Nothing);
+    }
+    let cust_cfg = root.resolve(&handed_over, true)?;
+    match wait_for_file(&cust_cfg, ctx.settings.max_wait, ctx.stop)? {
+        Waited::Found(after) => {
+            tracing::info!("{IMC_DIR}/{CUST_CFG} found after {} ms", after.as_millis())
+        }
+        Waited::TimedOut => {
+            tracing::info!(
+                "no {IMC_DIR}/{CUST_CFG} within {} s: nothing to customize",
+                ctx.settings.max_wait.as_secs()
+            );
+            return Ok(Ending::Nothing);
+        }
+        Waited::Interrupted => return Ok(Ending::Interrupted),
+    }
+    state::ingest(&root)?;
+    process_pending(ctx)
+}
+
+/// Whether vSphere specs are ours to handle (settings, a real cloud-init), saying why not.
+fn imc_allowed(ctx: &Context) -> bool {
     if !ctx.settings.imc_enabled {
         tracing::info!("vSphere customization is disabled in the settings ([imc] enabled)");
-        return Ok(Ending::Nothing);
+        return false;
     }
-    if let Some(reason) = ctx.step_aside.clone() {
+    if let Some(reason) = &ctx.step_aside {
         tracing::info!("leaving the vSphere customization to cloud-init: {reason}");
-        return Ok(Ending::Nothing);
+        return false;
     }
-    let root = ctx.root.clone();
-    if root.is_file(&Path::new(PENDING_DIR).join(CUST_CFG))
-        && !root.is_file(&Path::new(IMC_DIR).join(CUST_CFG))
-    {
-        tracing::info!("resuming the customization an earlier run did not finish");
-    } else {
-        let cust_cfg = root.resolve(&Path::new(IMC_DIR).join(CUST_CFG), true)?;
-        match wait_for_file(&cust_cfg, ctx.settings.max_wait, ctx.stop)? {
-            Waited::Found(after) => {
-                tracing::info!("{IMC_DIR}/{CUST_CFG} found after {} ms", after.as_millis())
-            }
-            Waited::TimedOut => {
-                tracing::info!(
-                    "no {IMC_DIR}/{CUST_CFG} within {} s: nothing to customize",
-                    ctx.settings.max_wait.as_secs()
-                );
-                return Ok(Ending::Nothing);
-            }
-            Waited::Interrupted => return Ok(Ending::Interrupted),
-        }
-        state::ingest(&root)?;
-    }
-    process_pending(ctx)
+    true
 }
 
 /// Processes the pending customization to its end.

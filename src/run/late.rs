@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use super::state::INSTANCES_DIR;
 use super::{Context, Ending, ScriptEnd};
+use crate::host::addresses;
 use crate::report::{Code, Reporter};
 use crate::scripts::run::Phase;
 
@@ -44,7 +45,33 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
             }
         }
     }
+    publish_addresses(ctx);
     Ok(ending)
+}
+
+/// Tells the host the guest's default addresses (`guestinfo.local-ipv4`/`-ipv6`), waiting
+/// a bounded time for one to exist (cloud-init waits without a bound). Only on the running
+/// system: another root's addresses are not this machine's.
+fn publish_addresses(ctx: &mut Context) {
+    if ctx.root.path() != Path::new("/") {
+        return;
+    }
+    let published = addresses::publish(
+        ctx.rpc,
+        addresses::Wait::default(),
+        addresses::DEFAULT_WAIT,
+        std::time::Duration::from_secs(1),
+        || addresses::current(Path::new("/proc")),
+    );
+    if published.timed_out {
+        tracing::warn!(
+            "no address appeared within {} s; published what exists",
+            addresses::DEFAULT_WAIT.as_secs()
+        );
+    }
+    for w in published.warnings {
+        tracing::warn!("{w}");
+    }
 }
 
 fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {

@@ -6,6 +6,7 @@
 //! `late` after the network is online (post-customization script, user-data).
 
 pub mod early;
+pub mod guest_data;
 pub mod journal;
 pub mod late;
 pub mod raw;

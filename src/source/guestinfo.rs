@@ -129,6 +129,7 @@ pub fn customization(md: &Metadata) -> Result<(Customization, Vec<String>), Meta
         identity: Identity {
             host_name,
             domain,
+            ssh_authorized_keys: md.public_keys.clone(),
             ..Default::default()
         },
         network: net.network,

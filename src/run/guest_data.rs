@@ -1,0 +1,131 @@
+//! The OVF environment and guestinfo metadata at boot: read both, merge them (OVF over
+//! guestinfo), apply the result once per instance id, keep the user-data for the late
+//! stage, and only then redact the guestinfo keys the metadata lists.
+//!
+//! These sources stay on the VM across boots, so "once per instance" is what keeps a
+//! reboot from redoing the customization; a new instance id means a new customization.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use super::early::apply_customization;
+use super::late::USER_DATA;
+use super::state::{self, InstanceResult};
+use super::{Context, Ending};
+use crate::source::appliance::{PropertyMap, MAPPING_PATH};
+use crate::source::merge::{merge, SourceKind};
+use crate::source::{guestinfo, ovf, ovf_locate};
+
+/// What was found, before it is applied.
+struct Found {
+    sources: Vec<(SourceKind, crate::model::Customization)>,
+    userdata: Option<Vec<u8>>,
+    redact: Vec<String>,
+}
+
+/// Applies OVF/guestinfo data if there is any for a new instance. `Ok(None)` when there is
+/// no such data at all.
+pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
+    let found = match read(ctx) {
+        Ok(Some(f)) => f,
+        Ok(None) => return Ok(None),
+        Err(reason) => {
+            tracing::error!("{reason}");
+            return Ok(Some(Ending::Failed(reason)));
+        }
+    };
+    let merged = merge(found.sources);
+    let mut c = merged.customization;
+    let id = c
+        .instance_id
+        .clone()
+        .unwrap_or_else(|| ctx.default_instance_id());
+    let dir = state::instance_dir(&id);
+    if ctx.root.is_file(&dir.join("result.json")) {
+        tracing::info!("instance {id} was customized already; nothing to do this boot");
+        return Ok(Some(Ending::Nothing));
+    }
+    for (field, source) in &merged.origins {
+        tracing::info!("{field} from {source:?}");
+    }
+    c.instance_id = Some(id.clone());
+    let outcome = apply_customization(ctx, &c);
+    let error = outcome.as_ref().err().map(|f| f.reason().to_string());
+    if error.is_none() {
+        if let Some(ud) = &found.userdata {
+            ctx.root.write_file(&dir.join(USER_DATA), ud, 0o600)?;
+        }
+    }
+    state::write_result(
+        &ctx.root,
+        &InstanceResult {
+            instance_id: id.clone(),
+            outcome: if error.is_none() { "done" } else { "failed" }.into(),
+            code: 0,
+            error: error.clone(),
+            finished: state::now(),
+            steps: if error.is_none() {
+                vec!["applied".into()]
+            } else {
+                vec![]
+            },
+        },
+    )?;
+    // Only now that the data is applied and recorded may the host forget it.
+    for w in guestinfo::redact(ctx.rpc, &found.redact) {
+        tracing::warn!("{w}");
+    }
+    Ok(Some(match error {
+        None => {
+            tracing::info!("instance {id} customized from its OVF environment / guestinfo data");
+            Ending::Done
+        }
+        Some(reason) => {
+            tracing::error!("customizing instance {id} failed: {reason}");
+            Ending::Failed(reason)
+        }
+    }))
+}
+
+/// Reads the OVF environment (seed file, `guestinfo.ovfEnv`, CD) and guestinfo data.
+/// Errors are the reason for people, naming the source.
+fn read(ctx: &mut Context) -> Result<Option<Found>, String> {
+    let mut found = Found {
+        sources: Vec::new(),
+        userdata: None,
+        redact: Vec::new(),
+    };
+    let located =
+        ovf_locate::locate(&ctx.root, Some(&mut *ctx.rpc)).map_err(|e| format!("{e:#}"))?;
+    if let Some(env) = located {
+        let parsed = vmcust_ovf::parse(&env.xml)
+            .map_err(|e| format!("OVF environment from {:?}: {e}", env.origin))?;
+        let map = match ctx.root.read_text(Path::new(MAPPING_PATH)) {
+            Ok(Some(text)) => {
+                Some(PropertyMap::parse(&text).map_err(|e| format!("{MAPPING_PATH}: {e}"))?)
+            }
+            Ok(None) => None,
+            Err(e) => return Err(format!("reading {MAPPING_PATH}: {e}")),
+        };
+        let data = ovf::from_environment(&parsed, map.as_ref()).map_err(|e| e.to_string())?;
+        for w in &data.warnings {
+            tracing::warn!("OVF environment: {w}");
+        }
+        found.userdata = data.userdata;
+        found.sources.push((SourceKind::Ovf, data.customization));
+    }
+    if let Some(data) = guestinfo::read(ctx.rpc).map_err(|e| e.to_string())? {
+        for w in &data.warnings {
+            tracing::warn!("guestinfo: {w}");
+        }
+        if found.userdata.is_none() {
+            found.userdata = data.userdata;
+        }
+        found.redact = data.metadata.redact.clone();
+        found
+            .sources
+            .push((SourceKind::Guestinfo, data.customization));
+    }
+    Ok((!found.sources.is_empty()).then_some(found))
+}

@@ -1,0 +1,209 @@
+//! `show`/`plan` with every kind of source: the OVF environment (XML file, ISO image
+//! built by xorriso), guestinfo data (the fake host directory), an appliance mapping, and
+//! their precedence when several are given.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{example, scratch_root};
+
+fn vmcust(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .env("VMCUST_LOG", "error")
+        .output()
+        .unwrap()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn ovf_doc(props: &[(&str, &str)]) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
+         xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\" \
+         xmlns:ve=\"http://www.vmware.com/schema/ovfenv\" oe:id=\"\">\n<PropertySection>\n",
+    );
+    for (k, v) in props {
+        xml.push_str(&format!("  <Property oe:key=\"{k}\" oe:value=\"{v}\"/>\n"));
+    }
+    xml.push_str("</PropertySection>\n<ve:EthernetAdapterSection>\n  <ve:Adapter ve:mac=\"00:50:56:a6:8c:08\" ve:network=\"VM Network\" ve:unitNumber=\"7\"/>\n</ve:EthernetAdapterSection>\n</Environment>\n");
+    xml
+}
+
+#[test]
+fn ovf_from_cloud_init_test_data_never_prints_the_password() {
+    let file = support::repo()
+        .join("../shared/testdata/cloud-init/ovf/ci-ut-ovf-with_b64_network_config_enable_read_network.xml");
+    let out = vmcust(&["show", "--ovf", file.to_str().unwrap()]);
+    let all =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let v = json(&out);
+    assert_eq!(v["customization"]["instance_id"], "inst-001");
+    assert_eq!(v["origins"]["root-password"], "ovf");
+    assert!(!all.contains("passw0rd"), "the OVF password leaked");
+}
+
+#[test]
+fn ovf_from_an_iso_image_built_by_xorriso() {
+    let dir = tempfile::tempdir().unwrap();
+    let content = dir.path().join("content");
+    fs::create_dir(&content).unwrap();
+    fs::write(
+        content.join("ovf-env.xml"),
+        ovf_doc(&[
+            ("instance-id", "iso-1"),
+            ("hostname", "from-iso.example.org"),
+        ]),
+    )
+    .unwrap();
+    let iso = dir.path().join("ovf.iso");
+    let status = Command::new("xorriso")
+        .args([
+            "-as", "mkisofs", "-quiet", "-V", "OVF ENV", "-J", "-R", "-o",
+        ])
+        .arg(&iso)
+        .arg(&content)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .expect("xorriso is needed for this test: apt-get install -y xorriso");
+    assert!(status.success());
+    let v = json(&vmcust(&["show", "--ovf", iso.to_str().unwrap()]));
+    assert_eq!(v["ovf_found_in"]["kind"], "iso");
+    assert_eq!(v["ovf_found_in"]["label"], "OVF ENV");
+    assert_eq!(v["customization"]["identity"]["host_name"], "from-iso");
+    assert_eq!(v["customization"]["identity"]["domain"], "example.org");
+    let root = scratch_root();
+    let out = vmcust(&[
+        "plan",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--ovf",
+        iso.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("| from-iso\n"));
+}
+
+#[test]
+fn appliance_properties_configure_a_static_nic() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = dir.path().join("ovf-env.xml");
+    fs::write(
+        &env,
+        ovf_doc(&[
+            ("appliance.hostname", "vpx01"),
+            ("appliance.ip0", "10.9.8.7"),
+            ("appliance.netmask0", "24"),
+            ("appliance.gateway", "10.9.8.1"),
+            ("appliance.dns", "10.9.8.53"),
+        ]),
+    )
+    .unwrap();
+    let map = dir.path().join("ovf-properties.conf");
+    fs::write(
+        &map,
+        "[properties]\nhostname = appliance.hostname\nipv4-address = appliance.ip0\n\
+         ipv4-netmask = appliance.netmask0\nipv4-gateway = appliance.gateway\ndns-servers = appliance.dns\n",
+    )
+    .unwrap();
+    let root = scratch_root();
+    let out = vmcust(&[
+        "apply",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--ovf",
+        env.to_str().unwrap(),
+        "--ovf-properties",
+        map.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let netplan = fs::read_to_string(root.path().join("etc/netplan/50-vmcust.yaml")).unwrap();
+    for want in [
+        "10.9.8.7/24",
+        "via: 10.9.8.1",
+        "10.9.8.53",
+        "set-name: ens192",
+    ] {
+        assert!(netplan.contains(want), "{want} missing:\n{netplan}");
+    }
+}
+
+#[test]
+fn precedence_imc_then_ovf_then_guestinfo() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = dir.path().join("ovf-env.xml");
+    fs::write(
+        &env,
+        ovf_doc(&[("hostname", "from-ovf"), ("instance-id", "ovf-id")]),
+    )
+    .unwrap();
+    let host = dir.path().join("host");
+    fs::create_dir(&host).unwrap();
+    fs::write(
+        host.join("guestinfo.metadata"),
+        "instance-id: gi-id\nlocal-hostname: from-guestinfo\npublic-keys-data: ssh-ed25519 AAAAC3 x@y\n",
+    )
+    .unwrap();
+    fs::write(host.join("guestinfo.userdata"), "#!/bin/sh\ntrue\n").unwrap();
+    let v = json(&vmcust(&[
+        "show",
+        example("dhcp.cfg").to_str().unwrap(),
+        "--ovf",
+        env.to_str().unwrap(),
+        "--guestinfo-dir",
+        host.to_str().unwrap(),
+    ]));
+    let o = &v["origins"];
+    assert_eq!(
+        v["customization"]["identity"]["host_name"],
+        "build-agent-17"
+    );
+    assert_eq!(o["host-name"], "imc");
+    assert_eq!(o["time-zone"], "imc");
+    assert_eq!(o["instance-id"], "ovf");
+    assert_eq!(o["ssh-authorized-keys"], "guestinfo");
+    assert_eq!(v["userdata_from"], serde_json::json!(["guestinfo"]));
+}
+
+#[test]
+fn malformed_sources_are_refused_with_where_and_what() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: &[(&str, &str, &str)] = &[
+        ("bad.xml", "<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\">\n<PropertySection>\n</Environment>", "line 3"),
+        ("wrongns.xml", "<Environment xmlns=\"urn:other\"/>", "namespace"),
+    ];
+    for (name, text, needle) in cases {
+        let p = dir.path().join(name);
+        fs::write(&p, text).unwrap();
+        let out = vmcust(&["show", "--ovf", p.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{name}: {err}");
+        assert!(err.contains(needle) && err.contains(name), "{name}: {err}");
+    }
+    let host = dir.path().join("host");
+    fs::create_dir(&host).unwrap();
+    fs::write(host.join("guestinfo.metadata"), "e30=").unwrap();
+    fs::write(host.join("guestinfo.metadata.encoding"), "rot13").unwrap();
+    let out = vmcust(&["show", "--guestinfo-dir", host.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(err.contains("guestinfo.metadata.encoding"), "{err}");
+    let none = vmcust(&["show"]);
+    assert_eq!(none.status.code(), Some(65));
+    assert!(Path::new(env!("CARGO_BIN_EXE_vmcust")).exists());
+}
