@@ -32,9 +32,22 @@ pub enum Waited {
 /// Waits until `path` is a regular file, for at most `max`. With `max` zero the file is
 /// looked for once, without waiting. `stop` is checked at least every 100 ms.
 pub fn wait_for_file(path: &Path, max: Duration, stop: &AtomicBool) -> std::io::Result<Waited> {
+    let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
+    let result = wait_with(&inotify, path, max, stop);
+    // Closing an inotify descriptor waits for an RCU grace period (10-20 ms here); the
+    // customization should not wait for that, so the close happens on another thread.
+    std::thread::spawn(move || drop(inotify));
+    result
+}
+
+fn wait_with(
+    inotify: &Inotify,
+    path: &Path,
+    max: Duration,
+    stop: &AtomicBool,
+) -> std::io::Result<Waited> {
     let start = Instant::now();
     let deadline = start + max;
-    let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
     let mut watched: Option<(PathBuf, WatchDescriptor)> = None;
     let mut next_progress = start + PROGRESS_EVERY;
     loop {
