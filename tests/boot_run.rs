@@ -129,8 +129,8 @@ const SCRIPT_SPEC: &str = "[NETWORK]\nHOSTNAME = scripted\n[NIC-CONFIG]\nNICS = 
 MACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n[MISC]\nMARKER-ID = m-1\n\
 [CUSTOM-SCRIPT]\nSCRIPT-NAME = script0001.bat\n";
 
-/// A custom script that counts its runs per phase next to itself.
-const COUNTING_SCRIPT: &str = "#!/bin/sh\r\necho \"$1\" >> \"$(dirname \"$0\")/ran\"\r\n";
+/// A custom script that records each run's phase in the root's `/root/ran`.
+const COUNTING_SCRIPT: &str = "#!/bin/sh\r\necho \"$1\" >> \"$(dirname \"$0\")/../ran\"\r\n";
 
 #[test]
 fn success_applies_connects_nics_and_reports_done() {
@@ -253,13 +253,17 @@ fn scripts_run_pre_then_post_once_per_marker() {
     vm.enable_scripts();
     vm.hand_over(SCRIPT_SPEC, &[("script0001.bat", COUNTING_SCRIPT)]);
     assert_eq!(vm.run("early").status.code(), Some(0));
-    let ran = vm.path("/root/.customization/ran");
+    let ran = vm.path("/root/ran");
     assert_eq!(fs::read_to_string(&ran).unwrap(), "precustomization\n");
     let late = vm.run("late");
     assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
     assert_eq!(
         fs::read_to_string(&ran).unwrap(),
         "precustomization\npostcustomization\n"
+    );
+    assert!(
+        !vm.path("/root/.customization").exists(),
+        "the staged script is removed after the post-script"
     );
     assert!(vm.path("/var/lib/vmcust/.markerfile-m-1.txt").exists());
     // A new hand-over with the same marker: network and identity again, scripts not.
@@ -268,7 +272,8 @@ fn scripts_run_pre_then_post_once_per_marker() {
     assert_eq!(vm.run("late").status.code(), Some(0));
     assert_eq!(
         fs::read_to_string(&ran).unwrap(),
-        "precustomization\npostcustomization\n"
+        "precustomization\npostcustomization\n",
+        "scripts do not run again for the same marker"
     );
     assert_eq!(
         vm.final_state().as_deref(),

@@ -380,6 +380,11 @@ fn finish(
     )?;
     state::remove_handover(&root)?;
     state::remove_pending(&root)?;
+    if error.is_some() {
+        // No post-customization will run for a failed customization: the staged script
+        // (which may hold secrets) goes now.
+        crate::scripts::stage::unstage(&root)?;
+    }
     match error {
         None => {
             tracing::info!("customization of instance {instance_id} done");

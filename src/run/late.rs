@@ -84,9 +84,11 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
     if end == ScriptEnd::Interrupted {
         return Ok(Ending::Interrupted);
     }
-    // Whatever the outcome, the script ran once; a failure is reported, not repeated.
+    // Whatever the outcome, the script ran once; a failure is reported, not repeated. The
+    // staged copy goes too: it may hold secrets.
     let flag = ctx.root.resolve(&dir.join(POST_PENDING), false)?;
     std::fs::remove_file(flag)?;
+    crate::scripts::stage::unstage(&ctx.root)?;
     match end {
         ScriptEnd::Failed(reason) => {
             Reporter::new(ctx.rpc, gc).failed(
