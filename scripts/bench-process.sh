@@ -5,12 +5,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build -q --release
+bin="${CARGO_TARGET_DIR:-target}/release/vmcust"
 root=$(mktemp -d /tmp/vmcust-bench.XXXXXX)
 cp -a examples/root/. "$root"
 json=$(mktemp)
 hyperfine -N --warmup 50 --runs 500 --export-json "$json" \
   "true" \
-  "target/release/vmcust plan --root $root --imc examples/specs/static-2nic-ipv6.cfg"
+  "$bin plan --root $root --imc examples/specs/static-2nic-ipv6.cfg"
 python3 - "$json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))["results"]

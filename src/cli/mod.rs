@@ -85,13 +85,19 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    let log_file = match &cli.command {
-        Command::Run(args) => Root::new(&args.root)
-            .and_then(|r| r.resolve(std::path::Path::new(crate::report::LOG_PATH), true))
-            .ok(),
-        _ => None,
+    // `run` logs to its file too, at the level the settings file asks for.
+    let (log_file, level) = match &cli.command {
+        Command::Run(args) => match Root::new(&args.root) {
+            Ok(root) => (
+                root.resolve(std::path::Path::new(crate::report::LOG_PATH), true)
+                    .ok(),
+                crate::settings::load(&root).0.log_level,
+            ),
+            Err(_) => (None, tracing::Level::INFO),
+        },
+        _ => (None, tracing::Level::INFO),
     };
-    init_logging(log_file.as_deref());
+    init_logging(log_file.as_deref(), level);
     let result = match cli.command {
         Command::Run(args) => {
             return match run::run(args) {
@@ -136,10 +142,11 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 
 /// Logs go to stderr (the journal under systemd); `vmcust run` also appends them to
 /// `<root>/var/log/vmcust.log`, the file every status message sent to vCenter names.
-fn init_logging(log_file: Option<&std::path::Path>) {
+/// `VMCUST_LOG` overrides `level`.
+fn init_logging(log_file: Option<&std::path::Path>, level: tracing::Level) {
     use tracing_subscriber::fmt::writer::MakeWriterExt;
     let filter = tracing_subscriber::EnvFilter::builder()
-        .with_default_directive(tracing::level_filters::LevelFilter::INFO.into())
+        .with_default_directive(tracing::level_filters::LevelFilter::from_level(level).into())
         .with_env_var("VMCUST_LOG")
         .from_env_lossy();
     let file = log_file.and_then(|path| {

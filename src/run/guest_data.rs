@@ -88,6 +88,41 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
     }))
 }
 
+/// Reads the local seed an OVF `seedfrom` names (`file:///dir/` or `/dir/`): its
+/// `meta-data` ranks below the environment, its `user-data` replaces the environment's (as
+/// cloud-init). Remote seeds are not followed: nothing at boot goes to the network.
+fn read_seed(ctx: &Context, seed: &str, found: &mut Found) -> Result<(), String> {
+    let Some(dir) = seed
+        .strip_prefix("file://")
+        .or_else(|| seed.starts_with('/').then_some(seed))
+    else {
+        tracing::warn!(
+            "OVF seedfrom {seed:?} is not followed: vmcust reads only local file:// seeds"
+        );
+        return Ok(());
+    };
+    let dir = Path::new(dir);
+    let read = |name: &str| {
+        ctx.root
+            .read(&dir.join(name))
+            .map_err(|e| format!("reading {}: {e}", dir.join(name).display()))
+    };
+    if let Some(md) = read("meta-data")? {
+        let text = String::from_utf8_lossy(&md);
+        let md = crate::source::metadata::parse("seedfrom meta-data", &text)
+            .map_err(|e| e.to_string())?;
+        let (c, warnings) = guestinfo::customization(&md).map_err(|e| e.to_string())?;
+        for w in warnings {
+            tracing::warn!("seedfrom meta-data: {w}");
+        }
+        found.sources.push((SourceKind::OvfSeed, c));
+    }
+    if let Some(ud) = read("user-data")? {
+        found.userdata = Some(ud);
+    }
+    Ok(())
+}
+
 /// Reads the OVF environment (seed file, `guestinfo.ovfEnv`, CD) and guestinfo data.
 /// Errors are the reason for people, naming the source.
 fn read(ctx: &mut Context) -> Result<Option<Found>, String> {
@@ -114,6 +149,9 @@ fn read(ctx: &mut Context) -> Result<Option<Found>, String> {
         }
         found.userdata = data.userdata;
         found.sources.push((SourceKind::Ovf, data.customization));
+        if let Some(seed) = &data.seedfrom {
+            read_seed(ctx, seed, &mut found)?;
+        }
     }
     if let Some(data) = guestinfo::read(ctx.rpc).map_err(|e| e.to_string())? {
         for w in &data.warnings {

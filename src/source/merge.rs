@@ -2,8 +2,8 @@
 //! source each field came from.
 //!
 //! Precedence, highest first: the vSphere spec (`cust.cfg`, an explicit request made for
-//! this clone), the OVF environment (set at deployment), guestinfo metadata (set on the
-//! VM, persistent across boots). Each field is taken from the highest source that sets
+//! this clone), the OVF environment (set at deployment), the local seed its `seedfrom`
+//! names, guestinfo metadata (set on the VM, persistent across boots). Each field is taken from the highest source that sets
 //! it; the network is one field (interfaces are never mixed across sources).
 
 use std::collections::BTreeMap;
@@ -20,6 +20,8 @@ pub enum SourceKind {
     Imc,
     /// The OVF environment.
     Ovf,
+    /// The local seed directory an OVF `seedfrom` property names.
+    OvfSeed,
     /// guestinfo metadata.
     Guestinfo,
 }
