@@ -376,6 +376,7 @@ fn finish(
             error: error.clone(),
             finished: state::now(),
             steps,
+            origins: Default::default(),
         },
     )?;
     state::remove_handover(&root)?;

@@ -21,6 +21,7 @@ use crate::source::{guestinfo, ovf, ovf_locate};
 struct Found {
     sources: Vec<(SourceKind, crate::model::Customization)>,
     userdata: Option<Vec<u8>>,
+    userdata_from: Option<SourceKind>,
     redact: Vec<String>,
 }
 
@@ -36,6 +37,14 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
         }
     };
     let merged = merge(found.sources);
+    let mut origins: std::collections::BTreeMap<String, String> = merged
+        .origins
+        .iter()
+        .map(|(field, kind)| (field.to_string(), kind.name().to_string()))
+        .collect();
+    if let Some(kind) = found.userdata_from {
+        origins.insert("user-data".into(), kind.name().into());
+    }
     let mut c = merged.customization;
     let id = c
         .instance_id
@@ -46,8 +55,8 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
         tracing::info!("instance {id} was customized already; nothing to do this boot");
         return Ok(Some(Ending::Nothing));
     }
-    for (field, source) in &merged.origins {
-        tracing::info!("{field} from {source:?}");
+    for (field, source) in &origins {
+        tracing::info!("{field} from {source}");
     }
     c.instance_id = Some(id.clone());
     let outcome = apply_customization(ctx, &c);
@@ -70,6 +79,7 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
             } else {
                 vec![]
             },
+            origins,
         },
     )?;
     // Only now that the data is applied and recorded may the host forget it.
@@ -119,6 +129,7 @@ fn read_seed(ctx: &Context, seed: &str, found: &mut Found) -> Result<(), String>
     }
     if let Some(ud) = read("user-data")? {
         found.userdata = Some(ud);
+        found.userdata_from = Some(SourceKind::OvfSeed);
     }
     Ok(())
 }
@@ -129,6 +140,7 @@ fn read(ctx: &mut Context) -> Result<Option<Found>, String> {
     let mut found = Found {
         sources: Vec::new(),
         userdata: None,
+        userdata_from: None,
         redact: Vec::new(),
     };
     let located =
@@ -147,6 +159,7 @@ fn read(ctx: &mut Context) -> Result<Option<Found>, String> {
         for w in &data.warnings {
             tracing::warn!("OVF environment: {w}");
         }
+        found.userdata_from = data.userdata.is_some().then_some(SourceKind::Ovf);
         found.userdata = data.userdata;
         found.sources.push((SourceKind::Ovf, data.customization));
         if let Some(seed) = &data.seedfrom {
@@ -157,8 +170,9 @@ fn read(ctx: &mut Context) -> Result<Option<Found>, String> {
         for w in &data.warnings {
             tracing::warn!("guestinfo: {w}");
         }
-        if found.userdata.is_none() {
+        if found.userdata.is_none() && data.userdata.is_some() {
             found.userdata = data.userdata;
+            found.userdata_from = Some(SourceKind::Guestinfo);
         }
         found.redact = data.metadata.redact.clone();
         found

@@ -47,6 +47,10 @@ pub struct InstanceResult {
     pub finished: u64,
     /// Steps completed, in order.
     pub steps: Vec<String>,
+    /// Which source each field came from, when several sources were merged (the
+    /// user-data's source under `user-data`).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub origins: std::collections::BTreeMap<String, String>,
 }
 
 /// The instance's record directory.

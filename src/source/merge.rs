@@ -26,6 +26,18 @@ pub enum SourceKind {
     Guestinfo,
 }
 
+impl SourceKind {
+    /// The source's name in records and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            SourceKind::Imc => "imc",
+            SourceKind::Ovf => "ovf",
+            SourceKind::OvfSeed => "ovfseed",
+            SourceKind::Guestinfo => "guestinfo",
+        }
+    }
+}
+
 /// The merged customization and each field's source.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Merged {
