@@ -112,7 +112,7 @@ const KNOWN: &[(&str, &[&str])] = &[
 ];
 
 const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
-const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig or eni";
+const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig, suse or eni";
 const LEVEL_VALUES: &str = "error, warn, info, debug or trace";
 
 /// Reads the settings from `root`'s [`SETTINGS_PATH`]. A missing file gives the defaults

@@ -58,8 +58,8 @@ fn static_net() -> Network {
 #[test]
 fn each_distribution_family_gets_its_renderer() {
     type Setup = fn(&Path);
-    let table: &[(&str, Setup, Result<Renderer, NetworkError>)] = &[
-        ("empty root", |_| {}, Ok(Renderer::Netplan)),
+    let table: &[(&str, Setup, Renderer)] = &[
+        ("empty root", |_| {}, Renderer::Netplan),
         (
             "Ubuntu server: netplan over networkd",
             |r| {
@@ -71,7 +71,7 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "usr/sbin/netplan", "");
                 enable(r, "systemd-networkd.service");
             },
-            Ok(Renderer::Netplan),
+            Renderer::Netplan,
         ),
         (
             "netplan directory without netplan installed",
@@ -79,7 +79,7 @@ fn each_distribution_family_gets_its_renderer() {
                 fs::create_dir_all(r.join("etc/netplan")).unwrap();
                 enable(r, "NetworkManager.service");
             },
-            Ok(Renderer::NetworkManager),
+            Renderer::NetworkManager,
         ),
         (
             "RHEL 9: NetworkManager with a sysconfig tree",
@@ -87,17 +87,17 @@ fn each_distribution_family_gets_its_renderer() {
                 fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap();
                 enable(r, "NetworkManager.service");
             },
-            Ok(Renderer::NetworkManager),
+            Renderer::NetworkManager,
         ),
         (
             "Photon OS: networkd",
             |r| enable(r, "systemd-networkd.service"),
-            Ok(Renderer::Networkd),
+            Renderer::Networkd,
         ),
         (
             "RHEL 7 with the network service",
             |r| fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap(),
-            Ok(Renderer::Sysconfig),
+            Renderer::Sysconfig,
         ),
         (
             "Debian with ifupdown",
@@ -109,17 +109,58 @@ fn each_distribution_family_gets_its_renderer() {
                 );
                 put(r, "sbin/ifup", "");
             },
-            Ok(Renderer::Eni),
+            Renderer::Eni,
         ),
         (
             "interfaces file without ifupdown",
             |r| put(r, "etc/network/interfaces", ""),
-            Ok(Renderer::Netplan),
+            Renderer::Netplan,
         ),
         (
-            "SLES 15: wicked",
+            "SLES 15: wicked enabled",
             |r| enable(r, "wicked.service"),
-            Err(NetworkError::UnsupportedStack { stack: "wicked" }),
+            Renderer::Suse,
+        ),
+        (
+            "openSUSE image: ifcfg files, wicked not enabled",
+            |r| {
+                put(r, "etc/sysconfig/network/ifcfg-lo", "STARTMODE='auto'\n");
+                put(r, "etc/sysconfig/network/ifcfg-eth0", "BOOTPROTO='dhcp'\n");
+            },
+            Renderer::Suse,
+        ),
+        (
+            "SLES: wicked installed, no ifcfg yet",
+            |r| put(r, "usr/sbin/wicked", ""),
+            Renderer::Suse,
+        ),
+        (
+            "SLES with NetworkManager enabled",
+            |r| {
+                put(r, "etc/sysconfig/network/ifcfg-eth0", "BOOTPROTO='dhcp'\n");
+                put(r, "usr/sbin/wicked", "");
+                enable(r, "NetworkManager.service");
+            },
+            Renderer::NetworkManager,
+        ),
+        (
+            "SUSE directory without ifcfg files or wicked",
+            |r| {
+                put(
+                    r,
+                    "etc/sysconfig/network/config",
+                    "NETCONFIG_DNS_POLICY=\"auto\"\n",
+                )
+            },
+            Renderer::Netplan,
+        ),
+        (
+            "RHEL 7: /etc/sysconfig/network is a file",
+            |r| {
+                put(r, "etc/sysconfig/network", "NETWORKING=yes\n");
+                fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap();
+            },
+            Renderer::Sysconfig,
         ),
     ];
     for (family, setup, want) in table {
@@ -255,6 +296,7 @@ fn resolv_conf_is_written_only_where_nothing_else_carries_dns() {
         Renderer::Netplan,
         Renderer::Networkd,
         Renderer::NetworkManager,
+        Renderer::Suse,
     ] {
         assert!(!writes_resolv(dir.path(), r), "{}", r.name());
     }

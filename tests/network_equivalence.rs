@@ -1,4 +1,4 @@
-//! Cross-renderer equivalence: every example spec, written by each of the five
+//! Cross-renderer equivalence: every example spec, written by each of the six
 //! renderers and read back by a small parser per format, yields the addresses, routes
 //! (with metrics) and DNS the model asked for — so no renderer drops a gateway, a
 //! second address or a name server another one keeps.

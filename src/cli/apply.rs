@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::input::InputArgs;
-use super::plan::{load_and_plan, render_text, Step};
+use super::plan::{load_and_plan, print_steps};
 use super::Format;
 
 /// Arguments of `vmcust apply`.
@@ -31,15 +31,5 @@ pub struct ApplyArgs {
 pub fn run(args: ApplyArgs) -> Result<()> {
     let (root, plan) = load_and_plan(&args.root, &args.input, args.renderer)?;
     let changes = crate::apply::apply(&root, &plan)?;
-    let steps: Vec<Step> = changes
-        .into_iter()
-        .zip(&plan.actions)
-        .map(|(change, action)| Step { change, action })
-        .collect();
-    match args.format {
-        Format::Text => print!("{}", render_text(&steps, false)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&steps)?),
-        Format::Yaml => print!("{}", crate::yaml::to_string(&steps)?),
-    }
-    Ok(())
+    print_steps(&plan, changes, args.format, false)
 }

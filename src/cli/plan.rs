@@ -62,13 +62,18 @@ pub fn load_and_plan(
 pub fn run(args: PlanArgs) -> Result<()> {
     let (root, plan) = load_and_plan(&args.root, &args.input, args.renderer)?;
     let changes = dry_run(&root, &plan)?;
+    print_steps(&plan, changes, args.format, true)
+}
+
+/// Prints each action with what it changes (`planned`: would change) in `format`.
+pub fn print_steps(plan: &Plan, changes: Vec<Change>, format: Format, planned: bool) -> Result<()> {
     let steps: Vec<Step> = changes
         .into_iter()
         .zip(&plan.actions)
         .map(|(change, action)| Step { change, action })
         .collect();
-    match args.format {
-        Format::Text => print!("{}", render_text(&steps, true)),
+    match format {
+        Format::Text => print!("{}", render_text(&steps, planned)),
         Format::Json => println!("{}", serde_json::to_string_pretty(&steps)?),
         Format::Yaml => print!("{}", crate::yaml::to_string(&steps)?),
     }

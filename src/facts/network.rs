@@ -26,6 +26,9 @@ pub struct NetworkFacts {
     pub configs: Vec<ConfigFile>,
     /// The text of `/etc/network/interfaces`, if it exists.
     pub eni_main: Option<String>,
+    /// The text of SUSE's `/etc/sysconfig/network/config` (netconfig's settings), if it
+    /// exists.
+    pub suse_config: Option<String>,
     /// What `/etc/resolv.conf` is now.
     pub resolv_conf: ResolvConf,
 }
@@ -44,8 +47,9 @@ pub struct Stacks {
     pub sysconfig: bool,
     /// `/etc/network/interfaces` exists and `ifup` is installed.
     pub ifupdown: bool,
-    /// `wicked.service` is enabled (SUSE), a stack vmcust does not write for.
-    pub wicked: bool,
+    /// SUSE's sysconfig: `/etc/sysconfig/network` is a directory holding an `ifcfg-*`
+    /// file, or wicked is installed or enabled. (On RHEL the same path is a file.)
+    pub suse: bool,
     /// The `resolvconf` program is installed (it turns ENI `dns-*` lines into
     /// `/etc/resolv.conf`).
     pub resolvconf: bool,
@@ -90,6 +94,13 @@ const CONFIG_DIRS: &[(&str, NameFilter)] = &[
         n.starts_with("ifcfg-") && n != "ifcfg-lo"
     }),
     ("/etc/network/interfaces.d", |n| !n.starts_with('.')),
+    // SUSE: wicked reads `ifcfg-<dev>` and `ifroute-<dev>`; the loopback's files are
+    // never ours to move.
+    ("/etc/sysconfig/network", |n| {
+        (n.starts_with("ifcfg-") || n.starts_with("ifroute-"))
+            && n != "ifcfg-lo"
+            && n != "ifroute-lo"
+    }),
 ];
 
 impl NetworkFacts {
@@ -104,6 +115,8 @@ impl NetworkFacts {
                 .read(Path::new("/etc/network/interfaces"))
                 .with_context(|| at("reading /etc/network/interfaces"))?
                 .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            suse_config: suse_config(root)
+                .with_context(|| at("reading /etc/sysconfig/network/config"))?,
             resolv_conf: resolv_conf(root).with_context(|| at("inspecting /etc/resolv.conf"))?,
         })
     }
@@ -113,6 +126,11 @@ fn stacks(root: &Root) -> io::Result<Stacks> {
     let any_file = |paths: &[&str]| paths.iter().any(|p| root.is_file(Path::new(p)));
     let enabled = enabled_units(root)?;
     let is_enabled = |unit: &str| enabled.iter().any(|u| u == unit);
+    let wicked = any_file(&[
+        "/usr/sbin/wicked",
+        "/sbin/wicked",
+        "/usr/lib/systemd/system/wicked.service",
+    ]);
     Ok(Stacks {
         netplan: root.is_dir(Path::new("/etc/netplan"))
             && any_file(&["/usr/sbin/netplan", "/sbin/netplan", "/usr/bin/netplan"]),
@@ -121,9 +139,30 @@ fn stacks(root: &Root) -> io::Result<Stacks> {
         sysconfig: root.is_dir(Path::new("/etc/sysconfig/network-scripts")),
         ifupdown: root.is_file(Path::new("/etc/network/interfaces"))
             && any_file(&["/usr/sbin/ifup", "/sbin/ifup"]),
-        wicked: is_enabled("wicked.service"),
+        suse: suse_sysconfig(root)? || wicked || is_enabled("wicked.service"),
         resolvconf: any_file(&["/usr/sbin/resolvconf", "/sbin/resolvconf"]),
     })
+}
+
+/// `/etc/sysconfig/network` is a directory with an `ifcfg-*` file in it: SUSE's layout
+/// (RHEL keeps a file of that name and its ifcfg files in `network-scripts`).
+fn suse_sysconfig(root: &Root) -> io::Result<bool> {
+    let dir = Path::new("/etc/sysconfig/network");
+    if !root.is_dir(dir) {
+        return Ok(false);
+    }
+    Ok(root.list_dir(dir)?.iter().any(|n| n.starts_with("ifcfg-")))
+}
+
+/// The text of SUSE's netconfig settings. Only looked for when `/etc/sysconfig/network`
+/// is a directory: on RHEL it is a file, and reading below it would fail.
+fn suse_config(root: &Root) -> io::Result<Option<String>> {
+    if !root.is_dir(Path::new("/etc/sysconfig/network")) {
+        return Ok(None);
+    }
+    Ok(root
+        .read(Path::new("/etc/sysconfig/network/config"))?
+        .map(|b| String::from_utf8_lossy(&b).into_owned()))
 }
 
 /// Unit names linked from any `/etc/systemd/system/*.wants/` directory. The links are
@@ -142,6 +181,10 @@ fn enabled_units(root: &Root) -> io::Result<Vec<String>> {
 fn configs(root: &Root) -> io::Result<Vec<ConfigFile>> {
     let mut out = Vec::new();
     for (dir, wanted) in CONFIG_DIRS {
+        // `/etc/sysconfig/network` is a plain file on RHEL, not a directory to list.
+        if !root.is_dir(Path::new(dir)) {
+            continue;
+        }
         for name in root.list_dir(Path::new(dir))? {
             let path = Path::new(dir).join(&name);
             if !wanted(&name) || !root.is_file(&path) {

@@ -117,21 +117,20 @@ pub fn ingest(root: &Root) -> Result<()> {
 
 /// Removes `/var/run/vmware-imc` (whatever the outcome, the hand-over is consumed).
 pub fn remove_handover(root: &Root) -> Result<()> {
-    let dir = root.resolve(Path::new(IMC_DIR), false)?;
-    match fs::remove_dir_all(&dir) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {IMC_DIR}"))
-        }
-        _ => Ok(()),
-    }
+    remove_tree(root, IMC_DIR)
 }
 
 /// Removes the pending directory: the copies of the spec (and any password) go with it.
 pub fn remove_pending(root: &Root) -> Result<()> {
-    let dir = root.resolve(Path::new(PENDING_DIR), false)?;
+    remove_tree(root, PENDING_DIR)
+}
+
+/// Removes a directory tree inside the root; already gone is fine.
+fn remove_tree(root: &Root, path: &str) -> Result<()> {
+    let dir = root.resolve(Path::new(path), false)?;
     match fs::remove_dir_all(&dir) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => {
-            Err(e).with_context(|| format!("removing {PENDING_DIR}"))
+            Err(e).with_context(|| format!("removing {path}"))
         }
         _ => Ok(()),
     }

@@ -17,12 +17,13 @@ use vmcust::plan::{Action, Plan};
 use vmcust::root::Root;
 
 /// Every renderer, in the order the docs list them.
-pub const RENDERERS: [Renderer; 5] = [
+pub const RENDERERS: [Renderer; 6] = [
     Renderer::Netplan,
     Renderer::Networkd,
     Renderer::NetworkManager,
     Renderer::Sysconfig,
     Renderer::Eni,
+    Renderer::Suse,
 ];
 
 /// The repository's top directory.
@@ -157,7 +158,7 @@ pub fn expected(net: &Network) -> Summary {
 }
 
 /// Reads back the tree one renderer wrote. `names` maps device names to MACs for the
-/// formats that name devices only (ENI, route files).
+/// formats that name devices only (ENI, route files, SUSE's files).
 pub fn parse(renderer: Renderer, tree: &Path, names: &BTreeMap<String, String>) -> Summary {
     let files = files(tree);
     let mut s = Summary::default();
@@ -171,6 +172,15 @@ pub fn parse(renderer: Renderer, tree: &Path, names: &BTreeMap<String, String>) 
             Renderer::Sysconfig if p.contains("/route") => parse_route_file(text, names, &mut s),
             Renderer::Eni if p.starts_with("etc/network/interfaces.d/") => {
                 parse_eni(text, names, &mut s)
+            }
+            Renderer::Suse => {
+                if let Some(dev) = p.strip_prefix("etc/sysconfig/network/ifcfg-") {
+                    parse_suse_ifcfg(text, &names[dev], &mut s);
+                } else if p.starts_with("etc/sysconfig/network/ifroute-") {
+                    parse_suse_ifroute(text, names, &mut s);
+                } else if p == "etc/sysconfig/network/config" {
+                    parse_netconfig(text, &mut s);
+                }
             }
             _ if p == "etc/resolv.conf" => parse_resolv(text, &mut s),
             _ => {}
@@ -389,6 +399,55 @@ fn parse_resolv(text: &str, s: &mut Summary) {
                 s.dns.insert(n.to_string());
             }
             ["search", rest @ ..] => s.search.extend(rest.iter().map(|d| d.to_string())),
+            _ => {}
+        }
+    }
+}
+
+/// `KEY='value'` / `KEY="value"` lines of a shell-variable file, comments skipped.
+fn shell_vars(text: &str) -> Vec<(&str, &str)> {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim(), v.trim().trim_matches(|c| c == '\'' || c == '"')))
+        .collect()
+}
+
+/// SUSE's `ifcfg-<dev>`: every `IPADDR*` holds an address with its prefix.
+fn parse_suse_ifcfg(text: &str, mac: &str, s: &mut Summary) {
+    s.iface(mac);
+    for (k, v) in shell_vars(text) {
+        if k.starts_with("IPADDR") {
+            s.address(mac, v);
+        }
+    }
+}
+
+/// SUSE's `ifroute-<dev>`: `DESTINATION GATEWAY NETMASK INTERFACE [metric N]`.
+fn parse_suse_ifroute(text: &str, names: &BTreeMap<String, String>, s: &mut Summary) {
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+    {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[2], "-", "netmask column of {line:?}");
+        let metric = match &words[4..] {
+            [] => None,
+            ["metric", m] => Some(m.parse().unwrap()),
+            other => panic!("unexpected options {other:?} in {line:?}"),
+        };
+        s.route(&names[words[3]], words[0], words[1], metric);
+    }
+}
+
+/// netconfig's static DNS keys in `/etc/sysconfig/network/config`.
+fn parse_netconfig(text: &str, s: &mut Summary) {
+    for (k, v) in shell_vars(text) {
+        match k {
+            "NETCONFIG_DNS_STATIC_SERVERS" => s.dns.extend(v.split_whitespace().map(String::from)),
+            "NETCONFIG_DNS_STATIC_SEARCHLIST" => {
+                s.search.extend(v.split_whitespace().map(String::from))
+            }
             _ => {}
         }
     }

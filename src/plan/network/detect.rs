@@ -7,17 +7,18 @@
 //! 3. systemd-networkd enabled (Photon OS, minimal systemd images);
 //! 4. a sysconfig tree, `/etc/sysconfig/network-scripts` (RHEL 7 without NetworkManager);
 //! 5. ifupdown, `/etc/network/interfaces` with `ifup` installed (Debian without netplan);
-//! 6. wicked enabled (SLES 15) — an error: vmcust does not write wicked's files, and a
-//!    silently ignored file would leave an unreachable clone;
+//! 6. SUSE's sysconfig — `/etc/sysconfig/network/ifcfg-*`, or wicked installed or
+//!    enabled (SLES 12/15, openSUSE Leap). After NetworkManager, because a SUSE system
+//!    running NetworkManager ignores these files;
 //! 7. nothing recognised — netplan, the renderer vmcust always used, which also suits
 //!    images being prepared offline for Ubuntu; `--renderer` chooses otherwise.
 
-use super::{NetworkError, Renderer};
+use super::Renderer;
 use crate::facts::network::Stacks;
 
 /// The renderer for a root with these stacks.
-pub fn detect(stacks: &Stacks) -> Result<Renderer, NetworkError> {
-    Ok(if stacks.netplan {
+pub fn detect(stacks: &Stacks) -> Renderer {
+    if stacks.netplan {
         Renderer::Netplan
     } else if stacks.network_manager {
         Renderer::NetworkManager
@@ -27,9 +28,9 @@ pub fn detect(stacks: &Stacks) -> Result<Renderer, NetworkError> {
         Renderer::Sysconfig
     } else if stacks.ifupdown {
         Renderer::Eni
-    } else if stacks.wicked {
-        return Err(NetworkError::UnsupportedStack { stack: "wicked" });
+    } else if stacks.suse {
+        Renderer::Suse
     } else {
         Renderer::Netplan
-    })
+    }
 }

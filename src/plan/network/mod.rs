@@ -10,6 +10,7 @@ pub mod networkmanager;
 pub mod neutralise;
 pub mod resolv;
 pub mod sysconfig;
+pub mod sysconfig_suse;
 
 use super::Action;
 use crate::facts::NetworkFacts;
@@ -36,16 +37,6 @@ pub enum NetworkError {
         /// The devices that do exist, for the message.
         known: String,
     },
-    /// The root runs a network stack vmcust cannot write for.
-    #[error(
-        "the root's network is managed by {stack}, which vmcust does not configure; \
-         enable NetworkManager or systemd-networkd in the template, or choose a renderer \
-         with --renderer"
-    )]
-    UnsupportedStack {
-        /// The stack found.
-        stack: &'static str,
-    },
 }
 
 /// The network stacks vmcust can write configuration for.
@@ -63,6 +54,9 @@ pub enum Renderer {
     Sysconfig,
     /// ifupdown's `/etc/network/interfaces` (Debian without netplan).
     Eni,
+    /// SUSE's `ifcfg-*`/`ifroute-*` under `/etc/sysconfig/network`, read by wicked
+    /// (SLES 12/15, openSUSE Leap), with DNS in netconfig's `config`.
+    Suse,
 }
 
 impl Renderer {
@@ -74,6 +68,7 @@ impl Renderer {
             Renderer::NetworkManager => "networkmanager",
             Renderer::Sysconfig => "sysconfig",
             Renderer::Eni => "eni",
+            Renderer::Suse => "suse",
         }
     }
 }
@@ -90,7 +85,7 @@ pub fn plan_network(
     let devices = resolve_devices(net, facts)?;
     let renderer = match renderer {
         Some(r) => r,
-        None => detect::detect(&facts.stacks)?,
+        None => detect::detect(&facts.stacks),
     };
     let mut actions = neutralise::leftovers(net, &devices, &facts.configs);
     actions.extend(eni::main_file(
@@ -104,6 +99,7 @@ pub fn plan_network(
         Renderer::NetworkManager => networkmanager::render(net, &devices),
         Renderer::Sysconfig => sysconfig::render(net, &devices),
         Renderer::Eni => eni::render(net, &devices),
+        Renderer::Suse => sysconfig_suse::render(net, &devices, facts.suse_config.as_deref()),
     });
     actions.extend(resolv::plan(net, renderer, facts));
     Ok(actions)

@@ -50,13 +50,18 @@ pub fn disabled_path(path: &Path) -> PathBuf {
         .join(path.file_name().unwrap_or_default())
 }
 
-/// The file is named after the device: `ens192.nmconnection`, `ifcfg-ens192`.
+/// The file is named after the device: `ens192.nmconnection`, `ifcfg-ens192`, SUSE's
+/// `ifroute-ens192` (whose lines may say `-` instead of the device).
 fn named_after(path: &Path, device: &str) -> bool {
     let stem = path
         .file_stem()
         .and_then(|n| n.to_str())
         .unwrap_or_default();
-    stem.strip_prefix("ifcfg-").unwrap_or(stem) == device
+    let name = ["ifcfg-", "ifroute-"]
+        .iter()
+        .find_map(|p| stem.strip_prefix(p))
+        .unwrap_or(stem);
+    name == device
 }
 
 /// The MAC in any case, with `:` or `-` between the bytes (keyfiles write upper case,
@@ -95,6 +100,7 @@ mod tests {
     fn files_named_after_the_device() {
         assert!(named_after(Path::new("/x/ens192.nmconnection"), "ens192"));
         assert!(named_after(Path::new("/x/ifcfg-ens192"), "ens192"));
+        assert!(named_after(Path::new("/x/ifroute-ens192"), "ens192"));
         assert!(!named_after(Path::new("/x/ifcfg-ens1920"), "ens192"));
     }
 

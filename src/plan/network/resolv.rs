@@ -21,7 +21,8 @@ pub const RESOLV_BACKUP: &str = "/etc/resolv.conf.vmcust-backup";
 /// The actions writing `/etc/resolv.conf`, if it is ours to write.
 pub fn plan(net: &Network, renderer: Renderer, facts: &NetworkFacts) -> Vec<Action> {
     let stack_carries_dns = match renderer {
-        Renderer::Netplan | Renderer::Networkd | Renderer::NetworkManager => true,
+        // SUSE's netconfig writes the file from our `config` keys.
+        Renderer::Netplan | Renderer::Networkd | Renderer::NetworkManager | Renderer::Suse => true,
         Renderer::Eni => facts.stacks.resolvconf,
         Renderer::Sysconfig => facts.stacks.network_manager,
     };

@@ -1,0 +1,249 @@
+//! SUSE sysconfig renderer: `/etc/sysconfig/network/ifcfg-<dev>` and `ifroute-<dev>`,
+//! read by wicked (SLES 12/15, openSUSE Leap), and the DNS keys of netconfig's
+//! `/etc/sysconfig/network/config`, from which netconfig writes `/etc/resolv.conf`.
+//!
+//! The format differs from RHEL's (`sysconfig`): addresses carry their prefix
+//! (`IPADDR='10.0.0.5/24'`, more as `IPADDR_1`…, IPv6 ones included), routes live only
+//! in `ifroute-<dev>`, and DNS is machine-wide. Files are matched by device name only
+//! (SUSE pins names to MACs with udev rules, not in ifcfg), so the name comes from the
+//! MAC via the root's `/sys/class/net`.
+//!
+//! Reference: SUSE's ifcfg(5), ifroute(5), netconfig(8).
+
+use std::fmt::Write as _;
+
+use super::{merged_dns, written_by_vmcust, Device, HEADER};
+use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, Network};
+use crate::plan::{Action, Contents};
+
+/// Directory of SUSE's network configuration.
+pub const NETWORK_DIR: &str = "/etc/sysconfig/network";
+
+/// netconfig's settings, a large commented file of shell variables.
+pub const CONFIG_FILE: &str = "/etc/sysconfig/network/config";
+
+/// Where the original `config` goes before vmcust first rewrites it.
+pub const CONFIG_BACKUP: &str = "/etc/sysconfig/network/config.vmcust-backup";
+
+/// The actions that write the SUSE configuration; `config` is the current text of
+/// [`CONFIG_FILE`], if there is one.
+pub fn render(net: &Network, devices: &[Device], config: Option<&str>) -> Vec<Action> {
+    let mut actions = Vec::new();
+    for (iface, dev) in net.interfaces.iter().zip(devices) {
+        actions.push(Action::WriteFile {
+            path: format!("{NETWORK_DIR}/ifcfg-{}", dev.name).into(),
+            mode: 0o644,
+            contents: Contents::text(ifcfg(iface)),
+            purpose: "network (SUSE ifcfg)",
+        });
+        // Written even without routes, so that routes an earlier customization gave
+        // this device do not survive in a file of ours (which is never moved aside).
+        actions.push(Action::WriteFile {
+            path: format!("{NETWORK_DIR}/ifroute-{}", dev.name).into(),
+            mode: 0o644,
+            contents: Contents::text(ifroute(iface, dev)),
+            purpose: "network routes (SUSE ifroute)",
+        });
+    }
+    actions.extend(config_file(net, devices, config));
+    actions
+}
+
+/// wicked's BOOTPROTO for the two families. `+` variants (`dhcp4`, `dhcp6`, `dhcp`)
+/// also apply every static `IPADDR*`, so a static family beside a DHCP one needs no
+/// separate setting; IPv6 autoconfiguration is the kernel's and needs none either.
+fn bootproto(iface: &Interface) -> &'static str {
+    match (&iface.ipv4, &iface.ipv6) {
+        (Ipv4Config::Dhcp, Ipv6Config::Dhcp) => "dhcp",
+        (Ipv4Config::Dhcp, _) => "dhcp4",
+        (_, Ipv6Config::Dhcp) => "dhcp6",
+        // `none` turns both families off (as for a bond's port).
+        (Ipv4Config::Disabled, Ipv6Config::Disabled) => "none",
+        _ => "static",
+    }
+}
+
+/// The ifcfg file of one interface.
+fn ifcfg(iface: &Interface) -> String {
+    let mut out = HEADER.to_string();
+    // ifcfg has no MAC match key (LLADDR would *set* the MAC): say whose file it is.
+    writeln!(out, "# {} (MAC {})", iface.id, iface.mac).unwrap();
+    let mut kv = |k: &str, v: &str| writeln!(out, "{k}='{v}'").unwrap();
+    kv(
+        "STARTMODE",
+        if iface.start_on_boot {
+            "auto"
+        } else {
+            "manual"
+        },
+    );
+    kv("BOOTPROTO", bootproto(iface));
+    let v4 = match &iface.ipv4 {
+        Ipv4Config::Static(nets) => nets.iter().map(|n| n.to_string()).collect(),
+        _ => Vec::new(),
+    };
+    let v6 = match &iface.ipv6 {
+        Ipv6Config::Static(nets) => nets.iter().map(|n| n.to_string()).collect(),
+        _ => Vec::new(),
+    };
+    for (i, addr) in v4.iter().chain(&v6).enumerate() {
+        // The first address has no suffix, the others IPADDR_1, IPADDR_2…
+        let key = if i == 0 {
+            "IPADDR".to_string()
+        } else {
+            format!("IPADDR_{i}")
+        };
+        kv(&key, addr);
+    }
+    out
+}
+
+/// The `ifroute-<dev>` file: `DESTINATION GATEWAY NETMASK INTERFACE [OPTIONS]`, the
+/// netmask `-` because the destination carries its prefix.
+fn ifroute(iface: &Interface, dev: &Device) -> String {
+    let mut out = HEADER.to_string();
+    for r in &iface.routes {
+        let to = if r.is_default() {
+            "default".to_string()
+        } else {
+            r.to.to_string()
+        };
+        write!(out, "{to} {} - {}", r.via, dev.name).unwrap();
+        if let Some(m) = r.metric {
+            write!(out, " metric {m}").unwrap();
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The actions that put our DNS into netconfig's `config`: only its DNS keys change,
+/// every other line stays byte for byte. The original is kept once as
+/// [`CONFIG_BACKUP`]; a file vmcust already rewrote is not backed up again.
+fn config_file(net: &Network, devices: &[Device], existing: Option<&str>) -> Vec<Action> {
+    let base = match existing {
+        Some(text) if written_by_vmcust(text) => text.to_string(),
+        Some(text) => format!("{HEADER}{text}"),
+        // Without the file netconfig would use its built-in defaults; these two make
+        // sure it manages resolv.conf and merges our static servers.
+        None => {
+            format!("{HEADER}NETCONFIG_MODIFY_RESOLV_CONF=\"yes\"\nNETCONFIG_DNS_POLICY=\"auto\"\n")
+        }
+    };
+    let dns = machine_dns(net);
+    let servers: Vec<String> = dns.servers.iter().map(|s| s.to_string()).collect();
+    let mut new = set_key(&base, "NETCONFIG_DNS_STATIC_SERVERS", &servers.join(" "));
+    new = set_key(
+        &new,
+        "NETCONFIG_DNS_STATIC_SEARCHLIST",
+        &dns.search.join(" "),
+    );
+    if let Some(policy) = dns_policy(net, devices) {
+        new = set_key(&new, "NETCONFIG_DNS_POLICY", &policy);
+    }
+    if existing == Some(new.as_str()) {
+        return Vec::new();
+    }
+    let mut actions = Vec::new();
+    if existing.is_some_and(|t| !written_by_vmcust(t)) {
+        actions.push(Action::Rename {
+            from: CONFIG_FILE.into(),
+            to: CONFIG_BACKUP.into(),
+            purpose: "original netconfig settings, kept as backup",
+        });
+    }
+    actions.push(Action::WriteFile {
+        path: CONFIG_FILE.into(),
+        mode: 0o644,
+        contents: Contents::text(new),
+        purpose: "DNS servers and search list for netconfig (SUSE)",
+    });
+    actions
+}
+
+/// wicked keeps no DNS per interface: netconfig merges the static servers with those
+/// learned per interface as `NETCONFIG_DNS_POLICY` says. When a DHCP interface must not
+/// bring its DNS, the policy becomes `STATIC` followed by the DHCP interfaces that may;
+/// otherwise the template's policy is kept (`None`).
+fn dns_policy(net: &Network, devices: &[Device]) -> Option<String> {
+    let dhcp: Vec<(&Interface, &Device)> = net
+        .interfaces
+        .iter()
+        .zip(devices)
+        .filter(|(i, _)| i.ipv4 == Ipv4Config::Dhcp || i.ipv6 == Ipv6Config::Dhcp)
+        .collect();
+    if dhcp.iter().all(|(i, _)| i.dhcp_dns) {
+        return None;
+    }
+    let mut policy = "STATIC".to_string();
+    for (_, dev) in dhcp.iter().filter(|(i, _)| i.dhcp_dns) {
+        write!(policy, " {}", dev.name).unwrap();
+    }
+    Some(policy)
+}
+
+/// The machine-wide DNS followed by every interface's own, without repeats.
+fn machine_dns(net: &Network) -> Dns {
+    net.interfaces
+        .iter()
+        .fold(net.dns.clone(), |acc, i| merged_dns(&acc, &i.dns))
+}
+
+/// `text` with every assignment of `key` replaced by `key="value"`, or the assignment
+/// appended when there is none. Other lines, their line ends included, are kept.
+fn set_key(text: &str, key: &str, value: &str) -> String {
+    let assignment = format!("{key}=\"{value}\"");
+    let mut out = String::new();
+    let mut found = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        if body
+            .strip_prefix(key)
+            .is_some_and(|rest| rest.starts_with('='))
+        {
+            found = true;
+            let end = if line.ends_with("\r\n") {
+                "\r\n"
+            } else if line.ends_with('\n') {
+                "\n"
+            } else {
+                ""
+            };
+            write!(out, "{assignment}{end}").unwrap();
+        } else {
+            out.push_str(line);
+        }
+    }
+    if !found {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        writeln!(out, "{assignment}").unwrap();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_replaced_in_place_and_other_lines_kept() {
+        let text = "## Type: string\n#NETCONFIG_DNS_STATIC_SERVERS=\"x\"\n\
+                    NETCONFIG_DNS_STATIC_SERVERS=\"192.0.2.1\"\r\nOTHER='a'";
+        assert_eq!(
+            set_key(text, "NETCONFIG_DNS_STATIC_SERVERS", "10.0.0.1 10.0.0.2"),
+            "## Type: string\n#NETCONFIG_DNS_STATIC_SERVERS=\"x\"\n\
+             NETCONFIG_DNS_STATIC_SERVERS=\"10.0.0.1 10.0.0.2\"\r\nOTHER='a'"
+        );
+        assert_eq!(
+            set_key(text, "NETCONFIG_DNS_STATIC_SEARCHLIST", "example.com"),
+            format!("{text}\nNETCONFIG_DNS_STATIC_SEARCHLIST=\"example.com\"\n")
+        );
+        // A key that only starts like ours is another key.
+        assert_eq!(
+            set_key("NETCONFIG_DNS_POLICY_X=1\n", "NETCONFIG_DNS_POLICY", "auto"),
+            "NETCONFIG_DNS_POLICY_X=1\nNETCONFIG_DNS_POLICY=\"auto\"\n"
+        );
+    }
+}
