@@ -7,6 +7,9 @@
 //! microseconds. Strings are written plain only when no YAML 1.1 or 1.2 reader could take
 //! them for anything but a string; everything else is double-quoted (JSON escaping is valid
 //! YAML).
+//!
+//! The netplan file, written on every boot, skips the `Value` step: it is written field by
+//! field through [`BlockWriter`], with the same layout and the same quoting rule.
 
 use std::fmt::Write as _;
 
@@ -49,7 +52,12 @@ fn inline(out: &mut String, v: &Value) {
 }
 
 fn pad(out: &mut String, indent: usize) {
-    out.extend(std::iter::repeat_n(' ', indent));
+    // One copy for the usual depths instead of a push per space.
+    const SPACES: &str = "                ";
+    match SPACES.get(..indent) {
+        Some(spaces) => out.push_str(spaces),
+        None => out.extend(std::iter::repeat_n(' ', indent)),
+    }
 }
 
 /// Writes a non-empty mapping or sequence at `indent`. With `after_dash` the first line
@@ -105,6 +113,96 @@ fn block(out: &mut String, v: &Value, indent: usize, after_dash: bool) {
     }
 }
 
+/// Writes a document of a known shape straight to text, with the layout and quoting of
+/// [`to_string`] (the same `scalar` rule).
+///
+/// `to_string` first builds a `serde_json::Value` tree, an allocation per node; for the
+/// netplan file on the boot path that cost more than the rest of the plan. Callers write
+/// mappings key by key and leave out what `skip_serializing_if` would skip; their tests
+/// check the bytes against `to_string` of the same value.
+pub struct BlockWriter {
+    out: String,
+    /// A `- ` was just written: the next line start continues it instead of indenting.
+    after_dash: bool,
+}
+
+impl BlockWriter {
+    /// Starts the document with `prefix` (e.g. a header comment).
+    pub fn new(prefix: &str) -> Self {
+        let mut out = String::with_capacity(1024);
+        out.push_str(prefix);
+        BlockWriter {
+            out,
+            after_dash: false,
+        }
+    }
+
+    /// The text written so far.
+    pub fn finish(self) -> String {
+        self.out
+    }
+
+    fn line_start(&mut self, indent: usize) {
+        if !std::mem::take(&mut self.after_dash) {
+            pad(&mut self.out, indent);
+        }
+    }
+
+    fn key_colon(&mut self, indent: usize, key: &str) {
+        self.line_start(indent);
+        scalar(&mut self.out, key);
+        self.out.push(':');
+    }
+
+    /// `key:` opening a non-empty nested mapping (at `indent + 2`) or sequence (at `indent`).
+    pub fn key(&mut self, indent: usize, key: &str) {
+        self.key_colon(indent, key);
+        self.out.push('\n');
+    }
+
+    /// `key: value` for a string value.
+    pub fn str_field(&mut self, indent: usize, key: &str, value: &str) {
+        self.key_colon(indent, key);
+        self.out.push(' ');
+        scalar(&mut self.out, value);
+        self.out.push('\n');
+    }
+
+    /// `key: value` for a value written as is: a number, or `{}`/`[]`.
+    pub fn plain_field(&mut self, indent: usize, key: &str, value: impl std::fmt::Display) {
+        self.key_colon(indent, key);
+        let _ = writeln!(self.out, " {value}");
+    }
+
+    /// `key: true` or `key: false` (without going through `fmt`).
+    pub fn bool_field(&mut self, indent: usize, key: &str, value: bool) {
+        self.key_colon(indent, key);
+        self.out
+            .push_str(if value { " true\n" } else { " false\n" });
+    }
+
+    /// A sequence of strings under `key`; `key: []` when empty.
+    pub fn str_list<S: AsRef<str>>(&mut self, indent: usize, key: &str, items: &[S]) {
+        if items.is_empty() {
+            return self.plain_field(indent, key, "[]");
+        }
+        self.key(indent, key);
+        for item in items {
+            self.line_start(indent);
+            self.out.push_str("- ");
+            scalar(&mut self.out, item.as_ref());
+            self.out.push('\n');
+        }
+    }
+
+    /// `- ` starting a sequence item; a mapping item then writes its fields at `indent + 2`.
+    pub fn dash(&mut self, indent: usize) {
+        self.line_start(indent);
+        self.out.push_str("- ");
+        self.after_dash = true;
+    }
+}
+
 /// A string scalar: plain when unambiguous, otherwise double-quoted with JSON escapes
 /// (which YAML's double-quoted style accepts).
 fn scalar(out: &mut String, s: &str) {
@@ -113,41 +211,47 @@ fn scalar(out: &mut String, s: &str) {
         return;
     }
     out.push('"');
-    for c in s.chars() {
+    // Copies the runs between characters that need escaping in one go.
+    let mut rest = s;
+    while let Some((at, c)) = rest
+        .char_indices()
+        .find(|&(_, c)| c == '"' || c == '\\' || c.is_control())
+    {
+        out.push_str(&rest[..at]);
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
+            c => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
-            c => out.push(c),
         }
+        rest = &rest[at + c.len_utf8()..];
     }
+    out.push_str(rest);
     out.push('"');
 }
 
 /// Plain only for `[A-Za-z0-9_][A-Za-z0-9_./:@+-]*` strings that cannot read as a number,
 /// a boolean, null or a YAML 1.1 sexagesimal/date value, and have no `:` at the end.
 fn is_plain_safe(s: &str) -> bool {
-    let Some(first) = s.chars().next() else {
+    // Byte-wise: any byte of a non-ASCII character fails these tests, as the character would.
+    let Some(&first) = s.as_bytes().first() else {
         return false;
     };
-    if !(first.is_ascii_alphanumeric() || first == '_') || s.ends_with(':') {
+    if !(first.is_ascii_alphanumeric() || first == b'_') || s.ends_with(':') {
         return false;
     }
-    if !s
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "_./:@+-".contains(c))
-    {
+    if !s.bytes().all(|b| {
+        b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b':' | b'@' | b'+' | b'-')
+    }) {
         return false;
     }
-    let lower = s.to_ascii_lowercase();
     const RESERVED: &[&str] = &[
         "true", "false", "yes", "no", "on", "off", "y", "n", "null", "nan", "inf",
     ];
-    if RESERVED.contains(&lower.as_str()) {
+    if RESERVED.iter().any(|r| s.eq_ignore_ascii_case(r)) {
         return false;
     }
     !number_like(s)
@@ -158,15 +262,19 @@ fn is_plain_safe(s: &str) -> bool {
 /// and colons only (MACs, `12:30`), and `YYYY-MM-DD`. Dotted quads and prefixes
 /// (`10.0.0.1`, `0.0.0.0/0`) are not among them and stay plain.
 fn number_like(s: &str) -> bool {
-    let body = s.trim_start_matches(['-', '+']);
-    let numeric = body.starts_with(|c: char| c.is_ascii_digit() || c == '.')
-        && body
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() || "xXoO_.+-".contains(c))
-        && body.matches('.').count() <= 1;
-    let hex_and_colons = s.contains(':') && s.chars().all(|c| c.is_ascii_hexdigit() || c == ':');
-    let date =
-        s.len() >= 8 && s[..4].chars().all(|c| c.is_ascii_digit()) && s[4..].starts_with('-');
+    let body = s.trim_start_matches(['-', '+']).as_bytes();
+    let numeric = body
+        .first()
+        .is_some_and(|&b| b.is_ascii_digit() || b == b'.')
+        && body.iter().all(|b| {
+            b.is_ascii_hexdigit()
+                || matches!(b, b'x' | b'X' | b'o' | b'O' | b'_' | b'.' | b'+' | b'-')
+        })
+        && body.iter().filter(|&&b| b == b'.').count() <= 1;
+    let bytes = s.as_bytes();
+    let hex_and_colons =
+        bytes.contains(&b':') && bytes.iter().all(|b| b.is_ascii_hexdigit() || *b == b':');
+    let date = bytes.len() >= 8 && bytes[..4].iter().all(u8::is_ascii_digit) && bytes[4] == b'-';
     numeric || hex_and_colons || date
 }
 
@@ -201,6 +309,7 @@ mod tests {
             ("-x", "\"-x\""),
             ("corp.example.net", "corp.example.net"),
             ("with\"quote", "\"with\\\"quote\""),
+            ("a\tb\\c\u{1}é\n", "\"a\\tb\\\\c\\u0001é\\n\""),
         ];
         for (input, want) in cases {
             let mut got = String::new();

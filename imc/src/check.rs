@@ -24,9 +24,10 @@ pub(crate) struct Checker<'a> {
 
 impl<'a> Checker<'a> {
     pub fn new(raw: &'a RawSpec) -> Self {
+        let last_line = raw.entries().last().map_or(0, |e| e.line);
         Checker {
             raw,
-            used: Vec::new(),
+            used: vec![false; last_line + 1],
             problems: Vec::new(),
             warnings: Vec::new(),
         }
@@ -79,19 +80,28 @@ impl<'a> Checker<'a> {
 
     /// A yes/no boolean as VMware writes it.
     pub fn yes_no(&mut self, section: &str, key: &str) -> Option<bool> {
-        self.field(section, key, |v| match v.to_ascii_lowercase().as_str() {
-            "yes" => Ok(true),
-            "no" => Ok(false),
-            _ => Err(format!("not a boolean; {YES_NO}")),
+        self.field(section, key, |v| {
+            if v.eq_ignore_ascii_case("yes") {
+                Ok(true)
+            } else if v.eq_ignore_ascii_case("no") {
+                Ok(false)
+            } else {
+                Err(format!("not a boolean; {YES_NO}"))
+            }
         })
     }
 
     /// A boolean that also accepts true/false, as cloud-init does for PRIMARY and ONBOOT.
     pub fn yes_no_true_false(&mut self, section: &str, key: &str) -> Option<bool> {
-        self.field(section, key, |v| match v.to_ascii_lowercase().as_str() {
-            "yes" | "true" => Ok(true),
-            "no" | "false" => Ok(false),
-            _ => Err(format!("not a boolean; {YES_NO_TRUE_FALSE}")),
+        let is = |v: &str, words: [&str; 2]| words.iter().any(|w| v.eq_ignore_ascii_case(w));
+        self.field(section, key, |v| {
+            if is(v, ["yes", "true"]) {
+                Ok(true)
+            } else if is(v, ["no", "false"]) {
+                Ok(false)
+            } else {
+                Err(format!("not a boolean; {YES_NO_TRUE_FALSE}"))
+            }
         })
     }
 

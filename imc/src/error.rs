@@ -9,7 +9,7 @@ use serde::Serialize;
 use thiserror::Error;
 
 use crate::reader::{RawEntry, ReadError};
-use crate::secret::{is_secret_key, REDACTED};
+use crate::secret::REDACTED;
 
 /// Why a spec was rejected.
 #[derive(Debug, Error)]
@@ -36,14 +36,14 @@ pub struct Problem {
 impl Problem {
     /// A problem with the value of `entry`; the value is redacted if the key is secret.
     pub(crate) fn for_value(entry: &RawEntry, message: impl Into<String>) -> Self {
-        let shown_value = if is_secret_key(&entry.flat_key()) {
+        let shown_value = if entry.is_secret() {
             REDACTED.to_owned()
         } else {
             format!("{:?}", entry.value)
         };
         Problem {
             line: Some(entry.line),
-            section: entry.section.clone(),
+            section: entry.section.to_string(),
             key: Some(entry.key.clone()),
             shown_value: Some(shown_value),
             message: message.into(),

@@ -37,8 +37,14 @@ impl FromStr for MacAddr {
 
 impl fmt::Display for MacAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let [a, b, c, d, e, g] = self.0;
-        write!(f, "{a:02x}:{b:02x}:{c:02x}:{d:02x}:{e:02x}:{g:02x}")
+        // Built in a buffer and written at once (this runs on every boot): `xx:xx:...:xx`.
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [b':'; 17];
+        for (i, byte) in self.0.iter().enumerate() {
+            text[3 * i] = HEX[usize::from(byte >> 4)];
+            text[3 * i + 1] = HEX[usize::from(byte & 0xf)];
+        }
+        f.write_str(std::str::from_utf8(&text).expect("hex digits and colons are ASCII"))
     }
 }
 
@@ -60,6 +66,16 @@ mod tests {
                 "00:50:56:a6:8c:08"
             );
         }
+    }
+
+    #[test]
+    fn displays_every_digit() {
+        let mac = MacAddr([0x01, 0x23, 0x45, 0x67, 0x89, 0xab]);
+        assert_eq!(mac.to_string(), "01:23:45:67:89:ab");
+        assert_eq!(
+            MacAddr([0xcd, 0xef, 0xf0, 0, 0xff, 0x10]).to_string(),
+            "cd:ef:f0:00:ff:10"
+        );
     }
 
     #[test]

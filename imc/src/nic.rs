@@ -53,14 +53,18 @@ pub enum Ipv4Mode {
 impl Ipv4Mode {
     /// Parses the value case-insensitively.
     pub fn parse(s: &str) -> Result<Self, &'static str> {
-        match s.to_ascii_uppercase().as_str() {
-            "BACKWARDS_COMPATIBLE" => Ok(Ipv4Mode::BackwardsCompatible),
-            "STATIC" => Ok(Ipv4Mode::Static),
-            "DHCP" => Ok(Ipv4Mode::Dhcp),
-            "DISABLED" => Ok(Ipv4Mode::Disabled),
-            "AS_IS" => Ok(Ipv4Mode::AsIs),
-            _ => Err("unknown ipv4 mode; use BACKWARDS_COMPATIBLE, STATIC, DHCP, DISABLED or AS_IS (any case)"),
-        }
+        const MODES: [(&str, Ipv4Mode); 5] = [
+            ("BACKWARDS_COMPATIBLE", Ipv4Mode::BackwardsCompatible),
+            ("STATIC", Ipv4Mode::Static),
+            ("DHCP", Ipv4Mode::Dhcp),
+            ("DISABLED", Ipv4Mode::Disabled),
+            ("AS_IS", Ipv4Mode::AsIs),
+        ];
+        MODES
+            .iter()
+            .find(|(name, _)| s.eq_ignore_ascii_case(name))
+            .map(|&(_, mode)| mode)
+            .ok_or("unknown ipv4 mode; use BACKWARDS_COMPATIBLE, STATIC, DHCP, DISABLED or AS_IS (any case)")
     }
 }
 
@@ -77,10 +81,12 @@ pub enum BootProto {
 impl BootProto {
     /// Parses the value case-insensitively.
     pub fn parse(s: &str) -> Result<Self, &'static str> {
-        match s.to_ascii_lowercase().as_str() {
-            "dhcp" => Ok(BootProto::Dhcp),
-            "static" => Ok(BootProto::Static),
-            _ => Err("unknown boot protocol; use dhcp or static (any case)"),
+        if s.eq_ignore_ascii_case("dhcp") {
+            Ok(BootProto::Dhcp)
+        } else if s.eq_ignore_ascii_case("static") {
+            Ok(BootProto::Static)
+        } else {
+            Err("unknown boot protocol; use dhcp or static (any case)")
         }
     }
 }

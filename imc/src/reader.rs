@@ -3,8 +3,10 @@
 //! The reader only splits the file into sections and `key = value` entries, each with its 1-based line
 //! number. It never interprets values; that is the job of [`crate::Spec`]. See `docs/imc-reader.md`.
 
-use std::collections::BTreeMap;
+use std::cmp::Ordering;
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 use thiserror::Error;
 use zeroize::Zeroize;
@@ -68,8 +70,9 @@ pub enum ReadError {
 /// One `key = value` entry of the file.
 #[derive(Clone, PartialEq, Eq)]
 pub struct RawEntry {
-    /// Section the entry belongs to, as written (case-sensitive).
-    pub section: String,
+    /// Section the entry belongs to, as written (case-sensitive). Shared by all entries of the
+    /// section, so that reading a file allocates each section name once.
+    pub section: Arc<str>,
     /// Key as written, trimmed (may contain `|`, e.g. `IPv6ADDR|1`).
     pub key: String,
     /// Value, trimmed; no quote, escape or `%` processing.
@@ -84,11 +87,40 @@ impl RawEntry {
         format!("{}|{}", self.section, self.key)
     }
 
+    /// Whether the flat key `SECTION|KEY` is `flat_key`, without building it.
+    fn has_flat_key(&self, flat_key: &str) -> bool {
+        flat_key.len() == self.section.len() + 1 + self.key.len()
+            && flat_key.starts_with(&*self.section)
+            && flat_key[self.section.len()..].starts_with('|')
+            && flat_key.ends_with(self.key.as_str())
+    }
+
+    /// Orders entries as their flat keys `SECTION|KEY` would sort, without building them.
+    fn cmp_flat_key(&self, other: &RawEntry) -> Ordering {
+        let (a, b) = (self.section.as_bytes(), other.section.as_bytes());
+        let common = a.len().min(b.len());
+        match a[..common].cmp(&b[..common]) {
+            // Same `SECTION|` prefix: the keys decide.
+            Ordering::Equal if a.len() == b.len() => self.key.cmp(&other.key),
+            // One section name is a prefix of the other (`A` and `A|B`): rare, go byte by byte.
+            Ordering::Equal => flat_key_bytes(self).cmp(flat_key_bytes(other)),
+            // The section names differ early, and so do the flat keys, in the same order.
+            decided => decided,
+        }
+    }
+
     /// Whether the value is secret (flat key starts with `-` or contains `|-`) and must never be shown.
     pub fn is_secret(&self) -> bool {
-        // The same rule as `is_secret_key(&self.flat_key())`, without building the flat key.
-        is_secret_key(&self.section) || self.key.starts_with('-') || self.key.contains("|-")
+        // The same rule as `is_secret_key(&self.flat_key())`, without building the flat key: the
+        // `|` joining the two parts makes a key starting with `-` secret too.
+        is_secret_key(&self.section) || is_secret_key(&self.key)
     }
+}
+
+/// The bytes of `SECTION|KEY`, one by one.
+fn flat_key_bytes(e: &RawEntry) -> impl Iterator<Item = u8> + '_ {
+    let (section, key) = (e.section.as_bytes(), e.key.as_bytes());
+    section.iter().chain(b"|").chain(key).copied()
 }
 
 impl fmt::Debug for RawEntry {
@@ -106,10 +138,12 @@ impl fmt::Debug for RawEntry {
 }
 
 impl Drop for RawEntry {
-    // The raw (base64) password must not outlive the spec in memory either. Wiping every
-    // value is cheaper than deciding which ones are secret.
+    // The raw (base64) password must not outlive the spec in memory either. Only secret values
+    // are wiped: `is_secret` is a few byte comparisons, wiping is a volatile write per byte.
     fn drop(&mut self) {
-        self.value.zeroize();
+        if self.is_secret() {
+            self.value.zeroize();
+        }
     }
 }
 
@@ -122,12 +156,14 @@ pub struct RawSection {
     pub line: usize,
 }
 
-/// The whole file: sections and entries in file order, entries reachable by flat key.
+/// The whole file: sections and entries in file order.
 #[derive(Debug, Clone, Default)]
 pub struct RawSpec {
     sections: Vec<RawSection>,
+    /// Parallel to `sections`: where each section's entries are in `entries`. A section cannot
+    /// repeat, so its entries are contiguous, and lookups only scan the one section.
+    spans: Vec<Range<usize>>,
     entries: Vec<RawEntry>,
-    by_flat_key: BTreeMap<String, usize>,
 }
 
 /// What one trimmed line is.
@@ -142,22 +178,44 @@ impl RawSpec {
     /// ConfigParser would reject, and continuation lines, is an error naming the line.
     pub fn parse(bytes: &[u8]) -> Result<RawSpec, ReadError> {
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        let (text, bad_line) = valid_lines(bytes);
         let mut spec = RawSpec::default();
         let mut current: Option<usize> = None;
-        for (index, raw_line) in bytes.split(|b| *b == b'\n').enumerate() {
+        // Duplicate keys are found after the fact; one before the line of another error is the
+        // first error in the file, so it wins, as if it had been found on the way.
+        for (index, text) in text.split('\n').enumerate() {
             let line = index + 1;
-            let raw_line = raw_line.strip_suffix(b"\r").unwrap_or(raw_line);
-            let text = std::str::from_utf8(raw_line).map_err(|_| ReadError::NotUtf8 { line })?;
-            match classify(text, line)? {
-                Line::Blank => {}
-                Line::Header(name) => current = Some(spec.add_section(name, line)?),
-                Line::Option(key, value) => {
-                    let section = current.ok_or(ReadError::BeforeFirstSection { line })?;
-                    spec.add_entry(section, key, value, line)?;
-                }
+            if let Err(error) = spec.read_line(text, line, &mut current) {
+                return Err(spec.first_duplicate_key().unwrap_or(error));
             }
         }
-        Ok(spec)
+        if let Some(line) = bad_line {
+            return Err(spec
+                .first_duplicate_key()
+                .unwrap_or(ReadError::NotUtf8 { line }));
+        }
+        match spec.first_duplicate_key() {
+            Some(error) => Err(error),
+            None => Ok(spec),
+        }
+    }
+
+    fn read_line(
+        &mut self,
+        text: &str,
+        line: usize,
+        current: &mut Option<usize>,
+    ) -> Result<(), ReadError> {
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        match classify(text, line)? {
+            Line::Blank => {}
+            Line::Header(name) => *current = Some(self.add_section(name, line)?),
+            Line::Option(key, value) => {
+                let section = current.ok_or(ReadError::BeforeFirstSection { line })?;
+                self.add_entry(section, key, value, line);
+            }
+        }
+        Ok(())
     }
 
     fn add_section(&mut self, name: &str, line: usize) -> Result<usize, ReadError> {
@@ -172,48 +230,64 @@ impl RawSpec {
             name: name.to_owned(),
             line,
         });
+        self.spans.push(self.entries.len()..self.entries.len());
         Ok(self.sections.len() - 1)
     }
 
-    fn add_entry(
-        &mut self,
-        section: usize,
-        key: &str,
-        value: &str,
-        line: usize,
-    ) -> Result<(), ReadError> {
-        let entry = RawEntry {
-            section: self.sections[section].name.clone(),
+    /// Appends an entry to `section`, which is always the last section read.
+    fn add_entry(&mut self, section: usize, key: &str, value: &str, line: usize) {
+        let shared_name = if self.spans[section].is_empty() {
+            Arc::from(self.sections[section].name.as_str())
+        } else {
+            self.entries[self.entries.len() - 1].section.clone()
+        };
+        self.entries.push(RawEntry {
+            section: shared_name,
             key: key.to_owned(),
             value: value.to_owned(),
             line,
-        };
-        // Checking the flat key also catches `[A] B|C` against `[A|B] C`, which cloud-init would
-        // silently merge into one `A|B|C`.
-        let flat = entry.flat_key();
-        if let Some(&first) = self.by_flat_key.get(&flat) {
-            return Err(ReadError::DuplicateKey {
-                section: entry.section.clone(),
-                key: entry.key.clone(),
-                first_line: self.entries[first].line,
-                line,
-            });
+        });
+        self.spans[section].end = self.entries.len();
+    }
+
+    /// The duplicate flat key whose repetition comes first in the file, if any.
+    ///
+    /// Comparing flat keys also catches `[A] B|C` against `[A|B] C`, which cloud-init would
+    /// silently merge into one `A|B|C`. Sorting entry indexes by flat key puts equal keys next
+    /// to each other (in file order, the sort is stable), so no flat key string is ever built.
+    fn first_duplicate_key(&self) -> Option<ReadError> {
+        let mut order: Vec<usize> = (0..self.entries.len()).collect();
+        if self.sections.iter().any(|s| s.name.contains('|')) {
+            order.sort_by(|&a, &b| self.entries[a].cmp_flat_key(&self.entries[b]));
+        } else {
+            // Without `|` in section names, a flat key's section is all before its first `|`,
+            // so equal flat keys are in the same section: sorting each section (a contiguous
+            // span of entries) by key on its own is enough, and cheaper.
+            for span in &self.spans {
+                order[span.clone()].sort_by(|&a, &b| self.entries[a].key.cmp(&self.entries[b].key));
+            }
         }
-        self.by_flat_key.insert(flat, self.entries.len());
-        self.entries.push(entry);
-        Ok(())
+        let (first, repeat) = order
+            .windows(2)
+            .map(|pair| (&self.entries[pair[0]], &self.entries[pair[1]]))
+            .filter(|(a, b)| a.cmp_flat_key(b) == Ordering::Equal)
+            .min_by_key(|(_, repeat)| repeat.line)?;
+        Some(ReadError::DuplicateKey {
+            section: repeat.section.to_string(),
+            key: repeat.key.clone(),
+            first_line: first.line,
+            line: repeat.line,
+        })
     }
 
     /// Looks up `key` in `section` without building the flat key (the hot path of validation).
     pub fn get_in(&self, section: &str, key: &str) -> Option<&RawEntry> {
-        self.entries
-            .iter()
-            .find(|e| e.key == key && e.section == section)
+        self.section_entries(section).find(|e| e.key == key)
     }
 
     /// Looks up an entry by flat key, e.g. `DNS|NAMESERVER|1` or `NIC1|IPv6ADDR|2`.
     pub fn get(&self, flat_key: &str) -> Option<&RawEntry> {
-        self.by_flat_key.get(flat_key).map(|&i| &self.entries[i])
+        self.entries.iter().find(|e| e.has_flat_key(flat_key))
     }
 
     /// All entries in file order.
@@ -226,7 +300,12 @@ impl RawSpec {
         &'s self,
         section: &'n str,
     ) -> impl Iterator<Item = &'s RawEntry> + use<'s, 'n> {
-        self.entries.iter().filter(move |e| e.section == section)
+        let span = self
+            .sections
+            .iter()
+            .position(|s| s.name == section)
+            .map_or(0..0, |i| self.spans[i].clone());
+        self.entries[span].iter()
     }
 
     /// All section headers in file order.
@@ -237,6 +316,24 @@ impl RawSpec {
     /// The header of a section, if present.
     pub fn section(&self, name: &str) -> Option<&RawSection> {
         self.sections.iter().find(|s| s.name == name)
+    }
+}
+
+/// The file as text up to the first line that is not UTF-8, and that line's number if any.
+///
+/// Checking the whole file at once is cheaper than line by line. The lines before a bad one
+/// are still read, because an error on one of them comes first in the file.
+fn valid_lines(bytes: &[u8]) -> (&str, Option<usize>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (text, None),
+        Err(e) => {
+            let valid = &bytes[..e.valid_up_to()];
+            let line_start = valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+            let bad_line = valid[..line_start].iter().filter(|&&b| b == b'\n').count() + 1;
+            // Up to `valid_up_to` the bytes are UTF-8, so this prefix of them is too.
+            let text = std::str::from_utf8(&valid[..line_start]).unwrap_or_default();
+            (text, Some(bad_line))
+        }
     }
 }
 
@@ -261,14 +358,16 @@ fn classify(text: &str, line: usize) -> Result<Line<'_>, ReadError> {
     let split = trimmed
         .find(['=', ':'])
         .ok_or(ReadError::Malformed { line })?;
-    let key = trimmed[..split].trim();
+    // `trimmed` has no outer whitespace, so the key needs trimming at its end only, the value
+    // at its start only.
+    let key = trimmed[..split].trim_end();
     // Stricter than ConfigParser: no whitespace inside a key. Without this, `-PASS c2Vj=` (missing
     // delimiter, `=` from the base64 padding) would become a key holding the password, and key names
     // are shown in messages.
     if key.is_empty() || key.contains(char::is_whitespace) {
         return Err(ReadError::Malformed { line });
     }
-    Ok(Line::Option(key, trimmed[split + 1..].trim()))
+    Ok(Line::Option(key, trimmed[split + 1..].trim_start()))
 }
 
 #[cfg(test)]
@@ -280,6 +379,51 @@ mod tests {
         let raw = RawSpec::parse(b"[NIC1]\nIPv6ADDR|2 = fc00::1\n").unwrap();
         let e = raw.get("NIC1|IPv6ADDR|2").unwrap();
         assert_eq!((e.value.as_str(), e.line), ("fc00::1", 2));
+    }
+
+    #[test]
+    fn the_first_error_in_the_file_wins() {
+        let dup = |first_line, line| ReadError::DuplicateKey {
+            section: "A".into(),
+            key: "k".into(),
+            first_line,
+            line,
+        };
+        let cases: &[(&[u8], ReadError)] = &[
+            (b"[A]\nk = 1\nk = 2\njunk\n", dup(2, 3)),
+            (
+                b"[A]\nk = 1\njunk\nk = 2\n",
+                ReadError::Malformed { line: 3 },
+            ),
+            (b"[A]\nk = 1\nj = 0\nk = 2\nk = 3\nj = 4\n", dup(2, 4)),
+            (b"[A]\nj = 0\nk = 1\nk = 2\nj = 3\n", dup(3, 4)),
+            (b"[A]\nk = 1\nk = 2\nj = \xff\n", dup(2, 3)),
+            (
+                b"[A]\nk = 1\njunk\nj = \xff\n",
+                ReadError::Malformed { line: 3 },
+            ),
+            (
+                b"[A]\nk = 1\r\nj = \xff\r\nk = 2\n",
+                ReadError::NotUtf8 { line: 3 },
+            ),
+            (b"\xff\n[A]\n", ReadError::NotUtf8 { line: 1 }),
+            (b"[A]\n\nk = \xe2\x82", ReadError::NotUtf8 { line: 3 }),
+        ];
+        for (input, want) in cases {
+            assert_eq!(&RawSpec::parse(input).unwrap_err(), want);
+        }
+    }
+
+    #[test]
+    fn lookups_by_section_and_flat_key() {
+        let raw = RawSpec::parse(b"[A]\nB|k = 1\nk = 2\n[A|B]\nj = 3\n[C]\n").unwrap();
+        assert_eq!(raw.get_in("A", "B|k").map(|e| e.line), Some(2));
+        assert_eq!(raw.get("A|B|k").map(|e| e.line), Some(2));
+        assert_eq!(raw.get("A|B|j").map(|e| e.line), Some(5));
+        assert!(raw.get("A|B").is_none() && raw.get_in("A|B", "k").is_none());
+        assert_eq!(raw.section_entries("A").count(), 2);
+        assert_eq!(raw.section_entries("C").count(), 0);
+        assert_eq!(raw.section_entries("D").count(), 0);
     }
 
     #[test]

@@ -268,7 +268,7 @@ fn parse_nic_names(ck: &mut Checker<'_>) -> Option<(Vec<String>, usize)> {
 
 /// Rules that involve more than one NIC: one primary at most, no shared MAC address.
 fn check_across_nics(ck: &mut Checker<'_>, nics: &[Nic]) {
-    let line_of = |nic: &Nic, key: &str| ck.raw.get(&format!("{}|{key}", nic.name)).map(|e| e.line);
+    let line_of = |nic: &Nic, key: &str| ck.raw.get_in(&nic.name, key).map(|e| e.line);
     let primaries: Vec<&Nic> = nics.iter().filter(|n| n.primary).collect();
     if let [first, rest @ ..] = primaries.as_slice() {
         for other in rest {
@@ -318,7 +318,7 @@ fn collect_unknown(ck: &mut Checker<'_>, nic_names: Vec<String>) -> Vec<UnknownE
         if is_known(&entry.section) {
             warnings.push((
                 entry.line,
-                &entry.section,
+                &*entry.section,
                 Some(entry.key.as_str()),
                 "unknown key; kept but not used",
             ));
@@ -330,7 +330,7 @@ fn collect_unknown(ck: &mut Checker<'_>, nic_names: Vec<String>) -> Vec<UnknownE
     unused
         .into_iter()
         .map(|e| UnknownEntry {
-            section: e.section.clone(),
+            section: e.section.to_string(),
             key: e.key.clone(),
             value: if e.is_secret() {
                 KeptValue::Secret(Secret::new(e.value.clone()))

@@ -78,28 +78,42 @@ pub fn hosts_with_name(current: Option<&str>, short: &str, fqdn: Option<&str>) -
         None => format!("{DEBIAN_HOSTNAME_ADDR}\t{short}"),
     };
     let current = current.unwrap_or(DEFAULT_HOSTS);
-    let mut lines: Vec<String> = Vec::new();
+    // Each line with its address field, worked out once.
+    let lines: Vec<(&str, Option<&str>)> = current.lines().map(|l| (l, first_field(l))).collect();
+    let is_entry = |&(_, addr): &(&str, Option<&str>)| addr == Some(DEBIAN_HOSTNAME_ADDR);
+    // With no old entry to replace, the new one goes after the last 127.0.0.1 line, or first.
+    let insert_at = match lines.iter().any(is_entry) {
+        true => None,
+        false => Some(
+            lines
+                .iter()
+                .rposition(|(_, addr)| *addr == Some("127.0.0.1"))
+                .map_or(0, |i| i + 1),
+        ),
+    };
+    let mut out = String::with_capacity(current.len() + entry.len() + 2);
     let mut placed = false;
-    for line in current.lines() {
-        if first_field(line) == Some(DEBIAN_HOSTNAME_ADDR) {
-            if !placed {
-                lines.push(entry.clone());
-                placed = true;
+    for (i, line) in lines.iter().enumerate() {
+        if insert_at == Some(i) {
+            push_line(&mut out, &entry);
+        }
+        if is_entry(line) {
+            if !std::mem::replace(&mut placed, true) {
+                push_line(&mut out, &entry);
             }
             continue;
         }
-        lines.push(line.to_string());
+        push_line(&mut out, line.0);
     }
-    if !placed {
-        let at = lines
-            .iter()
-            .rposition(|l| first_field(l) == Some("127.0.0.1"))
-            .map_or(0, |i| i + 1);
-        lines.insert(at, entry);
+    if insert_at == Some(lines.len()) {
+        push_line(&mut out, &entry);
     }
-    let mut out = lines.join("\n");
-    out.push('\n');
     out
+}
+
+fn push_line(out: &mut String, line: &str) {
+    out.push_str(line);
+    out.push('\n');
 }
 
 /// The address field of a hosts line; `None` for comments and blank lines.

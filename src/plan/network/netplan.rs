@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 use super::{merged_dns, Device, HEADER};
 use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, Network};
 use crate::plan::{Action, Contents};
+use crate::yaml::BlockWriter;
 
 /// Where the netplan file goes.
 pub const NETPLAN_FILE: &str = "/etc/netplan/50-vmcust.yaml";
@@ -125,9 +126,81 @@ pub fn document(net: &Network, devices: &[Device]) -> NetplanDoc {
 }
 
 /// The netplan file as YAML text, with the header comment.
+///
+/// Written field by field rather than through `yaml::to_string` (which builds a JSON tree
+/// first), because this is on every boot; the output is the same, see the tests.
 pub fn to_yaml(doc: &NetplanDoc) -> String {
-    let body = crate::yaml::to_string(doc).expect("netplan document serializes");
-    format!("{HEADER}{body}")
+    let mut w = BlockWriter::new(HEADER);
+    w.key(0, "network");
+    w.plain_field(2, "version", doc.network.version);
+    if doc.network.ethernets.is_empty() {
+        w.plain_field(2, "ethernets", "{}");
+    } else {
+        w.key(2, "ethernets");
+    }
+    for (name, eth) in &doc.network.ethernets {
+        w.key(4, name);
+        write_ethernet(&mut w, 6, eth);
+    }
+    w.finish()
+}
+
+/// The fields of `eth` at `indent`, in declaration order, skipping what serde would skip.
+fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
+    let inner = indent + 2;
+    w.key(indent, "match");
+    w.str_field(inner, "macaddress", &eth.matching.macaddress);
+    if let Some(name) = &eth.set_name {
+        w.str_field(indent, "set-name", name);
+    }
+    if let Some(mode) = eth.activation_mode {
+        w.str_field(indent, "activation-mode", mode);
+    }
+    w.bool_field(indent, "dhcp4", eth.dhcp4);
+    if let Some(o) = &eth.dhcp4_overrides {
+        w.key(indent, "dhcp4-overrides");
+        w.bool_field(inner, "use-dns", o.use_dns);
+    }
+    if let Some(dhcp6) = eth.dhcp6 {
+        w.bool_field(indent, "dhcp6", dhcp6);
+    }
+    if let Some(o) = &eth.dhcp6_overrides {
+        w.key(indent, "dhcp6-overrides");
+        w.bool_field(inner, "use-dns", o.use_dns);
+    }
+    if let Some(accept_ra) = eth.accept_ra {
+        w.bool_field(indent, "accept-ra", accept_ra);
+    }
+    if let Some(link_local) = &eth.link_local {
+        w.str_list(indent, "link-local", link_local);
+    }
+    if !eth.addresses.is_empty() {
+        w.str_list(indent, "addresses", &eth.addresses);
+    }
+    if !eth.routes.is_empty() {
+        w.key(indent, "routes");
+    }
+    for route in &eth.routes {
+        w.dash(indent);
+        w.str_field(inner, "to", &route.to);
+        w.str_field(inner, "via", &route.via);
+        if let Some(metric) = route.metric {
+            w.plain_field(inner, "metric", metric);
+        }
+    }
+    if let Some(ns) = &eth.nameservers {
+        if ns.search.is_empty() && ns.addresses.is_empty() {
+            w.plain_field(indent, "nameservers", "{}");
+        } else {
+            w.key(indent, "nameservers");
+        }
+        if !ns.search.is_empty() {
+            w.str_list(inner, "search", &ns.search);
+        }
+        if !ns.addresses.is_empty() {
+            w.str_list(inner, "addresses", &ns.addresses);
+        }
+    }
 }
 
 /// The actions that write the netplan configuration.
@@ -151,15 +224,15 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
     let v6_disabled = iface.ipv6 == Ipv6Config::Disabled;
     let mut addresses: Vec<String> = Vec::new();
     if let Ipv4Config::Static(nets) = &iface.ipv4 {
-        addresses.extend(nets.iter().map(|n| n.to_string()));
+        addresses.extend(nets.iter().map(text));
     }
     if let Ipv6Config::Static(nets) = &iface.ipv6 {
-        addresses.extend(nets.iter().map(|n| n.to_string()));
+        addresses.extend(nets.iter().map(text));
     }
     let dns = merged_dns(&iface.dns, global_dns);
     Ethernet {
         matching: Match {
-            macaddress: iface.mac.to_string(),
+            macaddress: text(&iface.mac),
         },
         set_name: dev.from_system.then(|| dev.name.clone()),
         activation_mode: (!iface.start_on_boot).then_some("manual"),
@@ -178,16 +251,26 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
             .routes
             .iter()
             .map(|r| NetplanRoute {
-                to: r.to.to_string(),
-                via: r.via.to_string(),
+                to: text(&r.to),
+                via: text(&r.via),
                 metric: r.metric,
             })
             .collect(),
         nameservers: (!dns.is_empty()).then(|| Nameservers {
             search: dns.search,
-            addresses: dns.servers.iter().map(|s| s.to_string()).collect(),
+            addresses: dns.servers.iter().map(text).collect(),
         }),
     }
+}
+
+/// `value.to_string()` in one allocation: addresses are written piece by piece, and
+/// `to_string` would grow (reallocate) the string two or three times on the way.
+fn text(value: &impl std::fmt::Display) -> String {
+    use std::fmt::Write as _;
+    // The longest text written here is an IPv6 prefix (`ffff:...:ffff/128`, 43 bytes).
+    let mut out = String::with_capacity(48);
+    let _ = write!(out, "{value}");
+    out
 }
 
 fn ordered_map<S: Serializer, V: Serialize>(
@@ -195,4 +278,103 @@ fn ordered_map<S: Serializer, V: Serialize>(
     s: S,
 ) -> Result<S::Ok, S::Error> {
     s.collect_map(entries.iter().map(|(k, v)| (k, v)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ethernet(mac: &str) -> Ethernet {
+        Ethernet {
+            matching: Match {
+                macaddress: mac.into(),
+            },
+            set_name: None,
+            activation_mode: None,
+            dhcp4: true,
+            dhcp4_overrides: None,
+            dhcp6: None,
+            dhcp6_overrides: None,
+            accept_ra: None,
+            link_local: None,
+            addresses: Vec::new(),
+            routes: Vec::new(),
+            nameservers: None,
+        }
+    }
+
+    /// The direct writer must give exactly what the generic serde path gives.
+    #[test]
+    fn direct_writer_matches_generic_yaml() {
+        let full = Ethernet {
+            set_name: Some("ens192".into()),
+            activation_mode: Some("manual"),
+            dhcp4: false,
+            dhcp4_overrides: Some(DhcpOverrides { use_dns: false }),
+            dhcp6: Some(true),
+            dhcp6_overrides: Some(DhcpOverrides { use_dns: true }),
+            accept_ra: Some(false),
+            link_local: Some(Vec::new()),
+            addresses: vec!["10.0.0.5/24".into(), "fc00::5/64".into()],
+            routes: vec![
+                NetplanRoute {
+                    to: "0.0.0.0/0".into(),
+                    via: "10.0.0.1".into(),
+                    metric: Some(100),
+                },
+                NetplanRoute {
+                    to: "::/0".into(),
+                    via: "fc00::1".into(),
+                    metric: None,
+                },
+            ],
+            nameservers: Some(Nameservers {
+                search: vec!["example.com".into()],
+                addresses: vec!["10.0.0.2".into(), "fc00::2".into()],
+            }),
+            ..ethernet("00:50:56:a6:8c:08")
+        };
+        let only_servers = Ethernet {
+            link_local: Some(vec!["ipv4"]),
+            nameservers: Some(Nameservers {
+                search: Vec::new(),
+                addresses: vec!["10.0.0.2".into()],
+            }),
+            ..ethernet("00:50:56:a6:ef:7d")
+        };
+        let only_search = Ethernet {
+            nameservers: Some(Nameservers {
+                search: vec!["a.example".into(), "yes".into()],
+                addresses: Vec::new(),
+            }),
+            ..ethernet("00:50:56:00:00:01")
+        };
+        let empty_dns = Ethernet {
+            nameservers: Some(Nameservers {
+                search: Vec::new(),
+                addresses: Vec::new(),
+            }),
+            ..ethernet("00:50:56:00:00:02")
+        };
+        let docs = [
+            vec![],
+            vec![("eth0".to_string(), ethernet("00:50:56:00:00:00"))],
+            vec![
+                ("ens192".to_string(), full),
+                ("1".to_string(), only_servers),
+                ("eth 2".to_string(), only_search),
+                ("eth3".to_string(), empty_dns),
+            ],
+        ];
+        for ethernets in docs {
+            let doc = NetplanDoc {
+                network: NetplanNetwork {
+                    version: 2,
+                    ethernets,
+                },
+            };
+            let generic = format!("{HEADER}{}", crate::yaml::to_string(&doc).unwrap());
+            assert_eq!(to_yaml(&doc), generic);
+        }
+    }
 }
