@@ -126,15 +126,26 @@ impl RpcTool {
             tool: name.clone(),
             source,
         };
-        let mut child = Command::new(tool)
+        let mut command = Command::new(tool);
+        command
             .args(args)
             .arg(rpc)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(io)?;
+            .process_group(0);
+        let mut attempt = 0;
+        let mut child = loop {
+            match command.spawn() {
+                // Another thread that forked while the tool was open for writing holds it
+                // until that child execs (seen with freshly written tools in tests).
+                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
+                    attempt += 1;
+                    thread::sleep(Duration::from_millis(20));
+                }
+                other => break other.map_err(io)?,
+            }
+        };
         let stdout = child.stdout.take().map(reader);
         let stderr = child.stderr.take().map(reader);
         let deadline = Instant::now() + self.timeout;

@@ -195,7 +195,19 @@ async fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true);
-    let output = match tokio::time::timeout(TOOLBOX_TIMEOUT, command.output()).await {
+    let mut attempt = 0;
+    let output = loop {
+        match tokio::time::timeout(TOOLBOX_TIMEOUT, command.output()).await {
+            // Another thread that forked while the tool was open for writing holds it
+            // until that child execs (seen with freshly written tools in tests).
+            Ok(Err(e)) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
+                attempt += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            other => break other,
+        }
+    };
+    let output = match output {
         Ok(Ok(out)) => out,
         Ok(Err(e)) => return Gate::default(default, DefaultWhy::ToolNotRunnable(e.to_string())),
         Err(_) => {
