@@ -5,7 +5,8 @@
 mod support;
 
 use serde_json::{json, Value};
-use vmcust::plan::network::{netplan, Device};
+use vmcust::facts::NetworkFacts;
+use vmcust::plan::network::{netplan, resolve_devices};
 
 /// The spec's network as a netplan v2 document, devices named by the spec (as
 /// cloud-init does without system devices), as JSON for comparison.
@@ -14,14 +15,7 @@ fn netplan_of(file: &str) -> Value {
     let parsed = vmcust_imc::Spec::parse(&bytes).unwrap();
     let c = vmcust::source::imc::customization(&parsed.spec);
     let net = c.network.expect("spec has NICs");
-    let devices: Vec<Device> = net
-        .interfaces
-        .iter()
-        .map(|i| Device {
-            name: i.id.clone(),
-            from_system: false,
-        })
-        .collect();
+    let devices = resolve_devices(&net, &NetworkFacts::default()).unwrap();
     serde_json::to_value(netplan::document(&net, &devices)).unwrap()["network"].clone()
 }
 

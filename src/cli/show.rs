@@ -8,7 +8,8 @@ use serde::Serialize;
 
 use super::input::{load, InputArgs};
 use super::Format;
-use crate::plan::network::{netplan, Device};
+use crate::facts::NetworkFacts;
+use crate::plan::network::{netplan, resolve_devices};
 use crate::source::merge::SourceKind;
 use crate::source::ovf_locate::OvfOrigin;
 
@@ -72,19 +73,15 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
     }
     let loaded = load(&args.input)?;
     let c = &loaded.merged.customization;
-    // No target root here: devices are named by the sources' ids, as cloud-init does
-    // without system devices.
-    let netplan = c.network.as_ref().map(|net| {
-        let devices: Vec<Device> = net
-            .interfaces
-            .iter()
-            .map(|i| Device {
-                name: i.id.clone(),
-                from_system: false,
-            })
-            .collect();
-        netplan::document(net, &devices)
-    });
+    // No target root here: with no device facts the sources' ids name the devices, as
+    // cloud-init does without system devices.
+    let netplan = match &c.network {
+        Some(net) => Some(netplan::document(
+            net,
+            &resolve_devices(net, &NetworkFacts::default())?,
+        )),
+        None => None,
+    };
     let shown = Shown {
         spec: loaded.imc.as_ref().map(|p| &p.spec),
         ovf_environment: loaded.ovf.as_ref().map(|(_, e)| redacted(e)),
