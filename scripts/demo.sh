@@ -8,13 +8,14 @@ spec=${1:-examples/specs/static-2nic-ipv6.cfg}
 scratch=$(mktemp -d /tmp/vmcust-demo.XXXXXX)
 cp -a examples/root/. "$scratch"
 cargo build -q --release
+vmcust="${CARGO_TARGET_DIR:-target}/release/vmcust"
 echo "== plan: $spec onto $scratch"
-target/release/vmcust plan --root "$scratch" --imc "$spec"
+"$vmcust" plan --root "$scratch" --imc "$spec"
 echo
 echo "== apply"
-target/release/vmcust apply --root "$scratch" --imc "$spec"
+"$vmcust" apply --root "$scratch" --imc "$spec"
 echo
 echo "== apply again (nothing left to do)"
-target/release/vmcust apply --root "$scratch" --imc "$spec"
+"$vmcust" apply --root "$scratch" --imc "$spec"
 echo
 echo "the customized root is in $scratch"
