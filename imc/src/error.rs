@@ -87,15 +87,26 @@ impl Problem {
     }
 }
 
+/// `line N: [SECTION] KEY`, the place every problem and warning starts with.
+fn write_place(
+    f: &mut fmt::Formatter<'_>,
+    line: Option<usize>,
+    section: &str,
+    key: Option<&str>,
+) -> fmt::Result {
+    if let Some(line) = line {
+        write!(f, "line {line}: ")?;
+    }
+    write!(f, "[{section}]")?;
+    if let Some(key) = key {
+        write!(f, " {key}")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(line) = self.line {
-            write!(f, "line {line}: ")?;
-        }
-        write!(f, "[{}]", self.section)?;
-        if let Some(key) = &self.key {
-            write!(f, " {key}")?;
-        }
+        write_place(f, self.line, &self.section, self.key.as_deref())?;
         if let Some(value) = &self.shown_value {
             write!(f, " = {value}")?;
         }
@@ -118,13 +129,7 @@ pub struct Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(line) = self.line {
-            write!(f, "line {line}: ")?;
-        }
-        write!(f, "[{}]", self.section)?;
-        if let Some(key) = &self.key {
-            write!(f, " {key}")?;
-        }
+        write_place(f, self.line, &self.section, self.key.as_deref())?;
         write!(f, ": {}", self.message)
     }
 }
