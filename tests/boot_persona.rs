@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use vmcust::persona::{write_status, RunState, RunStatus, ROOT_ENV};
+use vmcust::persona::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 use vmcust::root::Root;
 
 struct Persona {
@@ -41,11 +41,9 @@ impl Persona {
 
     fn set(&self, state: RunState) {
         let root = Root::new(&self.root).unwrap();
-        write_status(
-            &root,
-            &RunStatus::now(state, Some("early"), Some("network failed".into())),
-        )
-        .unwrap();
+        let status = RunStatus::now(state, Some("early"), Some("network failed".into()));
+        write_status(&root, &status).unwrap();
+        assert_eq!(read_status(&root).unwrap(), Some(status));
     }
 }
 
@@ -116,7 +114,16 @@ fn status_follows_the_run_engine() {
         (RunState::NotStarted, 0, "NOT_RUN"),
     ] {
         p.set(state);
-        for args in [&["status"][..], &["status", "--long"]] {
+        // `--wait` answers at once once the run is no longer going.
+        let waits = !matches!(state, RunState::Running | RunState::NotStarted);
+        for args in [
+            &["status"][..],
+            &["status", "--long"],
+            &["status", "--wait"],
+        ] {
+            if args.contains(&"--wait") && !waits {
+                continue;
+            }
             let o = p.run(args);
             assert_eq!(o.status.code(), Some(code), "{state:?} {args:?} {o:?}");
             assert_eq!(tools_status(&o), parsed, "{state:?} {args:?} {o:?}");
