@@ -38,14 +38,14 @@ proptest! {
     fn metadata_parsing_never_panics(raw in proptest::collection::vec(any::<u8>(), 0..512)) {
         let text = String::from_utf8_lossy(&raw);
         if let Ok(md) = metadata::parse("guestinfo.metadata", &text) {
-            let _ = guestinfo::customization(&md);
+            let _ = metadata::customization("guestinfo.metadata", &md);
         }
     }
 
     #[test]
     fn yamlish_metadata_never_panics(text in "(network|version|ethernets|config|type|match|macaddress|dhcp4|addresses|routes|to|via|subnets|redact|public_keys|[:{}\\[\\], \\n-]|[0-9a-f./]){0,200}") {
         if let Ok(md) = metadata::parse("guestinfo.metadata", &text) {
-            let _ = guestinfo::customization(&md);
+            let _ = metadata::customization("guestinfo.metadata", &md);
         }
     }
 

@@ -121,7 +121,8 @@ fn read_seed(ctx: &Context, seed: &str, found: &mut Found) -> Result<(), String>
         let text = String::from_utf8_lossy(&md);
         let md = crate::source::metadata::parse("seedfrom meta-data", &text)
             .map_err(|e| e.to_string())?;
-        let (c, warnings) = guestinfo::customization(&md).map_err(|e| e.to_string())?;
+        let (c, warnings) = crate::source::metadata::customization("seedfrom meta-data", &md)
+            .map_err(|e| e.to_string())?;
         for w in warnings {
             tracing::warn!("seedfrom meta-data: {w}");
         }

@@ -81,7 +81,7 @@ pub fn customize(
         None => None,
     };
     let outcome = (|| {
-        let (c, warnings) = crate::source::guestinfo::customization(&md).map_err(|e| {
+        let (c, warnings) = crate::source::metadata::customization(md_name, &md).map_err(|e| {
             Failure::new(
                 Code::WrongMetaFormat,
                 "Error parsing the cloud-init meta data",

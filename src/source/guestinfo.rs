@@ -11,7 +11,7 @@
 //! recorded, so a crash in between cannot lose a customization the host no longer has.
 
 use crate::host::{guestinfo_key, GuestRpc, RpcError};
-use crate::model::{Customization, Identity};
+use crate::model::Customization;
 
 use super::encoding::{self, DecodeError, Encoding};
 use super::metadata::{self, Metadata, MetadataError};
@@ -104,7 +104,7 @@ pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoEr
         .map(String::from_utf8_lossy)
         .unwrap_or_default();
     let metadata = metadata::parse(METADATA, &text)?;
-    let (customization, warnings) = customization(&metadata)?;
+    let (customization, warnings) = metadata::customization(METADATA, &metadata)?;
     Ok(Some(GuestinfoData {
         metadata,
         userdata,
@@ -112,30 +112,6 @@ pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoEr
         customization,
         warnings,
     }))
-}
-
-/// The customization parsed metadata asks for, with warnings about what was left out.
-pub fn customization(md: &Metadata) -> Result<(Customization, Vec<String>), MetadataError> {
-    let net = metadata::network(METADATA, md)?;
-    let (host_name, domain) = match md.local_hostname.as_deref() {
-        Some(h) => {
-            let (h, d) = metadata::split_hostname(h);
-            (Some(h), d)
-        }
-        None => (None, None),
-    };
-    let c = Customization {
-        instance_id: md.instance_id.clone(),
-        identity: Identity {
-            host_name,
-            domain,
-            ssh_authorized_keys: md.public_keys.clone(),
-            ..Default::default()
-        },
-        network: net.network,
-        ..Default::default()
-    };
-    Ok((c, net.warnings))
 }
 
 /// Clears the listed keys on the host as cloud-init does: `info-set guestinfo.<k> ---`, then

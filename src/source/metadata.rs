@@ -11,6 +11,7 @@ use serde_norway::{Mapping, Value};
 
 use super::encoding::{self, DecodeError, Encoding};
 use super::netconfig::{self, NetworkError};
+use crate::model::{Customization, Identity};
 
 /// Keys that carry SSH public keys; the first one present wins.
 pub const PUBLIC_KEY_KEYS: [&str; 4] = [
@@ -323,6 +324,34 @@ pub fn network(key: &str, md: &Metadata) -> Result<netconfig::Translated, Metada
         }),
         None => Ok(netconfig::Translated::default()),
     }
+}
+
+/// The customization parsed metadata asks for, with warnings about what was left out.
+/// `key` names the document in messages (`guestinfo.metadata`, a file name).
+pub fn customization(
+    key: &str,
+    md: &Metadata,
+) -> Result<(Customization, Vec<String>), MetadataError> {
+    let net = network(key, md)?;
+    let (host_name, domain) = match md.local_hostname.as_deref() {
+        Some(h) => {
+            let (h, d) = split_hostname(h);
+            (Some(h), d)
+        }
+        None => (None, None),
+    };
+    let c = Customization {
+        instance_id: md.instance_id.clone(),
+        identity: Identity {
+            host_name,
+            domain,
+            ssh_authorized_keys: md.public_keys.clone(),
+            ..Default::default()
+        },
+        network: net.network,
+        ..Default::default()
+    };
+    Ok((c, net.warnings))
 }
 
 #[cfg(test)]
