@@ -10,7 +10,7 @@ mod network_support;
 use std::path::Path;
 
 use network_support::{
-    example_names, expected, render_tree, require_root, require_tool, specs, Netns,
+    example_names, expected, render_tree, require_root, require_tool, shows_route, specs, Netns,
 };
 use vmcust::model::{Ipv4Config, Ipv6Config};
 use vmcust::plan::network::Renderer;
@@ -52,15 +52,7 @@ fn ifup_configures_static_addresses_and_gateways_from_our_files() {
             let routes = ns.exec("ip", &["route", "show", "dev", name])
                 + &ns.exec("ip", &["-6", "route", "show", "dev", name]);
             for (to, via, metric) in &want.routes[&mac] {
-                let to = if to == "0.0.0.0/0" || to == "::/0" {
-                    "default"
-                } else {
-                    to
-                };
-                let found = routes.lines().any(|l| {
-                    l.starts_with(&format!("{to} via {via} "))
-                        && metric.is_none_or(|m| l.contains(&format!(" metric {m}")))
-                });
+                let found = shows_route(&routes, to, via, *metric);
                 assert!(
                     found,
                     "{spec}: route {to} via {via} metric {metric:?} missing on {name}:\n{routes}"

@@ -13,7 +13,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use network_support::{
-    example_names, expected, render_tree, require_root, require_tool, specs, Netns,
+    example_names, expected, render_tree, require_root, require_tool, shows_route, specs, Netns,
 };
 use vmcust::plan::network::Renderer;
 
@@ -98,15 +98,7 @@ fn systemd_networkd_applies_our_files() {
                 let routes = ns.exec("ip", &["route", "show", "dev", name])
                     + &ns.exec("ip", &["-6", "route", "show", "dev", name]);
                 for (to, via, metric) in &want.routes[mac] {
-                    let to = if to == "0.0.0.0/0" || to == "::/0" {
-                        "default"
-                    } else {
-                        to
-                    };
-                    let found = routes.lines().any(|l| {
-                        l.starts_with(&format!("{to} via {via} "))
-                            && metric.is_none_or(|m| l.contains(&format!(" metric {m}")))
-                    });
+                    let found = shows_route(&routes, to, via, *metric);
                     if !found {
                         missing.push(format!("route {to} via {via} metric {metric:?} on {name}"));
                     }

@@ -540,3 +540,43 @@ pub fn run(program: &str, args: &[&str]) -> Output {
     );
     out
 }
+
+/// Applies `actions` to the tree at `dir` and checks that every file's original text is
+/// still somewhere in it (moved aside or backed up, never lost); returns the new files.
+pub fn apply_keeping_originals(
+    dir: &Path,
+    actions: &[Action],
+    before: &BTreeMap<PathBuf, String>,
+) -> BTreeMap<PathBuf, String> {
+    let root = Root::new(dir).unwrap();
+    apply(
+        &root,
+        &Plan {
+            actions: actions.to_vec(),
+        },
+    )
+    .unwrap();
+    let after = files(dir);
+    for (path, text) in before {
+        assert!(
+            after.values().any(|t| t == text),
+            "{} was lost",
+            path.display()
+        );
+    }
+    after
+}
+
+/// Whether `ip route` / `ip -6 route` output shows a route to `to` (a default route
+/// appears as `default`) via `via`, with `metric` when one is wanted.
+pub fn shows_route(routes: &str, to: &str, via: &str, metric: Option<u32>) -> bool {
+    let to = if to == "0.0.0.0/0" || to == "::/0" {
+        "default"
+    } else {
+        to
+    };
+    routes.lines().any(|l| {
+        l.starts_with(&format!("{to} via {via} "))
+            && metric.is_none_or(|m| l.contains(&format!(" metric {m}")))
+    })
+}
