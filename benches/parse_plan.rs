@@ -14,7 +14,7 @@ fn parse_and_plan(c: &mut Criterion) {
     let root_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/root");
     let root = Root::new(std::path::Path::new(root_dir)).unwrap();
     let parsed = vmcust_imc::Spec::parse(SPEC).unwrap();
-    let customization = vmcust::source::imc::customization(&parsed.spec);
+    let customization = vmcust::source::imc::customization(&parsed.spec).unwrap();
     let facts = RootFacts::gather(&root, &customization).unwrap();
     let opts = PlanOptions::default();
 
@@ -27,7 +27,7 @@ fn parse_and_plan(c: &mut Criterion) {
     c.bench_function("parse + plan (2-NIC static)", |b| {
         b.iter(|| {
             let parsed = vmcust_imc::Spec::parse(black_box(SPEC)).unwrap();
-            let c = vmcust::source::imc::customization(&parsed.spec);
+            let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
             plan(&c, black_box(&facts), &opts).unwrap()
         })
     });

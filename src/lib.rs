@@ -6,8 +6,10 @@
 //! on a [`root::Root`].
 
 pub mod apply;
+pub mod boot;
 pub mod cli;
 pub mod coexist;
+pub mod engine;
 pub mod facts;
 pub mod host;
 pub mod model;
@@ -15,7 +17,6 @@ pub mod persona;
 pub mod plan;
 pub mod report;
 pub mod root;
-pub mod run;
 pub mod scripts;
 pub mod settings;
 pub mod source;

@@ -66,7 +66,7 @@ impl Vm {
             .arg(self.host.path())
             .args(["--max-wait", &max_wait.to_string(), "--nic-poll-ms", "10"])
             .env("VMCUST_LOG", "info")
-            .env_remove(vmcust::run::CRASH_AFTER_ENV);
+            .env_remove(vmcust::boot::CRASH_AFTER_ENV);
         cmd
     }
 
@@ -183,39 +183,52 @@ fn success_applies_connects_nics_and_reports_done() {
 #[test]
 fn each_failure_class_reports_its_code_and_changes_nothing() {
     let nic = "[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\nMACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n";
-    let cases: Vec<(&str, String, bool, &str)> = vec![
+    // The exit status: 65 when the customization itself is at fault, 1 otherwise.
+    let cases: Vec<(&str, String, bool, i32, &str)> = vec![
         (
             "invalid spec",
             "[NETWORK]\nHOSTNAME = -bad-\n".to_string(),
             false,
+            65,
             "deployPkg.update.state 4 100 /var/log/vmcust.log@invalid cust.cfg: line 2:",
+        ),
+        (
+            "unusable address",
+            nic.replace("BOOTPROTO = dhcp", "BOOTPROTO = static\nIPADDR = 224.0.0.5\nNETMASK = 255.255.255.0"),
+            false,
+            65,
+            "deployPkg.update.state 4 100 /var/log/vmcust.log@cust.cfg: [NIC1] IPADDR: 224.0.0.5/24 cannot be a NIC address",
         ),
         (
             "MAC absent from the VM",
             nic.replace("8c:08", "00:99"),
             false,
+            65,
             "deployPkg.update.state 4 101 /var/log/vmcust.log@no network device has MAC address 00:50:56:a6:00:99",
         ),
         (
             "unknown time zone",
             format!("{nic}[DATETIME]\nTIMEZONE = Mars/Olympus\n"),
             false,
+            65,
             "deployPkg.update.state 4 100 /var/log/vmcust.log@time zone \"Mars/Olympus\"",
         ),
         (
             "custom script disabled by tools.conf default",
             SCRIPT_SPEC.to_string(),
             false,
+            1,
             "deployPkg.update.state 4 6 /var/log/vmcust.log@",
         ),
         (
             "failing pre-customization script",
             SCRIPT_SPEC.to_string(),
             true,
+            1,
             "deployPkg.update.state 4 100 /var/log/vmcust.log@pre",
         ),
     ];
-    for (name, body, scripts, want) in cases {
+    for (name, body, scripts, code, want) in cases {
         let vm = Vm::new();
         if scripts {
             vm.enable_scripts();
@@ -226,7 +239,12 @@ fn each_failure_class_reports_its_code_and_changes_nothing() {
             &[("nics.txt", "0"), ("script0001.bat", "#!/bin/sh\nexit 3\n")],
         );
         let out = vm.run("early");
-        assert_eq!(out.status.code(), Some(1), "{name}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{name}: {}",
+            text(&out.stderr)
+        );
         let last = vm.final_state().unwrap_or_default();
         assert!(
             last.starts_with(want),
@@ -335,7 +353,7 @@ fn kill_at_every_step_then_rerun_ends_like_an_uninterrupted_run() {
         );
         let crashed = vm
             .command("early", 0)
-            .env(vmcust::run::CRASH_AFTER_ENV, step)
+            .env(vmcust::boot::CRASH_AFTER_ENV, step)
             .output()
             .unwrap();
         use std::os::unix::process::ExitStatusExt;
@@ -558,7 +576,7 @@ fn raw_cloud_init_spec_applies_metadata_and_keeps_user_data() {
         &spec("raw-cloud-init.cfg"),
         &[("metadata", "[not yaml: a=b")],
     );
-    assert_eq!(bad.run("early").status.code(), Some(1));
+    assert_eq!(bad.run("early").status.code(), Some(65));
     assert!(bad
         .final_state()
         .unwrap()

@@ -66,8 +66,10 @@ fn plan_changes_nothing_and_json_names_each_change() {
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(snapshot(root.path()), before);
-    let steps: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let steps = steps.as_array().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["renderer"], "netplan");
+    assert!(report["warnings"].is_array());
+    let steps = report["actions"].as_array().unwrap();
     let netplan = steps
         .iter()
         .find(|s| s["path"] == "/etc/netplan/50-vmcust.yaml")

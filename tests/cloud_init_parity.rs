@@ -13,7 +13,7 @@ use vmcust::plan::network::{netplan, resolve_devices};
 fn netplan_of(file: &str) -> Value {
     let bytes = std::fs::read(support::cloud_init_imc(file)).unwrap();
     let parsed = vmcust_imc::Spec::parse(&bytes).unwrap();
-    let c = vmcust::source::imc::customization(&parsed.spec);
+    let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
     let net = c.network.expect("spec has NICs");
     let devices = resolve_devices(&net, &NetworkFacts::default()).unwrap();
     serde_json::to_value(netplan::document(&net, &devices)).unwrap()["network"].clone()
@@ -123,16 +123,22 @@ fn missing_ipv6_netmask_is_refused() {
 fn identity_and_ids() {
     let load = |f: &str| {
         let bytes = std::fs::read(support::cloud_init_imc(f)).unwrap();
-        vmcust::source::imc::customization(&vmcust_imc::Spec::parse(&bytes).unwrap().spec)
+        vmcust::source::imc::customization(&vmcust_imc::Spec::parse(&bytes).unwrap().spec).unwrap()
     };
     let c = load("ci-data-cust-static-2nic.cfg");
-    assert_eq!(c.identity.host_name.as_deref(), Some("myhost1"));
+    assert_eq!(
+        c.identity.host_name.as_ref().map(|v| v.as_str()),
+        Some("myhost1")
+    );
     assert_eq!(c.identity.fqdn().as_deref(), Some("myhost1.eng.vmware.com"));
-    assert_eq!(c.identity.time_zone.as_deref(), Some("Africa/Abidjan"));
+    assert_eq!(
+        c.identity.time_zone.as_ref().map(|v| v.as_str()),
+        Some("Africa/Abidjan")
+    );
     assert_eq!(c.instance_id, None);
     let c = load("ci-data-cust-dhcp-2nic-instance-id.cfg");
     assert_eq!(
-        c.instance_id.as_deref(),
+        c.instance_id.as_ref().map(|v| v.as_str()),
         Some("50078779-0bc7-1a57-7c52-1179f03f5650")
     );
     let c = load("ci-data-cust-dhcp-2nic.cfg");

@@ -18,7 +18,7 @@ fn rendered(spec: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let scratch = support::scratch_root();
     let root = Root::new(scratch.path()).unwrap();
     let parsed = vmcust_imc::Spec::parse(&fs::read(spec).unwrap()).unwrap();
-    let c = vmcust::source::imc::customization(&parsed.spec);
+    let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
     let facts = RootFacts::gather(&root, &c).unwrap();
     let plan = plan(&c, &facts, &PlanOptions::default()).unwrap();
     apply(&root, &plan).unwrap();

@@ -31,8 +31,11 @@ fn temp_root() -> tempfile::TempDir {
 fn customization(user: Option<&str>, keys: &[&str]) -> Customization {
     Customization {
         identity: Identity {
-            ssh_authorized_keys: keys.iter().map(|k| k.to_string()).collect(),
-            ssh_user: user.map(str::to_string),
+            ssh_authorized_keys: keys
+                .iter()
+                .map(|k| vmcust::model::SshKey::parse(k).unwrap())
+                .collect(),
+            ssh_user: user.map(|u| vmcust::model::UserName::parse(u).unwrap()),
             ..Default::default()
         },
         ..Default::default()
@@ -66,7 +69,7 @@ fn keys_are_merged_with_modes_and_owner() {
         (
             Some("alice"),
             None,
-            &["", &format!("{KEY_A}\n{KEY_B}"), KEY_A],
+            &[KEY_A, KEY_B, KEY_A],
             format!("{KEY_A}\n{KEY_B}\n"),
         ),
         (

@@ -1,4 +1,5 @@
-//! `vmcust apply`: carry a customization out on a root and print what changed.
+//! `vmcust apply`: carry a customization out on a root, all or nothing, and print what
+//! changed.
 
 use std::path::PathBuf;
 
@@ -6,12 +7,15 @@ use anyhow::Result;
 use clap::Args;
 
 use super::input::InputArgs;
-use super::plan::{load_and_plan, print_steps};
+use super::plan::{load_and_prepare, print_report};
 use super::Format;
 
 /// Arguments of `vmcust apply`.
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
+    /// The customization spec (cust.cfg); the same as --imc.
+    #[arg(value_name = "FILE", conflicts_with = "imc")]
+    pub file: Option<PathBuf>,
     /// Root directory of the system to customize (`/` on the VM itself).
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
@@ -27,9 +31,12 @@ pub struct ApplyArgs {
 }
 
 /// Runs `vmcust apply`. The whole plan is made before anything is written, so an
-/// invalid customization changes nothing.
+/// invalid customization changes nothing; a write that fails puts back every earlier
+/// change. The boot steps (scripts, marker, user-data) are shown, not performed: they
+/// belong to `vmcust run`.
 pub fn run(args: ApplyArgs) -> Result<()> {
-    let (root, plan) = load_and_plan(&args.root, &args.input, args.renderer)?;
-    let changes = crate::apply::apply(&root, &plan)?;
-    print_steps(&plan, changes, args.format, false)
+    let (root, prepared, warnings) =
+        load_and_prepare(&args.root, args.file, args.input, args.renderer)?;
+    let changes = crate::apply::apply(&root, &prepared.plan)?;
+    print_report(&prepared, &warnings, changes, args.format, false)
 }

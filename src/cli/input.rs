@@ -1,5 +1,6 @@
-//! The inputs `show`, `plan` and `apply` take, and loading them into one customization
-//! (see `source::merge` for the precedence).
+//! The inputs `show`, `plan` and `apply` take, turned into the shared gather's
+//! [`Sources`] (see `engine::gather` for what is read and `source::merge` for the
+//! precedence).
 
 use std::path::{Path, PathBuf};
 
@@ -7,128 +8,130 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use super::InvalidInput;
+use crate::engine::gather::{gather, Gathered, ImcInput, MappingSource, Sources};
 use crate::host::fake::FakeHost;
-use crate::source::appliance::PropertyMap;
-use crate::source::merge::{merge, Merged, SourceKind};
-use crate::source::ovf_locate::{read_path, OvfOrigin};
-use crate::source::{guestinfo, ovf};
+use crate::host::platform::Platform;
+use crate::model::InstanceId;
+use crate::root::Root;
+use crate::source::ovf_locate::read_path;
 
 /// Where the customization comes from; at least one is needed.
 #[derive(Debug, Args)]
 pub struct InputArgs {
-    /// vSphere guest customization spec (cust.cfg) to read.
+    /// vSphere guest customization spec (cust.cfg) to read; raw cloud-init metadata and
+    /// user-data it names are read from the same directory.
     #[arg(long, value_name = "FILE")]
     pub imc: Option<PathBuf>,
     /// OVF environment: an ovf-env.xml file, or an ISO9660 image or CD device holding one.
     #[arg(long, value_name = "FILE|ISO")]
     pub ovf: Option<PathBuf>,
-    /// Map an appliance's own OVF property names onto vmcust's fields (docs/ovf.md).
+    /// Map an appliance's own OVF property names onto vmcust's fields (docs/ovf.md);
+    /// default: /etc/vmcust/ovf-properties.conf in the root, as at boot.
     #[arg(long, value_name = "FILE", requires = "ovf")]
     pub ovf_properties: Option<PathBuf>,
-    /// Read guestinfo metadata, userdata and vendordata from this fake host directory.
+    /// Read guestinfo metadata, userdata and vendordata from this directory of key files
+    /// (one file per guestinfo key), as the host would answer them.
     #[arg(long, value_name = "DIR")]
     pub guestinfo_dir: Option<PathBuf>,
 }
 
-/// Every source read, and the merged customization.
-pub struct Loaded {
-    /// The spec as validated by `vmcust-imc`, when `--imc` was given.
-    pub imc: Option<vmcust_imc::Parsed>,
-    /// The OVF environment and where it was found, when `--ovf` was given.
-    pub ovf: Option<(OvfOrigin, vmcust_ovf::Environment)>,
-    /// User-data by source.
-    pub userdata: Vec<(SourceKind, Vec<u8>)>,
-    /// The merged customization with each field's source.
-    pub merged: Merged,
-    /// Non-fatal findings, already logged.
-    pub warnings: Vec<String>,
+impl InputArgs {
+    /// Whether any source is given.
+    pub fn is_empty(&self) -> bool {
+        self.imc.is_none() && self.ovf.is_none() && self.guestinfo_dir.is_none()
+    }
 }
 
-/// Reads and validates every given source and merges them.
-pub fn load(args: &InputArgs) -> Result<Loaded> {
-    if args.imc.is_none() && args.ovf.is_none() && args.guestinfo_dir.is_none() {
+/// Every source read, and the spec as validated when one was given.
+pub struct Loaded {
+    /// The spec as validated by `vmcust-imc`, when `--imc` was given (for `show`).
+    pub spec: Option<vmcust_imc::Spec>,
+    /// The OVF environment, when `--ovf` was given (for `show`).
+    pub ovf_environment: Option<vmcust_ovf::Environment>,
+    /// Everything gathered.
+    pub gathered: Gathered,
+}
+
+/// Reads and validates every given source through the shared gather. `root` supplies
+/// the appliance mapping, local OVF seeds and the default instance id (its DMI UUID), as
+/// at boot; without one (`show`) they are looked up in `/`.
+pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
+    if args.is_empty() {
         return Err(InvalidInput(
             "no customization given: use --imc FILE, --ovf FILE|ISO or --guestinfo-dir DIR".into(),
         )
         .into());
     }
-    let mut sources = Vec::new();
-    let mut warnings = Vec::new();
-    let mut userdata = Vec::new();
+    let slash;
+    let root = match root {
+        Some(r) => r,
+        None => {
+            slash = Root::new(Path::new("/")).context("opening /")?;
+            &slash
+        }
+    };
     let imc = match &args.imc {
-        Some(path) => {
-            let parsed = load_imc(path)?;
-            warnings.extend(
-                parsed
-                    .warnings
-                    .iter()
-                    .map(|w| format!("{}: {w}", path.display())),
-            );
-            sources.push((
-                SourceKind::Imc,
-                crate::source::imc::customization(&parsed.spec),
-            ));
-            Some(parsed)
-        }
+        Some(path) => Some(ImcInput {
+            parsed: load_imc(path)?,
+            dir: path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf(),
+        }),
         None => None,
     };
+    let spec = imc.as_ref().map(|i| i.parsed.spec.clone());
     let ovf = match &args.ovf {
-        Some(path) => {
-            let found = read_path(path)?;
-            let env = vmcust_ovf::parse(&found.xml).map_err(|e| {
-                InvalidInput(format!("{}: {e}\nnothing was changed", path.display()))
-            })?;
-            let map = match &args.ovf_properties {
-                Some(p) => {
-                    let text = std::fs::read_to_string(p)
-                        .with_context(|| format!("reading {}", p.display()))?;
-                    Some(
-                        PropertyMap::parse(&text)
-                            .map_err(|e| InvalidInput(format!("{}: {e}", p.display())))?,
-                    )
-                }
-                None => None,
-            };
-            let data = ovf::from_environment(&env, map.as_ref())
-                .map_err(|e| InvalidInput(format!("{}: {e}", path.display())))?;
-            warnings.extend(
-                data.warnings
-                    .iter()
-                    .map(|w| format!("{}: {w}", path.display())),
-            );
-            if let Some(ud) = data.userdata {
-                userdata.push((SourceKind::Ovf, ud));
-            }
-            sources.push((SourceKind::Ovf, data.customization));
-            Some((found.origin, env))
-        }
+        Some(path) => Some(read_path(path)?),
         None => None,
     };
-    if let Some(dir) = &args.guestinfo_dir {
-        let mut host = FakeHost::new(dir);
-        match guestinfo::read(&mut host).map_err(|e| InvalidInput(e.to_string()))? {
-            Some(data) => {
-                warnings.extend(data.warnings.iter().map(|w| format!("guestinfo: {w}")));
-                if let Some(ud) = data.userdata {
-                    userdata.push((SourceKind::Guestinfo, ud));
-                }
-                sources.push((SourceKind::Guestinfo, data.customization));
-            }
-            None => warnings.push(format!(
-                "{}: no guestinfo.metadata, userdata or vendordata",
-                dir.display()
-            )),
+    let ovf_environment = match &ovf {
+        Some(found) => Some(vmcust_ovf::parse(&found.xml).map_err(|e| {
+            InvalidInput(format!(
+                "{}: {e}\nnothing was changed",
+                args.ovf.as_ref().expect("given").display()
+            ))
+        })?),
+        None => None,
+    };
+    let mut host = args.guestinfo_dir.as_ref().map(FakeHost::new);
+    let sources = Sources {
+        imc,
+        ovf,
+        guestinfo: host.as_mut().map(|h| h as &mut dyn crate::host::GuestRpc),
+        mapping: match &args.ovf_properties {
+            Some(p) => MappingSource::File(p.clone()),
+            None => MappingSource::Root,
+        },
+    };
+    let fallback = Platform::detect(root.path())
+        .default_instance_id()
+        .and_then(|id| InstanceId::parse(&id).ok())
+        .unwrap_or_else(|| InstanceId::parse("iid-vmcust").expect("a valid instance id"));
+    let gathered = gather(root, sources, &fallback).map_err(|e| -> anyhow::Error {
+        if e.invalid {
+            InvalidInput(format!("{}\nnothing was changed", e.reason)).into()
+        } else {
+            anyhow::Error::from(std::io::Error::other(e.reason))
         }
+    })?;
+    if let (Some(dir), true) = (
+        &args.guestinfo_dir,
+        gathered.origins.is_empty() && args.imc.is_none() && args.ovf.is_none(),
+    ) {
+        tracing::warn!(
+            "{}: no guestinfo.metadata, userdata or vendordata",
+            dir.display()
+        );
     }
-    for w in &warnings {
+    for w in &gathered.warnings {
         tracing::warn!("{w}");
     }
     Ok(Loaded {
-        imc,
-        ovf,
-        userdata,
-        merged: merge(sources),
-        warnings,
+        spec,
+        ovf_environment,
+        gathered,
     })
 }
 

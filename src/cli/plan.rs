@@ -1,4 +1,6 @@
-//! `vmcust plan`: what applying a customization to a root would change.
+//! `vmcust plan`: everything `vmcust run` would do to a root — the files, the live host
+//! name, and the boot steps around them (marker, scripts, user-data, redaction) — with
+//! nothing written.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -8,16 +10,19 @@ use clap::Args;
 use serde::Serialize;
 
 use super::input::{load, InputArgs};
-use super::Format;
+use super::{Format, InvalidInput};
 use crate::apply::{dry_run, Change};
-use crate::facts::RootFacts;
+use crate::engine::customize::{prepare, BootSteps, Options, Prepared, UserDataDisposition};
 use crate::plan::network::Renderer;
-use crate::plan::{plan, Action, Plan, PlanOptions};
+use crate::plan::Action;
 use crate::root::Root;
 
 /// Arguments of `vmcust plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
+    /// The customization spec (cust.cfg); the same as --imc.
+    #[arg(value_name = "FILE", conflicts_with = "imc")]
+    pub file: Option<PathBuf>,
     /// Root directory of the system to customize (`/` on the VM itself).
     #[arg(long, value_name = "DIR")]
     pub root: PathBuf,
@@ -42,55 +47,100 @@ pub struct Step<'a> {
     pub action: &'a Action,
 }
 
-/// Loads the input, opens the root and plans; shared by `plan` and `apply`.
-pub fn load_and_plan(
-    root: &std::path::Path,
-    input: &InputArgs,
+/// The whole output of `plan` and `apply` in structured form.
+#[derive(Serialize)]
+struct Report<'a> {
+    instance_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
     renderer: Option<Renderer>,
-) -> Result<(Root, Plan)> {
-    let loaded = load(input)?;
-    let c = &loaded.merged.customization;
+    warnings: &'a [String],
+    actions: Vec<Step<'a>>,
+    boot: &'a BootSteps,
+}
+
+/// Opens the root, gathers the input and prepares the job: shared by `plan` and `apply`.
+pub fn load_and_prepare(
+    root: &std::path::Path,
+    file: Option<PathBuf>,
+    mut input: InputArgs,
+    renderer: Option<Renderer>,
+) -> Result<(Root, Prepared, Vec<String>)> {
+    if let Some(f) = file {
+        input.imc = Some(f);
+    }
     let root = Root::new(root).with_context(|| format!("opening root {}", root.display()))?;
-    let facts = RootFacts::gather(&root, c)?;
-    let opts = PlanOptions { renderer };
-    let plan = plan(c, &facts, &opts)
-        .with_context(|| format!("planning the customization for {}", root.path().display()))?;
-    Ok((root, plan))
+    let loaded = load(&input, Some(&root))?;
+    let prepared = prepare(&root, &loaded.gathered, Options { renderer }).map_err(|e| {
+        InvalidInput(format!(
+            "planning the customization for {}: {e}\nnothing was changed",
+            root.path().display()
+        ))
+    })?;
+    Ok((root, prepared, loaded.gathered.warnings))
 }
 
 /// Runs `vmcust plan`.
 pub fn run(args: PlanArgs) -> Result<()> {
-    let (root, plan) = load_and_plan(&args.root, &args.input, args.renderer)?;
-    let changes = dry_run(&root, &plan)?;
-    print_steps(&plan, changes, args.format, true)
+    let (root, prepared, warnings) =
+        load_and_prepare(&args.root, args.file, args.input, args.renderer)?;
+    let changes = dry_run(&root, &prepared.plan)?;
+    print_report(&prepared, &warnings, changes, args.format, true)
 }
 
-/// Prints each action with what it changes (`planned`: would change) in `format`.
-pub fn print_steps(plan: &Plan, changes: Vec<Change>, format: Format, planned: bool) -> Result<()> {
+/// Prints each action with what it changes (`planned`: would change), then the boot
+/// steps, in `format`.
+pub fn print_report(
+    prepared: &Prepared,
+    warnings: &[String],
+    changes: Vec<Change>,
+    format: Format,
+    planned: bool,
+) -> Result<()> {
     let steps: Vec<Step> = changes
         .into_iter()
-        .zip(&plan.actions)
+        .zip(&prepared.plan.actions)
         .map(|(change, action)| Step { change, action })
         .collect();
+    let report = Report {
+        instance_id: prepared
+            .steps
+            .instance_id
+            .as_ref()
+            .map(|i| i.to_string())
+            .unwrap_or_default(),
+        renderer: prepared.renderer,
+        warnings,
+        actions: steps,
+        boot: &prepared.steps,
+    };
     match format {
-        Format::Text => print!("{}", render_text(&steps, planned)),
-        Format::Json => println!("{}", serde_json::to_string_pretty(&steps)?),
-        Format::Yaml => print!("{}", crate::yaml::to_string(&steps)?),
+        Format::Text => print!("{}", render_text(&report.actions, &prepared.steps, planned)),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
+        Format::Yaml => print!("{}", crate::yaml::to_string(&report)?),
     }
     Ok(())
 }
 
-/// The steps for people: one line per action, contents indented below changed files.
-pub fn render_text(steps: &[Step], planned: bool) -> String {
-    let mut out = String::new();
-    for step in steps {
-        let verb = match (step.change, planned) {
+impl Change {
+    /// The word for a change, planned (`create`) or done (`created`).
+    pub fn word(self, planned: bool) -> &'static str {
+        match (self, planned) {
             (Change::Created, true) => "create",
             (Change::Updated, true) => "update",
             (Change::Created, false) => "created",
             (Change::Updated, false) => "updated",
             (Change::Unchanged, _) => "unchanged",
-        };
+            (Change::Skipped, _) => "skip",
+        }
+    }
+}
+
+/// The steps for people: one line per action, contents indented below changed files,
+/// then what the boot stages do around them.
+pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
+    let mut out = String::new();
+    for step in steps {
+        let verb = step.change.word(planned);
         let a = step.action;
         let _ = match a {
             Action::WriteFile { path, mode, .. } | Action::WriteUserFile { path, mode, .. } => {
@@ -115,10 +165,14 @@ pub fn render_text(steps: &[Step], planned: bool) -> String {
                 to.display(),
                 a.purpose()
             ),
+            Action::SetHostname { name } => {
+                writeln!(out, "{verb:<9} running host name {name} ({})", a.purpose())
+            }
         };
-        if let (true, Action::WriteFile { contents, .. }) =
-            (planned && step.change != Change::Unchanged, a)
-        {
+        if let (true, Action::WriteFile { contents, .. }) = (
+            planned && !matches!(step.change, Change::Unchanged | Change::Skipped),
+            a,
+        ) {
             for line in contents.display().lines() {
                 let _ = writeln!(out, "    | {line}");
             }
@@ -126,7 +180,7 @@ pub fn render_text(steps: &[Step], planned: bool) -> String {
     }
     let changed = steps
         .iter()
-        .filter(|s| s.change != Change::Unchanged)
+        .filter(|s| !matches!(s.change, Change::Unchanged | Change::Skipped))
         .count();
     let same = steps.len() - changed;
     let _ = match (changed, planned) {
@@ -137,5 +191,59 @@ pub fn render_text(steps: &[Step], planned: bool) -> String {
         (_, true) => writeln!(out, "{changed} to change, {same} already as planned"),
         (_, false) => writeln!(out, "{changed} changed, {same} unchanged"),
     };
+    out.push_str(&boot_text(boot));
+    out
+}
+
+/// The boot steps for people, one line each.
+fn boot_text(b: &BootSteps) -> String {
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str("at boot:  ");
+        out.push_str(&s);
+        out.push('\n');
+    };
+    if let Some(m) = &b.marker {
+        line(if m.new {
+            format!(
+                "marker {} is new: password and custom script apply; the marker is written last",
+                m.id
+            )
+        } else {
+            format!(
+                "marker {} was used before: password and custom script are left out",
+                m.id
+            )
+        });
+    }
+    if let Some(s) = &b.pre_script {
+        line(format!("run custom script {s} with precustomization before the files are written (if tools.conf allows scripts)"));
+    }
+    if let Some(s) = &b.post_script {
+        line(format!(
+            "run custom script {s} with postcustomization in the late stage"
+        ));
+    }
+    if let Some(u) = &b.user_data {
+        line(match &u.disposition {
+            UserDataDisposition::CloudInitSeed => format!(
+                "user-data ({} bytes from {}) handed to cloud-init as a NoCloud seed",
+                u.bytes,
+                u.from.name()
+            ),
+            UserDataDisposition::RunScript => format!(
+                "user-data ({} bytes from {}) run once as a #! script in the late stage",
+                u.bytes,
+                u.from.name()
+            ),
+            UserDataDisposition::Rejected(why) => format!("user-data not run: {why}"),
+        });
+    }
+    if !b.redact.is_empty() {
+        line(format!(
+            "clear guestinfo keys {} on the host once applied",
+            b.redact.join(", ")
+        ));
+    }
     out
 }

@@ -7,12 +7,12 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use clap::Args;
 
+use crate::boot::{self, Context, Ending, Stage};
 use crate::host::platform::Platform;
 use crate::host::{open, TransportOptions};
 use crate::persona::{write_status, RunState, RunStatus};
 use crate::report::NicTiming;
 use crate::root::Root;
-use crate::run::{self, Context, Ending, Stage};
 
 /// Arguments of `vmcust run`.
 #[derive(Debug, Args)]
@@ -43,7 +43,7 @@ pub const EXIT_INTERRUPTED: u8 = 75;
 
 /// Runs `vmcust run`; returns the process exit status.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
-    let stop = run::stop::install().context("installing the SIGTERM handler")?;
+    let stop = boot::stop::install().context("installing the SIGTERM handler")?;
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
     let platform = Platform::detect(root.path());
@@ -82,14 +82,22 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         platform,
         step_aside: step_aside.clone(),
     };
-    let ending = run::run(&mut ctx, args.stage);
+    let ending = boot::run(&mut ctx, args.stage);
     let (state, error, code) = match &ending {
         Err(e) => (
             RunState::Error,
             Some(format!("{e:#}")),
             ExitCode::from(super::exit_code(e)),
         ),
-        Ok(Ending::Failed(reason)) => (RunState::Error, Some(reason.clone()), ExitCode::FAILURE),
+        Ok(Ending::Failed { reason, invalid }) => (
+            RunState::Error,
+            Some(reason.clone()),
+            ExitCode::from(if *invalid {
+                super::EXIT_INVALID
+            } else {
+                super::EXIT_FAILURE
+            }),
+        ),
         Ok(Ending::Interrupted) => (RunState::Running, None, ExitCode::from(EXIT_INTERRUPTED)),
         Ok(_) if step_aside.is_some() || !ctx.settings.imc_enabled => {
             (RunState::Disabled, step_aside, ExitCode::SUCCESS)

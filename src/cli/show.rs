@@ -71,8 +71,9 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
     if let Some(file) = args.file.take() {
         args.input.imc = Some(file);
     }
-    let loaded = load(&args.input)?;
-    let c = &loaded.merged.customization;
+    let loaded = load(&args.input, None)?;
+    let g = &loaded.gathered;
+    let c = &g.customization;
     // No target root here: with no device facts the sources' ids name the devices, as
     // cloud-init does without system devices.
     let netplan = match &c.network {
@@ -83,13 +84,13 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
         None => None,
     };
     let shown = Shown {
-        spec: loaded.imc.as_ref().map(|p| &p.spec),
-        ovf_environment: loaded.ovf.as_ref().map(|(_, e)| redacted(e)),
-        ovf_found_in: loaded.ovf.as_ref().map(|(o, _)| o),
-        warnings: &loaded.warnings,
+        spec: loaded.spec.as_ref(),
+        ovf_environment: loaded.ovf_environment.as_ref().map(redacted),
+        ovf_found_in: g.ovf_origin.as_ref(),
+        warnings: &g.warnings,
         customization: c,
-        origins: &loaded.merged.origins,
-        userdata_from: loaded.userdata.iter().map(|(k, _)| *k).collect(),
+        origins: &g.origins,
+        userdata_from: g.userdata.iter().map(|u| u.from).collect(),
         netplan,
     };
     let text = match args.format {

@@ -7,9 +7,9 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Format;
+use crate::boot::state::{read_results, InstanceResult};
 use crate::persona::{read_status, RunStatus};
 use crate::root::Root;
-use crate::run::state::{read_results, InstanceResult};
 
 /// Arguments of `vmcust status`.
 #[derive(Debug, Args)]

@@ -46,9 +46,9 @@ impl RootFacts {
         };
         let mut zones_present = BTreeSet::new();
         if let Some(zone) = &c.identity.time_zone {
-            let zone_file = Path::new(ZONEINFO_DIR).join(zone);
+            let zone_file = Path::new(ZONEINFO_DIR).join(zone.as_str());
             if root.is_file(&zone_file) {
-                zones_present.insert(zone.clone());
+                zones_present.insert(zone.to_string());
             }
         }
         Ok(RootFacts {

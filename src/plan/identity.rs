@@ -22,7 +22,7 @@ pub fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, Pl
         actions.push(Action::WriteFile {
             path: "/etc/hostname".into(),
             mode: 0o644,
-            contents: Contents::text(format!("{host}\n")),
+            contents: Contents::text(format!("{}\n", host.short())),
             purpose: "host name",
         });
         let fqdn = id.fqdn();
@@ -31,22 +31,22 @@ pub fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, Pl
             mode: 0o644,
             contents: Contents::text(hosts_with_name(
                 facts.hosts.as_deref(),
-                host,
+                host.short(),
                 fqdn.as_deref(),
             )),
             purpose: "host name in /etc/hosts",
         });
     }
     if let Some(zone) = &id.time_zone {
-        if !facts.zones_present.contains(zone) {
+        if !facts.zones_present.contains(zone.as_str()) {
             return Err(PlanError::UnknownTimeZone {
-                zone: zone.clone(),
+                zone: zone.to_string(),
                 dir: ZONEINFO_DIR,
             });
         }
         actions.push(Action::Symlink {
             path: "/etc/localtime".into(),
-            target: Path::new(ZONEINFO_DIR).join(zone),
+            target: Path::new(ZONEINFO_DIR).join(zone.as_str()),
             purpose: "time zone",
         });
         if facts.debian_family || facts.has_etc_timezone {
@@ -220,7 +220,7 @@ mod tests {
     #[test]
     fn unknown_zone_is_an_error_not_a_dangling_link() {
         let id = Identity {
-            time_zone: Some("Mars/Olympus".into()),
+            time_zone: Some(crate::model::Timezone::parse("Mars/Olympus").unwrap()),
             ..Default::default()
         };
         let err = plan_identity(&id, &RootFacts::default()).unwrap_err();
@@ -230,7 +230,7 @@ mod tests {
     #[test]
     fn timezone_file_only_on_debian_family() {
         let id = Identity {
-            time_zone: Some("UTC".into()),
+            time_zone: Some(crate::model::Timezone::parse("UTC").unwrap()),
             ..Default::default()
         };
         let mut facts = RootFacts::default();

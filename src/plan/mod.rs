@@ -6,6 +6,7 @@ pub mod identity;
 pub mod network;
 pub mod password;
 pub mod ssh_keys;
+pub mod writer;
 
 use std::path::PathBuf;
 
@@ -69,6 +70,12 @@ pub enum Action {
         /// What this file is for.
         purpose: &'static str,
     },
+    /// Set the running kernel's host name (only when the root is `/`: another root's
+    /// name is not this machine's), so that DHCP and logs use the new name from the start.
+    SetHostname {
+        /// The short host name.
+        name: String,
+    },
     /// Make `path` a symbolic link to `target`.
     Symlink {
         /// Where, inside the root.
@@ -81,13 +88,15 @@ pub enum Action {
 }
 
 impl Action {
-    /// The path this action changes.
+    /// The path this action changes (the kernel's host name file for
+    /// [`Action::SetHostname`]).
     pub fn path(&self) -> &std::path::Path {
         match self {
             Action::WriteFile { path, .. }
             | Action::WriteUserFile { path, .. }
             | Action::Symlink { path, .. } => path,
             Action::Rename { from, .. } => from,
+            Action::SetHostname { .. } => std::path::Path::new(LIVE_HOSTNAME),
         }
     }
 
@@ -98,9 +107,13 @@ impl Action {
             | Action::WriteUserFile { purpose, .. }
             | Action::Symlink { purpose, .. }
             | Action::Rename { purpose, .. } => purpose,
+            Action::SetHostname { .. } => "running host name (only on the running system)",
         }
     }
 }
+
+/// Where the running kernel keeps its host name.
+pub const LIVE_HOSTNAME: &str = "/proc/sys/kernel/hostname";
 
 /// File contents that know whether they may be shown.
 #[derive(Clone, PartialEq, Eq)]

@@ -19,11 +19,12 @@ use std::net::{IpAddr, Ipv4Addr};
 use ipnet::Ipv4Net;
 use vmcust_ovf::Environment;
 
-use super::metadata::split_hostname;
+use super::field::{field, host_and_domain};
 use super::ovf::OvfSourceError;
 use crate::model::{
-    Customization, Dns, Interface, Ipv4Config, Ipv6Config, MacAddr, Network, RootPassword, Route,
-    Secret,
+    Customization, Dns, DnsName, Gateway, InstanceId, Interface, InterfaceId, Ipv4Config,
+    Ipv6Config, MacAddr, NameServer, Network, NicAddr4, RootPassword, Route, Secret, SshKey,
+    Timezone,
 };
 
 /// Where the mapping lives under the root.
@@ -114,21 +115,22 @@ impl PropertyMap {
             key: key.to_string(),
             detail,
         };
-        if let Some((_, v)) = self.get(env, "instance-id") {
-            c.instance_id = Some(v.to_string());
+        let at = |key: &str| format!("ovf property {key}");
+        if let Some((key, v)) = self.get(env, "instance-id") {
+            c.instance_id = Some(field(at(key), InstanceId::parse(v))?);
         }
-        if let Some((_, v)) = self.get(env, "hostname") {
-            let (short, domain) = split_hostname(v);
+        if let Some((key, v)) = self.get(env, "hostname") {
+            let (short, domain) = host_and_domain(&at(key), v)?;
             c.identity.host_name = Some(short);
             if domain.is_some() {
                 c.identity.domain = domain;
             }
         }
-        if let Some((_, v)) = self.get(env, "domain") {
-            c.identity.domain = Some(v.to_string());
+        if let Some((key, v)) = self.get(env, "domain") {
+            c.identity.domain = Some(field(at(key), DnsName::parse(v))?);
         }
-        if let Some((_, v)) = self.get(env, "time-zone") {
-            c.identity.time_zone = Some(v.to_string());
+        if let Some((key, v)) = self.get(env, "time-zone") {
+            c.identity.time_zone = Some(field(at(key), Timezone::parse(v))?);
         }
         if let Some((_, v)) = self.get(env, "root-password") {
             c.identity.root_password = Some(RootPassword {
@@ -136,13 +138,14 @@ impl PropertyMap {
                 expire: false,
             });
         }
-        if let Some((_, v)) = self.get(env, "ssh-keys") {
+        if let Some((key, v)) = self.get(env, "ssh-keys") {
             c.identity.ssh_authorized_keys = v
                 .lines()
                 .map(str::trim)
                 .filter(|l| !l.is_empty())
-                .map(str::to_string)
-                .collect();
+                .enumerate()
+                .map(|(i, k)| field(format!("{}: line {}", at(key), i + 1), SshKey::parse(k)))
+                .collect::<Result<_, _>>()?;
         }
         let wants_network = ["ipv4-address", "ipv4-gateway", "dns-servers", "dns-search"]
             .iter()
@@ -171,7 +174,8 @@ impl PropertyMap {
             None => Ipv4Config::Dhcp,
             Some((key, v)) => {
                 let netmask = self.get(env, "ipv4-netmask");
-                Ipv4Config::Static(vec![ipv4_net(key, v, netmask).map_err(|d| bad(key, d))?])
+                let net = ipv4_net(key, v, netmask).map_err(|d| bad(key, d))?;
+                Ipv4Config::Static(vec![field(at(key), NicAddr4::new(net))?])
             }
         };
         let mut routes = Vec::new();
@@ -181,28 +185,34 @@ impl PropertyMap {
                 .map_err(|_| bad(key, "not an ipv4 address".to_string()))?;
             routes.push(Route {
                 to: "0.0.0.0/0".parse().expect("valid prefix"),
-                via: IpAddr::V4(via),
+                via: field(at(key), Gateway::new(IpAddr::V4(via)))?,
                 metric: Some(DEFAULT_METRIC),
             });
         }
         let mut dns = Dns::default();
         if let Some((key, v)) = self.get(env, "dns-servers") {
             for s in list(v) {
-                dns.servers.push(s.parse().map_err(|_| {
+                let a = s.parse().map_err(|_| {
                     bad(
                         key,
-                        format!("{s:?} is not an ip address; use a comma-separated list"),
+                        format!(
+                            "{} is not an ip address; use a comma-separated list",
+                            crate::model::quote(s)
+                        ),
                     )
-                })?);
+                })?;
+                dns.servers.push(field(at(key), NameServer::new(a))?);
             }
         }
-        if let Some((_, v)) = self.get(env, "dns-search") {
-            dns.search = list(v).map(str::to_string).collect();
+        if let Some((key, v)) = self.get(env, "dns-search") {
+            dns.search = list(v)
+                .map(|d| field(at(key), DnsName::parse(d)))
+                .collect::<Result<_, _>>()?;
         }
         let dhcp_dns = dns.is_empty();
         c.network = Some(Network {
             interfaces: vec![Interface {
-                id: "ovf0".to_string(),
+                id: InterfaceId::parse("ovf0").expect("a valid interface id"),
                 mac,
                 ipv4,
                 ipv6: Ipv6Config::Auto,
@@ -232,9 +242,14 @@ fn ipv4_net(key: &str, v: &str, netmask: Option<(&str, &str)>) -> Result<Ipv4Net
     let addr: Ipv4Addr = v
         .parse()
         .map_err(|_| format!("{key}: not an ipv4 address such as 10.0.0.5 or 10.0.0.5/24"))?;
+    // A bare address with no netmask would be a /32 whose gateway is unreachable.
     let prefix = match netmask {
         Some((mkey, m)) => vmcust_imc::ipv4_prefix(m).map_err(|e| format!("{mkey}: {e}"))?,
-        None => 32,
+        None => {
+            return Err(format!(
+                "{key}: address {addr} has no prefix length; write it as {addr}/PREFIX or map                  ipv4-netmask to the property that holds the netmask"
+            ))
+        }
     };
     Ipv4Net::new(addr, prefix).map_err(|e| e.to_string())
 }
@@ -277,9 +292,18 @@ mod tests {
         let mut c = Customization::default();
         let mut w = Vec::new();
         map.apply(&e, &mut c, &mut w).unwrap();
-        assert_eq!(c.identity.host_name.as_deref(), Some("appliance"));
-        assert_eq!(c.identity.domain.as_deref(), Some("example.com"));
-        assert_eq!(c.identity.time_zone.as_deref(), Some("Europe/Berlin"));
+        assert_eq!(
+            c.identity.host_name.as_ref().map(|v| v.as_str()),
+            Some("appliance")
+        );
+        assert_eq!(
+            c.identity.domain.as_ref().map(|v| v.as_str()),
+            Some("example.com")
+        );
+        assert_eq!(
+            c.identity.time_zone.as_ref().map(|v| v.as_str()),
+            Some("Europe/Berlin")
+        );
         let net = c.network.unwrap();
         let i = &net.interfaces[0];
         assert_eq!(i.mac.to_string(), "00:50:56:aa:bb:cc");

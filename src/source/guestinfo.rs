@@ -177,8 +177,14 @@ mod tests {
         assert_eq!(data.vendordata, None);
         let c = &data.customization;
         assert_eq!(c.instance_id.as_deref(), Some("cloud-vm"));
-        assert_eq!(c.identity.host_name.as_deref(), Some("web"));
-        assert_eq!(c.identity.domain.as_deref(), Some("example.com"));
+        assert_eq!(
+            c.identity.host_name.as_ref().map(|v| v.as_str()),
+            Some("web")
+        );
+        assert_eq!(
+            c.identity.domain.as_ref().map(|v| v.as_str()),
+            Some("example.com")
+        );
         let net = c.network.as_ref().unwrap();
         assert_eq!(net.interfaces[0].ipv4, Ipv4Config::Dhcp);
         // Redacted vendordata: its encoding is not asked for.

@@ -10,35 +10,51 @@ use std::net::IpAddr;
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use vmcust_imc::{BootProto, DomainName, Ipv4Mode, Nic, Spec};
 
+use super::field::{field, host_and_domain};
 use crate::model::{
-    Customization, Dns, HardwareClock, Identity, Interface, Ipv4Config, Ipv6Config, Network,
-    RootPassword, Route,
+    Customization, Dns, Gateway, HardwareClock, Identity, InstanceId, Interface, InterfaceId,
+    InvalidValue, Ipv4Config, Ipv6Config, NameServer, Network, NicAddr4, NicAddr6, RootPassword,
+    Route,
 };
+
+/// The name of this source in messages.
+const SOURCE: &str = "cust.cfg";
 
 /// Metric of the first default route; later NICs get +100 each, later gateways of one
 /// NIC +1 each, so the first listed gateway of the first NIC wins.
 pub const FIRST_DEFAULT_METRIC: u32 = 100;
 
-/// Translates a validated spec into the engine's model.
-pub fn customization(spec: &Spec) -> Customization {
-    let hostname = spec.network.hostname.as_ref();
+/// Translates a validated spec into the engine's model. The spec's own checks come first
+/// (`vmcust-imc`); here only what the engine adds: addresses a NIC, a gateway or a name
+/// server cannot use.
+pub fn customization(spec: &Spec) -> Result<Customization, InvalidValue> {
+    let (host_name, host_domain) = match &spec.network.hostname {
+        Some(h) => {
+            let (h, d) = host_and_domain(&format!("{SOURCE}: [NETWORK] HOSTNAME"), h.as_str())?;
+            (Some(h), d)
+        }
+        None => (None, None),
+    };
     let domain = match &spec.network.domain_name {
-        Some(DomainName::Set(d)) => Some(d.as_str().to_string()),
+        Some(DomainName::Set(d)) => Some(d.clone()),
         Some(DomainName::Clear) => None,
-        None => hostname.and_then(|h| h.domain()).map(str::to_string),
+        None => host_domain,
     };
     let password = &spec.password;
-    Customization {
-        instance_id: spec.misc.instance_id.clone(),
-        marker_id: spec.misc.marker_id.as_ref().map(|m| m.as_str().to_string()),
+    let instance_id = match &spec.misc.instance_id {
+        Some(id) => Some(field(
+            format!("{SOURCE}: [MISC] INSTANCE-ID"),
+            InstanceId::parse(id),
+        )?),
+        None => None,
+    };
+    Ok(Customization {
+        instance_id,
+        marker_id: spec.misc.marker_id.clone(),
         identity: Identity {
-            host_name: hostname.map(|h| h.short().to_string()),
+            host_name,
             domain,
-            time_zone: spec
-                .datetime
-                .timezone
-                .as_ref()
-                .map(|t| t.as_str().to_string()),
+            time_zone: spec.datetime.timezone.clone(),
             hardware_clock: spec.datetime.utc.map(|utc| {
                 if utc {
                     HardwareClock::Utc
@@ -52,102 +68,135 @@ pub fn customization(spec: &Spec) -> Customization {
             }),
             ..Default::default()
         },
-        network: spec.nics.as_ref().map(|nics| network(nics, spec)),
-        custom_script: spec.custom_script.as_ref().map(|s| s.as_str().to_string()),
-    }
+        network: match &spec.nics {
+            Some(nics) => Some(network(nics, spec)?),
+            None => None,
+        },
+        custom_script: spec.custom_script.clone(),
+    })
 }
 
-fn network(nics: &[Nic], spec: &Spec) -> Network {
+fn network(nics: &[Nic], spec: &Spec) -> Result<Network, InvalidValue> {
+    let servers = spec
+        .dns
+        .nameservers
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            field(
+                format!("{SOURCE}: [DNS] NAMESERVER|{}", i + 1),
+                NameServer::new(*a),
+            )
+        })
+        .collect::<Result<_, _>>()?;
     let dns = Dns {
-        servers: spec.dns.nameservers.clone(),
-        search: spec
-            .dns
-            .suffixes
-            .iter()
-            .map(|s| s.as_str().to_string())
-            .collect(),
+        servers,
+        search: spec.dns.suffixes.to_vec(),
     };
     // cloud-init drops DHCP DNS whenever the spec has servers or suffixes; an explicit
     // DNSFROMDHCP wins over that guess.
     let dhcp_dns = spec.dns.from_dhcp.unwrap_or(dns.is_empty());
-    let routes = default_routes(nics);
+    let routes = default_routes(nics)?;
     let interfaces = nics
         .iter()
         .zip(routes)
-        .map(|(nic, routes)| Interface {
-            id: nic.name.clone(),
-            mac: nic.mac,
-            ipv4: ipv4(nic),
-            ipv6: if nic.ipv6.is_empty() {
+        .map(|(nic, routes)| {
+            let at = |key: &str| format!("{SOURCE}: [{}] {key}", nic.name);
+            let ipv6 = if nic.ipv6.is_empty() {
                 Ipv6Config::Auto
             } else {
-                Ipv6Config::Static(
-                    nic.ipv6
-                        .iter()
-                        .map(|e| Ipv6Net::new(e.address, e.prefix).expect("prefix checked by imc"))
-                        .collect(),
-                )
-            },
-            routes,
-            dns: Dns::default(),
-            dhcp_dns,
-            start_on_boot: nic.onboot != Some(false),
+                let addrs = nic
+                    .ipv6
+                    .iter()
+                    .enumerate()
+                    .map(|(i, e)| {
+                        let net = Ipv6Net::new(e.address, e.prefix).expect("prefix checked by imc");
+                        field(at(&format!("IPv6ADDR|{}", i + 1)), NicAddr6::new(net))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ipv6Config::Static(addrs)
+            };
+            Ok(Interface {
+                id: field(at("section name"), InterfaceId::parse(&nic.name))?,
+                mac: nic.mac,
+                ipv4: ipv4(nic)?,
+                ipv6,
+                routes,
+                dns: Dns::default(),
+                dhcp_dns,
+                start_on_boot: nic.onboot != Some(false),
+            })
         })
-        .collect();
-    Network { interfaces, dns }
+        .collect::<Result<_, InvalidValue>>()?;
+    Ok(Network { interfaces, dns })
 }
 
-fn ipv4(nic: &Nic) -> Ipv4Config {
+fn ipv4(nic: &Nic) -> Result<Ipv4Config, InvalidValue> {
     if nic.ipv4_mode == Ipv4Mode::Disabled {
-        return Ipv4Config::Disabled;
+        return Ok(Ipv4Config::Disabled);
     }
-    match (nic.bootproto, nic.ipv4) {
-        (BootProto::Static, Some(s)) => Ipv4Config::Static(vec![
-            Ipv4Net::new(s.address, s.prefix).expect("prefix checked by imc")
-        ]),
+    Ok(match (nic.bootproto, nic.ipv4) {
+        (BootProto::Static, Some(s)) => {
+            let net = Ipv4Net::new(s.address, s.prefix).expect("prefix checked by imc");
+            Ipv4Config::Static(vec![field(
+                format!("{SOURCE}: [{}] IPADDR", nic.name),
+                NicAddr4::new(net),
+            )?])
+        }
         _ => Ipv4Config::Dhcp,
-    }
+    })
+}
+
+fn is_static_v4(nic: &Nic) -> bool {
+    nic.ipv4_mode != Ipv4Mode::Disabled && nic.bootproto == BootProto::Static && nic.ipv4.is_some()
 }
 
 /// Default routes per NIC. With a PRIMARY NIC only it gets default routes (as in
 /// cloud-init); without one, every static NIC with a gateway does, ranked by NIC order.
-fn default_routes(nics: &[Nic]) -> Vec<Vec<Route>> {
+fn default_routes(nics: &[Nic]) -> Result<Vec<Vec<Route>>, InvalidValue> {
     let any_primary = nics.iter().any(|n| n.primary);
     let eligible = |n: &Nic| !any_primary || n.primary;
     let mut out: Vec<Vec<Route>> = vec![Vec::new(); nics.len()];
-    let mut add = |gateways: Vec<(usize, IpAddr)>, to: IpNet| {
+    let mut add = |gateways: Vec<(usize, IpAddr, String)>, to: IpNet| {
         let mut rank = 0;
         let mut last_nic = None;
-        for (i, via) in gateways {
+        for (i, via, key) in gateways {
             if last_nic.is_some_and(|l| l != i) {
                 rank += 1;
             }
             let nth = out[i].iter().filter(|r| r.to == to).count() as u32;
+            let place = format!("{SOURCE}: [{}] {key}", nics[i].name);
             out[i].push(Route {
                 to,
-                via,
+                via: field(place, Gateway::new(via))?,
                 metric: Some(FIRST_DEFAULT_METRIC * (rank + 1) + nth),
             });
             last_nic = Some(i);
         }
+        Ok::<(), InvalidValue>(())
     };
-    let v4: Vec<(usize, IpAddr)> = nics
+    let v4 = nics
         .iter()
         .enumerate()
-        .filter(|(_, n)| eligible(n) && matches!(ipv4(n), Ipv4Config::Static(_)))
-        .flat_map(|(i, n)| n.gateways.iter().map(move |g| (i, IpAddr::V4(*g))))
+        .filter(|(_, n)| eligible(n) && is_static_v4(n))
+        .flat_map(|(i, n)| {
+            n.gateways
+                .iter()
+                .map(move |g| (i, IpAddr::V4(*g), "GATEWAY".to_string()))
+        })
         .collect();
-    add(v4, "0.0.0.0/0".parse().expect("valid prefix"));
-    let v6: Vec<(usize, IpAddr)> = nics
+    add(v4, "0.0.0.0/0".parse().expect("valid prefix"))?;
+    let v6 = nics
         .iter()
         .enumerate()
         .filter(|(_, n)| eligible(n))
         .flat_map(|(i, n)| {
-            n.ipv6
-                .iter()
-                .filter_map(move |e| e.gateway.map(|g| (i, IpAddr::V6(g))))
+            n.ipv6.iter().enumerate().filter_map(move |(k, e)| {
+                e.gateway
+                    .map(|g| (i, IpAddr::V6(g), format!("IPv6GATEWAY|{}", k + 1)))
+            })
         })
         .collect();
-    add(v6, "::/0".parse().expect("valid prefix"));
-    out
+    add(v6, "::/0".parse().expect("valid prefix"))?;
+    Ok(out)
 }

@@ -104,8 +104,8 @@ mod tests {
     fn with(host: Option<&str>, tz: Option<&str>, net: bool) -> Customization {
         Customization {
             identity: Identity {
-                host_name: host.map(str::to_string),
-                time_zone: tz.map(str::to_string),
+                host_name: host.map(|h| crate::model::HostName::parse(h).unwrap()),
+                time_zone: tz.map(|t| crate::model::Timezone::parse(t).unwrap()),
                 ..Default::default()
             },
             network: net.then(Network::default),
@@ -123,9 +123,20 @@ mod tests {
                 with(Some("ovf"), Some("Europe/Berlin"), false),
             ),
         ]);
-        assert_eq!(m.customization.identity.host_name.as_deref(), Some("imc"));
         assert_eq!(
-            m.customization.identity.time_zone.as_deref(),
+            m.customization
+                .identity
+                .host_name
+                .as_ref()
+                .map(|v| v.as_str()),
+            Some("imc")
+        );
+        assert_eq!(
+            m.customization
+                .identity
+                .time_zone
+                .as_ref()
+                .map(|v| v.as_str()),
             Some("Europe/Berlin")
         );
         assert!(m.customization.network.is_some());

@@ -5,13 +5,12 @@
 //! YAML is parsed with `serde_norway` (see `docs/guestinfo.md` for why). JSON is tried
 //! first, then YAML; the root must be a mapping.
 
-use std::net::Ipv4Addr;
-
 use serde_norway::{Mapping, Value};
 
 use super::encoding::{self, DecodeError, Encoding};
+use super::field::{field, host_and_domain};
 use super::netconfig::{self, NetworkError};
-use crate::model::{Customization, Identity};
+use crate::model::{Customization, Identity, InstanceId, InvalidValue, SshKey};
 
 /// Keys that carry SSH public keys; the first one present wins.
 pub const PUBLIC_KEY_KEYS: [&str; 4] = [
@@ -45,6 +44,9 @@ pub enum MetadataError {
     /// The encoded `network` value could not be decoded.
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    /// A value is not usable (a host name with a newline, an unusable address…).
+    #[error(transparent)]
+    Invalid(#[from] InvalidValue),
     /// The network config could not be translated.
     #[error("{key}: {source}")]
     Network {
@@ -302,19 +304,6 @@ fn public_keys(key: &str, field: &str, v: &Value) -> Result<Vec<String>, Metadat
     Ok(keys)
 }
 
-/// Splits `local-hostname` into a host name and a domain as cloud-init does: an IPv4
-/// literal becomes `ip-a-b-c-d` with no domain; otherwise the first label is the host.
-pub fn split_hostname(name: &str) -> (String, Option<String>) {
-    let name = name.trim().trim_end_matches('.');
-    if let Ok(ip) = name.parse::<Ipv4Addr>() {
-        return (format!("ip-{}", ip.to_string().replace('.', "-")), None);
-    }
-    match name.split_once('.') {
-        Some((host, domain)) if !domain.is_empty() => (host.to_string(), Some(domain.to_string())),
-        _ => (name.to_string(), None),
-    }
-}
-
 /// Translates the network config of parsed metadata (see [`netconfig::translate`]).
 pub fn network(key: &str, md: &Metadata) -> Result<netconfig::Translated, MetadataError> {
     match &md.network_config {
@@ -335,17 +324,27 @@ pub fn customization(
     let net = network(key, md)?;
     let (host_name, domain) = match md.local_hostname.as_deref() {
         Some(h) => {
-            let (h, d) = split_hostname(h);
+            let (h, d) = host_and_domain(&format!("{key}: local-hostname"), h)?;
             (Some(h), d)
         }
         None => (None, None),
     };
+    let instance_id = match &md.instance_id {
+        Some(id) => Some(field(format!("{key}: instance-id"), InstanceId::parse(id))?),
+        None => None,
+    };
+    let ssh_authorized_keys = md
+        .public_keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| field(format!("{key}: public-keys[{i}]"), SshKey::parse(k)))
+        .collect::<Result<_, _>>()?;
     let c = Customization {
-        instance_id: md.instance_id.clone(),
+        instance_id,
         identity: Identity {
             host_name,
             domain,
-            ssh_authorized_keys: md.public_keys.clone(),
+            ssh_authorized_keys,
             ..Default::default()
         },
         network: net.network,
@@ -489,15 +488,5 @@ mod tests {
             }
         );
         assert!(parse(KEY, "wait-on-network: ipv4").is_err());
-    }
-
-    #[test]
-    fn hostnames() {
-        assert_eq!(split_hostname("web"), ("web".into(), None));
-        assert_eq!(
-            split_hostname("web.example.com."),
-            ("web".into(), Some("example.com".into()))
-        );
-        assert_eq!(split_hostname("10.1.2.3"), ("ip-10-1-2-3".into(), None));
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod appliance;
 pub mod encoding;
+pub mod field;
 pub mod guestinfo;
 pub mod imc;
 pub mod merge;

@@ -17,7 +17,10 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_norway::Value;
 
-use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, MacAddr, Network, Route};
+use crate::model::{
+    Dns, DnsName, Gateway, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr, NameServer,
+    Network, NicAddr4, NicAddr6, Route,
+};
 
 /// A network config that cannot be translated; the message names the offending entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -108,20 +111,21 @@ impl OneOrMany {
 /// Everything learned about one interface before it becomes an [`Interface`].
 struct Builder {
     path: String,
-    id: String,
+    id: InterfaceId,
     mac: MacAddr,
     dhcp4: bool,
     dhcp6: bool,
-    v4: Vec<Ipv4Net>,
-    v6: Vec<Ipv6Net>,
+    v4: Vec<NicAddr4>,
+    v6: Vec<NicAddr6>,
     routes: Vec<Route>,
     dns: Dns,
     dhcp_dns: bool,
 }
 
 impl Builder {
-    fn new(path: String, id: String, mac: MacAddr) -> Self {
-        Builder {
+    fn new(path: String, id: &str, mac: MacAddr) -> Result<Self, NetworkError> {
+        let id = InterfaceId::parse(id).map_err(|e| err(format!("{path}: {e}")))?;
+        Ok(Builder {
             path,
             id,
             mac,
@@ -132,22 +136,47 @@ impl Builder {
             routes: Vec::new(),
             dns: Dns::default(),
             dhcp_dns: true,
-        }
+        })
     }
 
-    fn address(&mut self, net: IpNet) {
+    fn address(&mut self, path: &str, net: IpNet) -> Result<(), NetworkError> {
+        let at = |e: String| err(format!("{path}: {e}"));
         match net {
-            IpNet::V4(n) => self.v4.push(n),
-            IpNet::V6(n) => self.v6.push(n),
+            IpNet::V4(n) => self.v4.push(NicAddr4::new(n).map_err(at)?),
+            IpNet::V6(n) => self.v6.push(NicAddr6::new(n).map_err(at)?),
         }
+        Ok(())
     }
 
-    fn default_route(&mut self, via: IpAddr, metric: Option<u32>) {
-        let to = match via {
+    fn default_route(&mut self, via: Gateway, metric: Option<u32>) {
+        let to = match via.addr() {
             IpAddr::V4(_) => IpNet::V4(Ipv4Net::default()),
             IpAddr::V6(_) => IpNet::V6(Ipv6Net::default()),
         };
         self.routes.push(Route { to, via, metric });
+    }
+
+    fn name_servers<'s>(
+        &mut self,
+        path: &str,
+        servers: impl IntoIterator<Item = &'s String>,
+    ) -> Result<(), NetworkError> {
+        for (n, s) in servers.into_iter().enumerate() {
+            self.dns
+                .servers
+                .push(name_server(&format!("{path}[{n}]"), s)?);
+        }
+        Ok(())
+    }
+
+    fn search(&mut self, path: &str, names: &[String]) -> Result<(), NetworkError> {
+        let start = self.dns.search.len();
+        for (n, s) in names.iter().enumerate() {
+            self.dns
+                .search
+                .push(dns_name(&format!("{path}[{}]", start + n), s)?);
+        }
+        Ok(())
     }
 
     fn finish(self) -> Result<Interface, NetworkError> {
@@ -195,7 +224,29 @@ fn parse_mac(path: &str, s: &str) -> Result<MacAddr, NetworkError> {
 }
 
 fn parse_ip(path: &str, s: &str) -> Result<IpAddr, NetworkError> {
-    IpAddr::from_str(s.trim()).map_err(|_| err(format!("{path}: {s:?} is not an ip address")))
+    IpAddr::from_str(s.trim()).map_err(|_| {
+        err(format!(
+            "{path}: {} is not an ip address",
+            crate::model::quote(s)
+        ))
+    })
+}
+
+fn gateway(path: &str, s: &str) -> Result<Gateway, NetworkError> {
+    Gateway::new(parse_ip(path, s)?).map_err(|e| err(format!("{path}: {e}")))
+}
+
+fn name_server(path: &str, s: &str) -> Result<NameServer, NetworkError> {
+    NameServer::new(parse_ip(path, s)?).map_err(|e| err(format!("{path}: {e}")))
+}
+
+fn dns_name(path: &str, s: &str) -> Result<DnsName, NetworkError> {
+    DnsName::parse(s.trim()).map_err(|e| {
+        err(format!(
+            "{path}: {} is not a dns name: {e}",
+            crate::model::quote(s)
+        ))
+    })
 }
 
 /// `addr/prefix`, or `addr` with a separate netmask / prefix length.
@@ -236,8 +287,9 @@ fn prefix_len(mask: &str) -> Option<u8> {
 }
 
 /// A route destination: `default`, `addr/prefix` or a bare address (a host route).
-fn parse_to(path: &str, to: &str, via: IpAddr) -> Result<IpNet, NetworkError> {
+fn parse_to(path: &str, to: &str, via: Gateway) -> Result<IpNet, NetworkError> {
     let to = to.trim();
+    let via = via.addr();
     if to == "default" {
         return Ok(match via {
             IpAddr::V4(_) => IpNet::V4(Ipv4Net::default()),
@@ -264,7 +316,7 @@ fn finish(
 ) -> Result<Translated, NetworkError> {
     let mut seen = BTreeMap::new();
     for i in &interfaces {
-        if let Some(other) = seen.insert(i.mac, i.id.clone()) {
+        if let Some(other) = seen.insert(i.mac, &i.id) {
             return Err(err(format!(
                 "{} and {} have the same mac address {}",
                 other, i.id, i.mac
@@ -386,7 +438,7 @@ fn v2(config: &Value) -> Result<Translated, NetworkError> {
             ));
         }
         let name = eth.set_name.clone().unwrap_or_else(|| id.clone());
-        let mut b = Builder::new(path.clone(), name, mac);
+        let mut b = Builder::new(path.clone(), &name, mac)?;
         b.dhcp4 = eth.dhcp4.unwrap_or(false);
         b.dhcp6 = eth.dhcp6.unwrap_or(false);
         for (n, a) in eth.addresses.iter().enumerate() {
@@ -396,7 +448,7 @@ fn v2(config: &Value) -> Result<Translated, NetworkError> {
                     "{at}: expected \"address/prefix\"; address options are not supported"
                 )));
             };
-            b.address(parse_net(&at, s, None)?);
+            b.address(&at, parse_net(&at, s, None)?)?;
         }
         for (key, gw, v4) in [
             ("gateway4", &eth.gateway4, true),
@@ -404,9 +456,9 @@ fn v2(config: &Value) -> Result<Translated, NetworkError> {
         ] {
             if let Some(gw) = gw {
                 let at = format!("{path}.{key}");
-                let via = parse_ip(&at, gw)?;
-                if via.is_ipv4() != v4 {
-                    return Err(err(format!("{at}: {gw} is of the wrong address family")));
+                let via = gateway(&at, gw)?;
+                if via.addr().is_ipv4() != v4 {
+                    return Err(err(format!("{at}: {via} is of the wrong address family")));
                 }
                 b.default_route(via, None);
             }
@@ -418,7 +470,7 @@ fn v2(config: &Value) -> Result<Translated, NetworkError> {
                     "{at}: routes need both to and via; on-link routes are not supported"
                 )));
             };
-            let via = parse_ip(&at, via)?;
+            let via = gateway(&format!("{at}.via"), via)?;
             let to = parse_to(&at, to, via)?;
             b.routes.push(Route {
                 to,
@@ -427,12 +479,8 @@ fn v2(config: &Value) -> Result<Translated, NetworkError> {
             });
         }
         if let Some(ns) = &eth.nameservers {
-            for (n, s) in ns.addresses.iter().enumerate() {
-                b.dns
-                    .servers
-                    .push(parse_ip(&format!("{path}.nameservers.addresses[{n}]"), s)?);
-            }
-            b.dns.search = ns.search.clone();
+            b.name_servers(&format!("{path}.nameservers.addresses"), &ns.addresses)?;
+            b.search(&format!("{path}.nameservers.search"), &ns.search)?;
         }
         let use_dns4 = eth.dhcp4_overrides.as_ref().and_then(|o| o.use_dns);
         let use_dns6 = eth.dhcp6_overrides.as_ref().and_then(|o| o.use_dns);
@@ -510,7 +558,7 @@ fn v1(config: &Value) -> Result<Translated, NetworkError> {
                     continue;
                 };
                 let mac = parse_mac(&format!("{path}.mac_address"), mac)?;
-                let mut b = Builder::new(path.clone(), name, mac);
+                let mut b = Builder::new(path.clone(), &name, mac)?;
                 for (k, s) in phy.subnets.into_iter().enumerate() {
                     v1_subnet(&mut b, &format!("{path}.subnets[{k}]"), s)?;
                 }
@@ -518,10 +566,14 @@ fn v1(config: &Value) -> Result<Translated, NetworkError> {
             }
             "nameserver" => {
                 let ns: V1Nameserver = from_value(&path, item)?;
-                for s in ns.address.into_vec() {
-                    dns.servers.push(parse_ip(&format!("{path}.address"), &s)?);
+                for (k, s) in ns.address.into_vec().iter().enumerate() {
+                    dns.servers
+                        .push(name_server(&format!("{path}.address[{k}]"), s)?);
                 }
-                dns.search.extend(ns.search.into_vec());
+                for (k, s) in ns.search.into_vec().iter().enumerate() {
+                    dns.search
+                        .push(dns_name(&format!("{path}.search[{k}]"), s)?);
+                }
             }
             "" => return Err(err(format!("{path}: missing type"))),
             other => {
@@ -548,11 +600,12 @@ fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkErro
             let Some(addr) = &s.address else {
                 return Err(err(format!("{path}: static subnet without address")));
             };
-            let net = parse_net(&format!("{path}.address"), addr, mask.as_deref())?;
+            let at = format!("{path}.address");
+            let net = parse_net(&at, addr, mask.as_deref())?;
             if s.kind == "static6" && net.addr().is_ipv4() {
                 return Err(err(format!("{path}: static6 with an ipv4 address")));
             }
-            b.address(net);
+            b.address(&at, net)?;
         }
         other => {
             return Err(err(format!(
@@ -561,7 +614,7 @@ fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkErro
         }
     }
     if let Some(gw) = &s.gateway {
-        let via = parse_ip(&format!("{path}.gateway"), gw)?;
+        let via = gateway(&format!("{path}.gateway"), gw)?;
         b.default_route(via, None);
     }
     for (k, r) in s.routes.iter().enumerate() {
@@ -569,7 +622,7 @@ fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkErro
         let Some(gw) = &r.gateway else {
             return Err(err(format!("{at}: route without gateway")));
         };
-        let via = parse_ip(&at, gw)?;
+        let via = gateway(&format!("{at}.gateway"), gw)?;
         let dest = r.destination.as_ref().or(r.network.as_ref());
         let to = match dest {
             None => return Err(err(format!("{at}: route without network"))),
@@ -592,12 +645,11 @@ fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkErro
             metric: r.metric,
         });
     }
-    for (k, ns) in s.dns_nameservers.into_vec().iter().enumerate() {
-        b.dns
-            .servers
-            .push(parse_ip(&format!("{path}.dns_nameservers[{k}]"), ns)?);
-    }
-    b.dns.search.extend(s.dns_search.into_vec());
+    b.name_servers(
+        &format!("{path}.dns_nameservers"),
+        &s.dns_nameservers.into_vec(),
+    )?;
+    b.search(&format!("{path}.dns_search"), &s.dns_search.into_vec())?;
     Ok(())
 }
 
@@ -664,7 +716,10 @@ mod tests {
             ]
         );
         assert_eq!(i.dns.servers.len(), 2);
-        assert_eq!(i.dns.search, ["example.com"]);
+        assert_eq!(
+            i.dns.search.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+            ["example.com"]
+        );
         assert!(i.dhcp_dns);
 
         // Neither dhcp nor addresses: IPv4 off, IPv6 left to router advertisements.
@@ -789,12 +844,18 @@ config:
             ]
         );
         assert_eq!(e0.routes[1].metric, Some(10));
-        assert_eq!(e0.dns.search, ["corp.example"]);
+        assert_eq!(
+            e0.dns.search.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+            ["corp.example"]
+        );
         let e1 = &n.interfaces[1];
         assert_eq!(e1.ipv4, Ipv4Config::Dhcp);
         assert_eq!(e1.ipv6, Ipv6Config::Dhcp);
         assert_eq!(n.dns.servers.len(), 2);
-        assert_eq!(n.dns.search, ["example.com"]);
+        assert_eq!(
+            n.dns.search.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+            ["example.com"]
+        );
     }
 
     #[test]

@@ -8,9 +8,11 @@ use base64::Engine;
 use vmcust_ovf::Environment;
 
 use super::appliance::PropertyMap;
-use super::metadata::split_hostname;
+use super::field::{field, host_and_domain};
 use super::netconfig;
-use crate::model::{Customization, Identity, RootPassword, Secret};
+use crate::model::{
+    Customization, Identity, InstanceId, InvalidValue, RootPassword, Secret, SeedLocation, SshKey,
+};
 
 /// Why an OVF environment cannot be used. Messages name the property, never its value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,6 +28,9 @@ pub enum OvfSourceError {
         /// What is wrong and what is accepted.
         detail: String,
     },
+    /// A property's value is not usable (a host name with a newline, …).
+    #[error(transparent)]
+    Invalid(#[from] InvalidValue),
 }
 
 /// What the OVF environment asks for.
@@ -36,7 +41,7 @@ pub struct OvfData {
     /// User-data from the `user-data` property (base64-decoded when it is base64).
     pub userdata: Option<Vec<u8>>,
     /// `seedfrom`, if given (only local `file://` seeds are read).
-    pub seedfrom: Option<String>,
+    pub seedfrom: Option<SeedLocation>,
     /// Things ignored or assumed, for the user.
     pub warnings: Vec<String>,
 }
@@ -64,19 +69,18 @@ pub fn from_environment(
 ) -> Result<OvfData, OvfSourceError> {
     let prop = |k: &str| env.property(k).map(str::trim).filter(|v| !v.is_empty());
     let mut data = OvfData::default();
-    let mut c = Customization {
-        instance_id: prop("instance-id").map(str::to_string),
-        ..Default::default()
-    };
+    let at = |k: &str| format!("ovf property {k}");
+    let mut c = Customization::default();
+    if let Some(id) = prop("instance-id") {
+        c.instance_id = Some(field(at("instance-id"), InstanceId::parse(id))?);
+    }
     // The later of `hostname` and `local-hostname` in the document wins, as cloud-init.
-    let host = env
-        .properties
-        .iter()
-        .rev()
-        .find(|p| (p.key == "hostname" || p.key == "local-hostname") && !p.value.trim().is_empty())
-        .map(|p| p.value.trim().to_string());
+    let host =
+        env.properties.iter().rev().find(|p| {
+            (p.key == "hostname" || p.key == "local-hostname") && !p.value.trim().is_empty()
+        });
     if let Some(h) = host {
-        let (short, domain) = split_hostname(&h);
+        let (short, domain) = host_and_domain(&at(&h.key), &h.value)?;
         c.identity = Identity {
             host_name: Some(short),
             domain,
@@ -88,8 +92,14 @@ pub fn from_environment(
             .lines()
             .map(str::trim)
             .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect();
+            .enumerate()
+            .map(|(i, k)| {
+                field(
+                    format!("ovf property public-keys: line {}", i + 1),
+                    SshKey::parse(k),
+                )
+            })
+            .collect::<Result<_, _>>()?;
     }
     if let Some(pw) = env.property("password").filter(|p| !p.is_empty()) {
         c.identity.root_password = Some(RootPassword {
@@ -113,7 +123,9 @@ pub fn from_environment(
         data.warnings.extend(translated.warnings);
         c.network = translated.network;
     }
-    data.seedfrom = prop("seedfrom").map(str::to_string);
+    if let Some(seed) = prop("seedfrom") {
+        data.seedfrom = Some(field(at("seedfrom"), SeedLocation::parse(seed))?);
+    }
     if let Some(map) = map {
         map.apply(env, &mut c, &mut data.warnings)?;
     }
@@ -154,8 +166,8 @@ mod tests {
             Some(&b"#!/bin/sh\necho hello world\n"[..])
         );
         let id = &d.customization.identity;
-        assert_eq!(id.host_name.as_deref(), Some("web"));
-        assert_eq!(id.domain.as_deref(), Some("example.com"));
+        assert_eq!(id.host_name.as_ref().map(|v| v.as_str()), Some("web"));
+        assert_eq!(id.domain.as_ref().map(|v| v.as_str()), Some("example.com"));
         assert_eq!(id.ssh_authorized_keys, ["ssh-ed25519 AAAA a@b"]);
         let pw = id.root_password.as_ref().unwrap();
         assert_eq!(pw.password.as_ref().unwrap().expose(), "passw0rd");

@@ -43,7 +43,7 @@ pub fn specs() -> Vec<(String, Network)> {
     for path in paths {
         let parsed = vmcust_imc::Spec::parse(&fs::read(&path).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let c = vmcust::source::imc::customization(&parsed.spec);
+        let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
         if let Some(net) = c.network {
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
             out.push((stem, net));
@@ -150,10 +150,11 @@ pub fn expected(net: &Network) -> Summary {
             s.route(&mac, &r.to.to_string(), &r.via.to_string(), r.metric);
         }
         s.dns.extend(i.dns.servers.iter().map(|d| d.to_string()));
-        s.search.extend(i.dns.search.iter().cloned());
+        s.search.extend(i.dns.search.iter().map(|d| d.to_string()));
     }
     s.dns.extend(net.dns.servers.iter().map(|d| d.to_string()));
-    s.search.extend(net.dns.search.iter().cloned());
+    s.search
+        .extend(net.dns.search.iter().map(|d| d.to_string()));
     s
 }
 
@@ -303,12 +304,51 @@ pub fn parse_nm(text: &str, s: &mut Summary) {
     }
 }
 
+/// The variables a shell-sourced file sets, as bash itself reads them (the way RHEL's
+/// network scripts and SUSE's wicked helpers read them): `env -i bash` sources the file
+/// with `set -a` and prints its environment. Sourcing must not fail or print anything.
+pub fn sourced_vars(text: &str) -> BTreeMap<String, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sourced");
+    fs::write(&file, text).unwrap();
+    let out = std::process::Command::new("env")
+        .args([
+            "-i",
+            "bash",
+            "--noprofile",
+            "--norc",
+            "-c",
+            "set -a; . \"$1\"; env -0",
+            "_",
+        ])
+        .arg(&file)
+        .current_dir(dir.path())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success() && out.stderr.is_empty(),
+        "sourcing failed: {}\n{text}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "sourcing made a file"
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter_map(|kv| kv.split_once('='))
+        .filter(|(k, _)| !matches!(*k, "PWD" | "SHLVL" | "_" | "OLDPWD"))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 fn parse_ifcfg(text: &str, s: &mut Summary) {
-    let vars: BTreeMap<&str, &str> = text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k, v.trim_matches('"')))
+    let owned = sourced_vars(text);
+    let vars: BTreeMap<&str, &str> = owned
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
     let mac = vars["HWADDR"];
     s.iface(mac);
@@ -404,21 +444,12 @@ fn parse_resolv(text: &str, s: &mut Summary) {
     }
 }
 
-/// `KEY='value'` / `KEY="value"` lines of a shell-variable file, comments skipped.
-fn shell_vars(text: &str) -> Vec<(&str, &str)> {
-    text.lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| l.split_once('='))
-        .map(|(k, v)| (k.trim(), v.trim().trim_matches(|c| c == '\'' || c == '"')))
-        .collect()
-}
-
 /// SUSE's `ifcfg-<dev>`: every `IPADDR*` holds an address with its prefix.
 fn parse_suse_ifcfg(text: &str, mac: &str, s: &mut Summary) {
     s.iface(mac);
-    for (k, v) in shell_vars(text) {
+    for (k, v) in sourced_vars(text) {
         if k.starts_with("IPADDR") {
-            s.address(mac, v);
+            s.address(mac, &v);
         }
     }
 }
@@ -442,8 +473,9 @@ fn parse_suse_ifroute(text: &str, names: &BTreeMap<String, String>, s: &mut Summ
 
 /// netconfig's static DNS keys in `/etc/sysconfig/network/config`.
 fn parse_netconfig(text: &str, s: &mut Summary) {
-    for (k, v) in shell_vars(text) {
-        match k {
+    for (k, v) in sourced_vars(text) {
+        let v = v.as_str();
+        match k.as_str() {
             "NETCONFIG_DNS_STATIC_SERVERS" => s.dns.extend(v.split_whitespace().map(String::from)),
             "NETCONFIG_DNS_STATIC_SEARCHLIST" => {
                 s.search.extend(v.split_whitespace().map(String::from))

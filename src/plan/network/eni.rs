@@ -10,7 +10,11 @@ use std::fmt::Write as _;
 
 use super::{merged_dns, split_default, written_by_vmcust, Device, HEADER};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network, Route};
+use crate::plan::writer::{word, words, UnsafeValue};
 use crate::plan::{Action, Contents};
+
+/// The format name in refusals.
+const FORMAT: &str = "ifupdown";
 
 /// The main ifupdown file.
 pub const MAIN_FILE: &str = "/etc/network/interfaces";
@@ -25,23 +29,28 @@ pub const ENI_FILE: &str = "/etc/network/interfaces.d/50-vmcust";
 const SOURCE_LINE: &str = "source /etc/network/interfaces.d/*";
 
 /// The actions that write the ENI configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Vec<Action> {
+pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut out = HEADER.to_string();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         out.push('\n');
-        stanzas(&mut out, iface, &dev.name, net);
+        stanzas(&mut out, iface, &word(FORMAT, "iface", &dev.name)?, net)?;
     }
-    vec![Action::WriteFile {
+    Ok(vec![Action::WriteFile {
         path: ENI_FILE.into(),
         mode: 0o644,
         contents: Contents::text(out),
         purpose: "network (ifupdown)",
-    }]
+    }])
 }
 
 /// The stanzas of one interface. Several `iface` stanzas for one name are allowed and
 /// all applied (interfaces(5)); extra addresses use that rather than `up ip addr`.
-fn stanzas(out: &mut String, iface: &Interface, name: &str, net: &Network) {
+fn stanzas(
+    out: &mut String,
+    iface: &Interface,
+    name: &str,
+    net: &Network,
+) -> Result<(), UnsafeValue> {
     if iface.start_on_boot {
         writeln!(out, "auto {name}").unwrap();
     }
@@ -55,15 +64,16 @@ fn stanzas(out: &mut String, iface: &Interface, name: &str, net: &Network) {
         ));
     }
     if !dns.servers.is_empty() {
-        let servers: Vec<String> = dns.servers.iter().map(|s| s.to_string()).collect();
-        shared.push(format!("dns-nameservers {}", servers.join(" ")));
+        let servers = words(FORMAT, "dns-nameservers", &dns.servers)?;
+        shared.push(format!("dns-nameservers {servers}"));
     }
     if !dns.search.is_empty() {
-        shared.push(format!("dns-search {}", dns.search.join(" ")));
+        let search = words(FORMAT, "dns-search", &dns.search)?;
+        shared.push(format!("dns-search {search}"));
     }
     let mut stanzas: Vec<(String, Vec<String>)> = Vec::new();
-    let v4 = iface.routes.iter().filter(|r| r.via.is_ipv4());
-    let v6 = iface.routes.iter().filter(|r| r.via.is_ipv6());
+    let v4 = iface.routes.iter().filter(|r| r.via.addr().is_ipv4());
+    let v6 = iface.routes.iter().filter(|r| r.via.addr().is_ipv6());
     match &iface.ipv4 {
         Ipv4Config::Dhcp => stanzas.push(("inet dhcp".into(), routes_only(v4, name))),
         Ipv4Config::Static(nets) => {
@@ -96,6 +106,7 @@ fn stanzas(out: &mut String, iface: &Interface, name: &str, net: &Network) {
             writeln!(out, "    {o}").unwrap();
         }
     }
+    Ok(())
 }
 
 /// A `static` stanza with the first address, the preferred default route as `gateway`
@@ -246,7 +257,7 @@ mod tests {
 
     fn dev(name: &str) -> Device {
         Device {
-            name: name.into(),
+            name: crate::model::InterfaceId::parse(name).unwrap(),
             from_system: true,
         }
     }

@@ -12,9 +12,10 @@ pub mod resolv;
 pub mod sysconfig;
 pub mod sysconfig_suse;
 
+use super::writer::UnsafeValue;
 use super::Action;
 use crate::facts::NetworkFacts;
-use crate::model::{Dns, MacAddr, Network, Route};
+use crate::model::{Dns, InterfaceId, MacAddr, Network, Route};
 
 /// First line of every file vmcust renders, so people know where it came from; also how
 /// a later run tells its own files from a template's leftovers.
@@ -37,6 +38,19 @@ pub enum NetworkError {
         /// The devices that do exist, for the message.
         known: String,
     },
+    /// The device that has an interface's MAC has a name no configuration file can hold.
+    #[error("the device with MAC address {mac} has the name {name}, which vmcust cannot write: {reason}")]
+    BadDeviceName {
+        /// The MAC address.
+        mac: MacAddr,
+        /// The name, quoted and shortened.
+        name: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A value cannot be written in the renderer's format.
+    #[error(transparent)]
+    Unsafe(#[from] UnsafeValue),
 }
 
 /// The network stacks vmcust can write configuration for.
@@ -94,14 +108,14 @@ pub fn plan_network(
         renderer == Renderer::Eni,
     ));
     actions.extend(match renderer {
-        Renderer::Netplan => netplan::render(net, &devices),
-        Renderer::Networkd => networkd::render(net, &devices),
-        Renderer::NetworkManager => networkmanager::render(net, &devices),
-        Renderer::Sysconfig => sysconfig::render(net, &devices),
-        Renderer::Eni => eni::render(net, &devices),
-        Renderer::Suse => sysconfig_suse::render(net, &devices, facts.suse_config.as_deref()),
+        Renderer::Netplan => netplan::render(net, &devices)?,
+        Renderer::Networkd => networkd::render(net, &devices)?,
+        Renderer::NetworkManager => networkmanager::render(net, &devices)?,
+        Renderer::Sysconfig => sysconfig::render(net, &devices)?,
+        Renderer::Eni => eni::render(net, &devices)?,
+        Renderer::Suse => sysconfig_suse::render(net, &devices, facts.suse_config.as_deref())?,
     });
-    actions.extend(resolv::plan(net, renderer, facts));
+    actions.extend(resolv::plan(net, renderer, facts)?);
     Ok(actions)
 }
 
@@ -109,7 +123,7 @@ pub fn plan_network(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
     /// Device name: the kernel's name for the MAC, or the source's id offline.
-    pub name: String,
+    pub name: InterfaceId,
     /// The name was found in the root's `/sys/class/net` (so it may be pinned).
     pub from_system: bool,
 }
@@ -126,11 +140,17 @@ pub fn resolve_devices(net: &Network, facts: &NetworkFacts) -> Result<Vec<Device
             }),
             Some(devices) => match devices.get(&iface.mac) {
                 Some(name) => Ok(Device {
-                    name: name.clone(),
+                    name: InterfaceId::parse(name).map_err(|reason| {
+                        NetworkError::BadDeviceName {
+                            mac: iface.mac,
+                            name: crate::model::quote(name),
+                            reason,
+                        }
+                    })?,
                     from_system: true,
                 }),
                 None => Err(NetworkError::MacNotFound {
-                    id: iface.id.clone(),
+                    id: iface.id.to_string(),
                     mac: iface.mac,
                     known: if devices.is_empty() {
                         "no devices".into()

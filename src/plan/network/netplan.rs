@@ -7,6 +7,7 @@ use serde::{Serialize, Serializer};
 
 use super::{merged_dns, Device, HEADER};
 use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, Network};
+use crate::plan::writer::UnsafeValue;
 use crate::plan::{Action, Contents};
 use crate::yaml::BlockWriter;
 
@@ -115,7 +116,7 @@ pub fn document(net: &Network, devices: &[Device]) -> NetplanDoc {
         .interfaces
         .iter()
         .zip(devices)
-        .map(|(iface, dev)| (dev.name.clone(), ethernet(iface, dev, &net.dns)))
+        .map(|(iface, dev)| (dev.name.to_string(), ethernet(iface, dev, &net.dns)))
         .collect();
     NetplanDoc {
         network: NetplanNetwork {
@@ -204,13 +205,14 @@ fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
 }
 
 /// The actions that write the netplan configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Vec<Action> {
-    vec![Action::WriteFile {
+/// Every string goes through the YAML writer's quoting, so no value can add a key.
+pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
+    Ok(vec![Action::WriteFile {
         path: NETPLAN_FILE.into(),
         mode: 0o600,
         contents: Contents::text(to_yaml(&document(net, devices))),
         purpose: "network (netplan)",
-    }]
+    }])
 }
 
 fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
@@ -234,7 +236,7 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         matching: Match {
             macaddress: text(&iface.mac),
         },
-        set_name: dev.from_system.then(|| dev.name.clone()),
+        set_name: dev.from_system.then(|| dev.name.to_string()),
         activation_mode: (!iface.start_on_boot).then_some("manual"),
         dhcp4,
         dhcp4_overrides: if dhcp4 { no_dhcp_dns() } else { None },
@@ -257,7 +259,7 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
             })
             .collect(),
         nameservers: (!dns.is_empty()).then(|| Nameservers {
-            search: dns.search,
+            search: dns.search.iter().map(text).collect(),
             addresses: dns.servers.iter().map(text).collect(),
         }),
     }

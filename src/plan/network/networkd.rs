@@ -5,96 +5,108 @@
 //!
 //! Reference: systemd.network(5) and systemd.link(5) for the keys written here.
 
-use std::fmt::Write as _;
-
 use super::{merged_dns, Device, HEADER};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network};
+use crate::plan::writer::{words, IniWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
 
 /// Directory networkd reads administrator configuration from.
 pub const NETWORKD_DIR: &str = "/etc/systemd/network";
 
 /// The actions that write the networkd configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Vec<Action> {
+pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         if dev.from_system {
             actions.push(Action::WriteFile {
                 path: format!("{NETWORKD_DIR}/10-vmcust-{}.link", dev.name).into(),
                 mode: 0o644,
-                contents: Contents::text(link_file(iface, dev)),
+                contents: Contents::text(link_file(iface, dev)?),
                 purpose: "network device name (systemd .link)",
             });
         }
         actions.push(Action::WriteFile {
             path: format!("{NETWORKD_DIR}/10-vmcust-{}.network", dev.name).into(),
             mode: 0o644,
-            contents: Contents::text(network_file(iface, net)),
+            contents: Contents::text(network_file(iface, net)?),
             purpose: "network (systemd-networkd)",
         });
     }
-    actions
+    Ok(actions)
 }
 
+/// The format name in refusals.
+const FORMAT: &str = "systemd-networkd";
+
 /// The `.link` file keeping the kernel name the MAC has now.
-fn link_file(iface: &Interface, dev: &Device) -> String {
-    format!(
-        "{HEADER}[Match]\nMACAddress={}\n\n[Link]\nName={}\n",
-        iface.mac, dev.name
-    )
+fn link_file(iface: &Interface, dev: &Device) -> Result<String, UnsafeValue> {
+    let mut w = IniWriter::new(FORMAT, HEADER);
+    w.section("Match")?;
+    w.set("MACAddress", iface.mac)?;
+    w.section("Link")?;
+    w.set("Name", &dev.name)?;
+    Ok(w.finish())
 }
 
 /// The `.network` file for one interface.
-fn network_file(iface: &Interface, net: &Network) -> String {
+fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue> {
     let dhcp4 = iface.ipv4 == Ipv4Config::Dhcp;
     let dhcp6 = iface.ipv6 == Ipv6Config::Dhcp;
-    let mut out = format!("{HEADER}[Match]\nMACAddress={}\n", iface.mac);
+    let mut w = IniWriter::new(FORMAT, HEADER);
+    w.section("Match")?;
+    w.set("MACAddress", iface.mac)?;
     if !iface.start_on_boot {
         // ONBOOT=no: keep it down until someone runs `networkctl up`, and do not let
         // network-online.target wait for it.
-        out.push_str("\n[Link]\nActivationPolicy=manual\nRequiredForOnline=no\n");
+        w.section("Link")?;
+        w.set("ActivationPolicy", "manual")?;
+        w.set("RequiredForOnline", "no")?;
     }
-    out.push_str("\n[Network]\n");
+    w.section("Network")?;
     let dhcp = match (dhcp4, dhcp6) {
         (true, true) => "yes",
         (true, false) => "ipv4",
         (false, true) => "ipv6",
         (false, false) => "no",
     };
-    writeln!(out, "DHCP={dhcp}").unwrap();
+    w.set("DHCP", dhcp)?;
     if iface.ipv6 == Ipv6Config::Disabled {
-        out.push_str("LinkLocalAddressing=no\nIPv6AcceptRA=no\n");
+        w.set("LinkLocalAddressing", "no")?;
+        w.set("IPv6AcceptRA", "no")?;
     }
     if let Ipv4Config::Static(nets) = &iface.ipv4 {
         for n in nets {
-            writeln!(out, "Address={n}").unwrap();
+            w.set("Address", n)?;
         }
     }
     if let Ipv6Config::Static(nets) = &iface.ipv6 {
         for n in nets {
-            writeln!(out, "Address={n}").unwrap();
+            w.set("Address", n)?;
         }
     }
     let dns = merged_dns(&iface.dns, &net.dns);
     for s in &dns.servers {
-        writeln!(out, "DNS={s}").unwrap();
+        w.set("DNS", s)?;
     }
     if !dns.search.is_empty() {
-        writeln!(out, "Domains={}", dns.search.join(" ")).unwrap();
+        w.set("Domains", words(FORMAT, "Domains", &dns.search)?)?;
     }
     if !iface.dhcp_dns {
-        if dhcp4 {
-            out.push_str("\n[DHCPv4]\nUseDNS=no\nUseDomains=no\n");
-        }
-        if dhcp6 {
-            out.push_str("\n[DHCPv6]\nUseDNS=no\nUseDomains=no\n");
+        for (on, section) in [(dhcp4, "DHCPv4"), (dhcp6, "DHCPv6")] {
+            if on {
+                w.section(section)?;
+                w.set("UseDNS", "no")?;
+                w.set("UseDomains", "no")?;
+            }
         }
     }
     for r in &iface.routes {
-        write!(out, "\n[Route]\nDestination={}\nGateway={}\n", r.to, r.via).unwrap();
+        w.section("Route")?;
+        w.set("Destination", r.to)?;
+        w.set("Gateway", r.via)?;
         if let Some(m) = r.metric {
-            writeln!(out, "Metric={m}").unwrap();
+            w.set("Metric", m)?;
         }
     }
-    out
+    Ok(w.finish())
 }

@@ -10,12 +10,13 @@
 //!
 //! Reference: nm-settings-keyfile(5), nm-settings-nmcli(5), NetworkManager.conf(5).
 
-use std::fmt::Write as _;
-use std::net::IpAddr;
-
 use super::{merged_dns, Device, HEADER};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, MacAddr, Network};
+use crate::plan::writer::{word, IniWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
+
+/// The format name in refusals.
+const FORMAT: &str = "NetworkManager keyfile";
 
 /// Directory of NetworkManager's keyfile profiles.
 pub const CONNECTIONS_DIR: &str = "/etc/NetworkManager/system-connections";
@@ -28,48 +29,47 @@ pub const CONF_FILE: &str = "/etc/NetworkManager/conf.d/90-vmcust.conf";
 pub const AUTOCONNECT_PRIORITY: i32 = 100;
 
 /// The actions that write the NetworkManager configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Vec<Action> {
-    let mut actions: Vec<Action> = net
-        .interfaces
-        .iter()
-        .zip(devices)
-        .map(|(iface, dev)| Action::WriteFile {
+pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
+    let mut actions = Vec::new();
+    for (iface, dev) in net.interfaces.iter().zip(devices) {
+        actions.push(Action::WriteFile {
             path: format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", dev.name).into(),
             mode: 0o600,
-            contents: Contents::text(keyfile(iface, dev, net)),
+            contents: Contents::text(keyfile(iface, dev, net)?),
             purpose: "network (NetworkManager profile)",
-        })
-        .collect();
+        });
+    }
     if !net.interfaces.is_empty() {
         let macs: Vec<String> = net.interfaces.iter().map(|i| i.mac.to_string()).collect();
+        let mut w = IniWriter::new("NetworkManager.conf", HEADER);
+        w.section("main")?;
+        // `+=` appends to the list other drop-ins set (RHEL's `no-auto-default=*`
+        // must survive) instead of replacing it.
+        w.set("no-auto-default+", macs.join(","))?;
         actions.push(Action::WriteFile {
             path: CONF_FILE.into(),
             mode: 0o644,
-            // `+=` appends to the list other drop-ins set (RHEL's `no-auto-default=*`
-            // must survive) instead of replacing it.
-            contents: Contents::text(format!(
-                "{HEADER}[main]\nno-auto-default+={}\n",
-                macs.join(",")
-            )),
+            contents: Contents::text(w.finish()),
             purpose: "no automatic DHCP profile for our NICs (NetworkManager)",
         });
     }
-    actions
+    Ok(actions)
 }
 
 /// The keyfile for one interface.
-fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> String {
-    let mut out = HEADER.to_string();
-    writeln!(out, "[connection]").unwrap();
-    writeln!(out, "id=vmcust-{}", dev.name).unwrap();
-    writeln!(out, "uuid={}", profile_uuid(iface.mac)).unwrap();
-    writeln!(out, "type=ethernet").unwrap();
+fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> Result<String, UnsafeValue> {
+    let mut w = IniWriter::new(FORMAT, HEADER);
+    w.section("connection")?;
+    w.set("id", format!("vmcust-{}", dev.name))?;
+    w.set("uuid", profile_uuid(iface.mac))?;
+    w.set("type", "ethernet")?;
     if dev.from_system {
-        writeln!(out, "interface-name={}", dev.name).unwrap();
+        w.set("interface-name", &dev.name)?;
     }
-    writeln!(out, "autoconnect={}", iface.start_on_boot).unwrap();
-    writeln!(out, "autoconnect-priority={AUTOCONNECT_PRIORITY}").unwrap();
-    write!(out, "\n[ethernet]\nmac-address={}\n", iface.mac).unwrap();
+    w.set("autoconnect", iface.start_on_boot)?;
+    w.set("autoconnect-priority", AUTOCONNECT_PRIORITY)?;
+    w.section("ethernet")?;
+    w.set("mac-address", iface.mac)?;
 
     let dns = merged_dns(&iface.dns, &net.dns);
     let (v4_method, v4_addrs) = match &iface.ipv4 {
@@ -92,11 +92,11 @@ fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> String {
         dns: dns
             .servers
             .iter()
-            .filter(|s| matches!(s, IpAddr::V4(_)) == v4)
+            .filter(|s| s.addr().is_ipv4() == v4)
             .map(|s| s.to_string())
             .collect(),
         search: if v4 == v4_on {
-            dns.search.clone()
+            dns.search.iter().map(|d| d.to_string()).collect()
         } else {
             Vec::new()
         },
@@ -104,7 +104,7 @@ fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> String {
         routes: iface
             .routes
             .iter()
-            .filter(|r| r.via.is_ipv4() == v4)
+            .filter(|r| r.via.addr().is_ipv4() == v4)
             .map(|r| match r.metric {
                 Some(m) => format!("{},{},{m}", r.to, r.via),
                 None => format!("{},{}", r.to, r.via),
@@ -112,20 +112,20 @@ fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> String {
             .collect(),
     };
     ip_section(
-        &mut out,
+        &mut w,
         "ipv4",
         v4_method,
         &v4_addrs,
         v4_on.then(|| family(true)),
-    );
+    )?;
     ip_section(
-        &mut out,
+        &mut w,
         "ipv6",
         v6_method,
         &v6_addrs,
         v6_on.then(|| family(false)),
-    );
-    out
+    )?;
+    Ok(w.finish())
 }
 
 /// What goes into one family's section besides method and addresses.
@@ -136,26 +136,50 @@ struct Family {
     routes: Vec<String>,
 }
 
-fn ip_section(out: &mut String, name: &str, method: &str, addrs: &[String], f: Option<Family>) {
-    write!(out, "\n[{name}]\nmethod={method}\n").unwrap();
+fn ip_section(
+    w: &mut IniWriter,
+    name: &str,
+    method: &str,
+    addrs: &[String],
+    f: Option<Family>,
+) -> Result<(), UnsafeValue> {
+    w.section(name)?;
+    w.set("method", method)?;
     for (i, a) in addrs.iter().enumerate() {
-        writeln!(out, "address{}={a}", i + 1).unwrap();
+        w.set(&format!("address{}", i + 1), a)?;
     }
-    let Some(f) = f else { return };
+    let Some(f) = f else { return Ok(()) };
     // Every route, default routes included, is a routeN with its own metric: the single
     // `gateway` key could not hold a second default gateway with another metric.
     for (i, r) in f.routes.iter().enumerate() {
-        writeln!(out, "route{}={r}", i + 1).unwrap();
+        w.set(&format!("route{}", i + 1), r)?;
     }
+    // Lists are `;`-separated: an item must not hold one (or white space).
+    let list = |key: &str, items: &[String]| -> Result<String, UnsafeValue> {
+        let mut out = String::new();
+        for item in items {
+            if item.contains(';') {
+                return Err(UnsafeValue {
+                    format: FORMAT,
+                    key: key.to_string(),
+                    reason: "a list item holds the separator ;".into(),
+                });
+            }
+            out.push_str(&word(FORMAT, key, item)?);
+            out.push(';');
+        }
+        Ok(out)
+    };
     if !f.dns.is_empty() {
-        writeln!(out, "dns={};", f.dns.join(";")).unwrap();
+        w.set("dns", list("dns", &f.dns)?)?;
     }
     if !f.search.is_empty() {
-        writeln!(out, "dns-search={};", f.search.join(";")).unwrap();
+        w.set("dns-search", list("dns-search", &f.search)?)?;
     }
     if f.ignore_auto_dns && method != "manual" {
-        writeln!(out, "ignore-auto-dns=true").unwrap();
+        w.set("ignore-auto-dns", true)?;
     }
+    Ok(())
 }
 
 /// A stable UUID for the profile of `mac`, so that a re-run rewrites the same profile

@@ -10,6 +10,7 @@ use super::{merged_dns, written_by_vmcust, Renderer, HEADER};
 use crate::facts::network::ResolvConf;
 use crate::facts::NetworkFacts;
 use crate::model::{Dns, Network};
+use crate::plan::writer::{words, UnsafeValue};
 use crate::plan::{Action, Contents};
 
 /// The resolver configuration file.
@@ -19,7 +20,11 @@ pub const RESOLV_CONF: &str = "/etc/resolv.conf";
 pub const RESOLV_BACKUP: &str = "/etc/resolv.conf.vmcust-backup";
 
 /// The actions writing `/etc/resolv.conf`, if it is ours to write.
-pub fn plan(net: &Network, renderer: Renderer, facts: &NetworkFacts) -> Vec<Action> {
+pub fn plan(
+    net: &Network,
+    renderer: Renderer,
+    facts: &NetworkFacts,
+) -> Result<Vec<Action>, UnsafeValue> {
     let stack_carries_dns = match renderer {
         // SUSE's netconfig writes the file from our `config` keys.
         Renderer::Netplan | Renderer::Networkd | Renderer::NetworkManager | Renderer::Suse => true,
@@ -35,7 +40,7 @@ pub fn plan(net: &Network, renderer: Renderer, facts: &NetworkFacts) -> Vec<Acti
         };
     let dns = machine_dns(net);
     if stack_carries_dns || managed || dns.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let mut actions = Vec::new();
     if let ResolvConf::File(text) = &facts.resolv_conf {
@@ -50,10 +55,10 @@ pub fn plan(net: &Network, renderer: Renderer, facts: &NetworkFacts) -> Vec<Acti
     actions.push(Action::WriteFile {
         path: RESOLV_CONF.into(),
         mode: 0o644,
-        contents: Contents::text(resolv_conf(&dns)),
+        contents: Contents::text(resolv_conf(&dns)?),
         purpose: "DNS resolver (no network service manages it)",
     });
-    actions
+    Ok(actions)
 }
 
 /// A regular file some tool writes (and would overwrite again).
@@ -72,13 +77,23 @@ fn machine_dns(net: &Network) -> Dns {
 
 /// The file's text. glibc uses the first three name servers; all are written so that
 /// nothing the spec asked for disappears silently.
-fn resolv_conf(dns: &Dns) -> String {
+pub fn resolv_conf(dns: &Dns) -> Result<String, UnsafeValue> {
     let mut out = HEADER.to_string();
     for s in &dns.servers {
-        writeln!(out, "nameserver {s}").unwrap();
+        writeln!(
+            out,
+            "nameserver {}",
+            words("resolv.conf", "nameserver", [s])?
+        )
+        .unwrap();
     }
     if !dns.search.is_empty() {
-        writeln!(out, "search {}", dns.search.join(" ")).unwrap();
+        writeln!(
+            out,
+            "search {}",
+            words("resolv.conf", "search", &dns.search)?
+        )
+        .unwrap();
     }
-    out
+    Ok(out)
 }

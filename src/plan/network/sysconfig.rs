@@ -9,21 +9,26 @@ use std::fmt::Write as _;
 
 use super::{merged_dns, split_default, Device, HEADER};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network, Route};
+use crate::plan::writer::{word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
+
+/// The format name in refusals.
+const FORMAT: &str = "ifcfg";
 
 /// Directory of the ifcfg files.
 pub const SCRIPTS_DIR: &str = "/etc/sysconfig/network-scripts";
 
 /// The actions that write the sysconfig configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Vec<Action> {
+pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
-        let (gw4, rest4) = split_default(iface.routes.iter().filter(|r| r.via.is_ipv4()));
-        let (gw6, rest6) = split_default(iface.routes.iter().filter(|r| r.via.is_ipv6()));
+        let v4 = |r: &&Route| r.via.addr().is_ipv4();
+        let (gw4, rest4) = split_default(iface.routes.iter().filter(v4));
+        let (gw6, rest6) = split_default(iface.routes.iter().filter(|r| !v4(r)));
         actions.push(Action::WriteFile {
             path: format!("{SCRIPTS_DIR}/ifcfg-{}", dev.name).into(),
             mode: 0o644,
-            contents: Contents::text(ifcfg(iface, dev, net, gw4, gw6)),
+            contents: Contents::text(ifcfg(iface, dev, net, gw4, gw6)?),
             purpose: "network (sysconfig ifcfg)",
         });
         for (prefix, rest) in [("route", rest4), ("route6", rest6)] {
@@ -31,13 +36,13 @@ pub fn render(net: &Network, devices: &[Device]) -> Vec<Action> {
                 actions.push(Action::WriteFile {
                     path: format!("{SCRIPTS_DIR}/{prefix}-{}", dev.name).into(),
                     mode: 0o644,
-                    contents: Contents::text(route_file(&rest, dev)),
+                    contents: Contents::text(route_file(&rest, dev)?),
                     purpose: "network routes (sysconfig)",
                 });
             }
         }
     }
-    actions
+    Ok(actions)
 }
 
 fn yes(b: bool) -> &'static str {
@@ -55,99 +60,103 @@ fn ifcfg(
     net: &Network,
     gw4: Option<&Route>,
     gw6: Option<&Route>,
-) -> String {
-    let mut out = HEADER.to_string();
-    let mut kv = |k: &str, v: &str| writeln!(out, "{k}={v}").unwrap();
-    kv("DEVICE", &dev.name);
-    kv("NAME", &format!("vmcust-{}", dev.name));
-    kv("HWADDR", &iface.mac.to_string());
-    kv("TYPE", "Ethernet");
-    kv("ONBOOT", yes(iface.start_on_boot));
+) -> Result<String, UnsafeValue> {
+    let mut w = ShellWriter::new(FORMAT, HEADER);
+    let mut kv = |k: &str, v: &str| w.set(k, v);
+    kv("DEVICE", &dev.name)?;
+    kv("NAME", &format!("vmcust-{}", dev.name))?;
+    kv("HWADDR", &iface.mac.to_string())?;
+    kv("TYPE", "Ethernet")?;
+    kv("ONBOOT", yes(iface.start_on_boot))?;
     let dhcp4 = iface.ipv4 == Ipv4Config::Dhcp;
     // `none` without an address is how ifcfg says "no IPv4" (IPv4_MODE=DISABLED).
-    kv("BOOTPROTO", if dhcp4 { "dhcp" } else { "none" });
+    kv("BOOTPROTO", if dhcp4 { "dhcp" } else { "none" })?;
     if let Ipv4Config::Static(nets) = &iface.ipv4 {
         for (i, n) in nets.iter().enumerate() {
             // The first address has no index, the others IPADDR1, IPADDR2…
             let idx = if i == 0 { String::new() } else { i.to_string() };
-            kv(&format!("IPADDR{idx}"), &n.addr().to_string());
-            kv(&format!("PREFIX{idx}"), &n.prefix_len().to_string());
+            kv(&format!("IPADDR{idx}"), &n.addr().to_string())?;
+            kv(&format!("PREFIX{idx}"), &n.prefix_len().to_string())?;
         }
     }
     if let Some(gw) = gw4 {
-        kv("GATEWAY", &gw.via.to_string());
+        kv("GATEWAY", &gw.via.to_string())?;
         if let Some(m) = gw.metric {
             // METRIC for initscripts, IPV4_ROUTE_METRIC for NetworkManager.
-            kv("METRIC", &m.to_string());
-            kv("IPV4_ROUTE_METRIC", &m.to_string());
+            kv("METRIC", &m.to_string())?;
+            kv("IPV4_ROUTE_METRIC", &m.to_string())?;
         }
     }
     if !dhcp4 {
-        kv("DEFROUTE", yes(gw4.is_some()));
+        kv("DEFROUTE", yes(gw4.is_some()))?;
     }
     if dhcp4 && !iface.dhcp_dns {
-        kv("PEERDNS", "no");
+        kv("PEERDNS", "no")?;
     }
     match &iface.ipv6 {
         Ipv6Config::Auto => {
-            kv("IPV6INIT", "yes");
-            kv("IPV6_AUTOCONF", "yes");
+            kv("IPV6INIT", "yes")?;
+            kv("IPV6_AUTOCONF", "yes")?;
         }
         Ipv6Config::Dhcp => {
-            kv("IPV6INIT", "yes");
-            kv("IPV6_AUTOCONF", "no");
-            kv("DHCPV6C", "yes");
+            kv("IPV6INIT", "yes")?;
+            kv("IPV6_AUTOCONF", "no")?;
+            kv("DHCPV6C", "yes")?;
             if !iface.dhcp_dns {
-                kv("IPV6_PEERDNS", "no");
+                kv("IPV6_PEERDNS", "no")?;
             }
         }
         Ipv6Config::Static(nets) => {
-            kv("IPV6INIT", "yes");
-            kv("IPV6_AUTOCONF", "no");
+            kv("IPV6INIT", "yes")?;
+            kv("IPV6_AUTOCONF", "no")?;
             let mut addrs = nets.iter().map(|n| n.to_string());
             if let Some(first) = addrs.next() {
-                kv("IPV6ADDR", &first);
+                kv("IPV6ADDR", &first)?;
             }
             let rest: Vec<String> = addrs.collect();
             if !rest.is_empty() {
-                kv("IPV6ADDR_SECONDARIES", &format!("\"{}\"", rest.join(" ")));
+                kv(
+                    "IPV6ADDR_SECONDARIES",
+                    &words(FORMAT, "IPV6ADDR_SECONDARIES", &rest)?,
+                )?;
             }
         }
         Ipv6Config::Disabled => {
-            kv("IPV6INIT", "no");
-            kv("IPV6_DISABLED", "yes");
+            kv("IPV6INIT", "no")?;
+            kv("IPV6_DISABLED", "yes")?;
         }
     }
     if let Some(gw) = gw6 {
-        kv("IPV6_DEFAULTGW", &gw.via.to_string());
+        kv("IPV6_DEFAULTGW", &gw.via.to_string())?;
         if let Some(m) = gw.metric {
-            kv("IPV6_ROUTE_METRIC", &m.to_string());
+            kv("IPV6_ROUTE_METRIC", &m.to_string())?;
         }
     }
     let dns = merged_dns(&iface.dns, &net.dns);
     for (i, s) in dns.servers.iter().enumerate() {
-        kv(&format!("DNS{}", i + 1), &s.to_string());
+        kv(&format!("DNS{}", i + 1), &s.to_string())?;
     }
     if !dns.search.is_empty() {
-        kv("DOMAIN", &format!("\"{}\"", dns.search.join(" ")));
+        kv("DOMAIN", &words(FORMAT, "DOMAIN", &dns.search)?)?;
     }
-    out
+    Ok(w.finish())
 }
 
 /// A `route-<name>`/`route6-<name>` file: one `ip route` argument list per line.
-fn route_file(routes: &[&Route], dev: &Device) -> String {
+fn route_file(routes: &[&Route], dev: &Device) -> Result<String, UnsafeValue> {
     let mut out = HEADER.to_string();
+    let dev_name = word("sysconfig route", "dev", &dev.name)?;
     for r in routes {
         let to = if r.is_default() {
             "default".to_string()
         } else {
             r.to.to_string()
         };
-        write!(out, "{to} via {} dev {}", r.via, dev.name).unwrap();
+        write!(out, "{to} via {} dev {dev_name}", r.via).unwrap();
         if let Some(m) = r.metric {
             write!(out, " metric {m}").unwrap();
         }
         out.push('\n');
     }
-    out
+    Ok(out)
 }

@@ -14,7 +14,11 @@ use std::fmt::Write as _;
 
 use super::{merged_dns, written_by_vmcust, Device, HEADER};
 use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, Network};
+use crate::plan::writer::{shell_double_quoted, word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
+
+/// The format name in refusals.
+const FORMAT: &str = "SUSE sysconfig";
 
 /// Directory of SUSE's network configuration.
 pub const NETWORK_DIR: &str = "/etc/sysconfig/network";
@@ -27,13 +31,17 @@ pub const CONFIG_BACKUP: &str = "/etc/sysconfig/network/config.vmcust-backup";
 
 /// The actions that write the SUSE configuration; `config` is the current text of
 /// [`CONFIG_FILE`], if there is one.
-pub fn render(net: &Network, devices: &[Device], config: Option<&str>) -> Vec<Action> {
+pub fn render(
+    net: &Network,
+    devices: &[Device],
+    config: Option<&str>,
+) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         actions.push(Action::WriteFile {
             path: format!("{NETWORK_DIR}/ifcfg-{}", dev.name).into(),
             mode: 0o644,
-            contents: Contents::text(ifcfg(iface)),
+            contents: Contents::text(ifcfg(iface)?),
             purpose: "network (SUSE ifcfg)",
         });
         // Written even without routes, so that routes an earlier customization gave
@@ -41,12 +49,12 @@ pub fn render(net: &Network, devices: &[Device], config: Option<&str>) -> Vec<Ac
         actions.push(Action::WriteFile {
             path: format!("{NETWORK_DIR}/ifroute-{}", dev.name).into(),
             mode: 0o644,
-            contents: Contents::text(ifroute(iface, dev)),
+            contents: Contents::text(ifroute(iface, dev)?),
             purpose: "network routes (SUSE ifroute)",
         });
     }
-    actions.extend(config_file(net, devices, config));
-    actions
+    actions.extend(config_file(net, devices, config)?);
+    Ok(actions)
 }
 
 /// wicked's BOOTPROTO for the two families. `+` variants (`dhcp4`, `dhcp6`, `dhcp`)
@@ -64,20 +72,19 @@ fn bootproto(iface: &Interface) -> &'static str {
 }
 
 /// The ifcfg file of one interface.
-fn ifcfg(iface: &Interface) -> String {
-    let mut out = HEADER.to_string();
+fn ifcfg(iface: &Interface) -> Result<String, UnsafeValue> {
+    let mut w = ShellWriter::always_quoted(FORMAT, HEADER);
     // ifcfg has no MAC match key (LLADDR would *set* the MAC): say whose file it is.
-    writeln!(out, "# {} (MAC {})", iface.id, iface.mac).unwrap();
-    let mut kv = |k: &str, v: &str| writeln!(out, "{k}='{v}'").unwrap();
-    kv(
+    w.comment(&format!("{} (MAC {})", iface.id, iface.mac))?;
+    w.set(
         "STARTMODE",
         if iface.start_on_boot {
             "auto"
         } else {
             "manual"
         },
-    );
-    kv("BOOTPROTO", bootproto(iface));
+    )?;
+    w.set("BOOTPROTO", bootproto(iface))?;
     let v4 = match &iface.ipv4 {
         Ipv4Config::Static(nets) => nets.iter().map(|n| n.to_string()).collect(),
         _ => Vec::new(),
@@ -93,14 +100,14 @@ fn ifcfg(iface: &Interface) -> String {
         } else {
             format!("IPADDR_{i}")
         };
-        kv(&key, addr);
+        w.set(&key, addr)?;
     }
-    out
+    Ok(w.finish())
 }
 
 /// The `ifroute-<dev>` file: `DESTINATION GATEWAY NETMASK INTERFACE [OPTIONS]`, the
 /// netmask `-` because the destination carries its prefix.
-fn ifroute(iface: &Interface, dev: &Device) -> String {
+fn ifroute(iface: &Interface, dev: &Device) -> Result<String, UnsafeValue> {
     let mut out = HEADER.to_string();
     for r in &iface.routes {
         let to = if r.is_default() {
@@ -108,19 +115,24 @@ fn ifroute(iface: &Interface, dev: &Device) -> String {
         } else {
             r.to.to_string()
         };
-        write!(out, "{to} {} - {}", r.via, dev.name).unwrap();
+        let dev = word("SUSE ifroute", "interface", &dev.name)?;
+        write!(out, "{to} {} - {dev}", r.via).unwrap();
         if let Some(m) = r.metric {
             write!(out, " metric {m}").unwrap();
         }
         out.push('\n');
     }
-    out
+    Ok(out)
 }
 
 /// The actions that put our DNS into netconfig's `config`: only its DNS keys change,
 /// every other line stays byte for byte. The original is kept once as
 /// [`CONFIG_BACKUP`]; a file vmcust already rewrote is not backed up again.
-fn config_file(net: &Network, devices: &[Device], existing: Option<&str>) -> Vec<Action> {
+fn config_file(
+    net: &Network,
+    devices: &[Device],
+    existing: Option<&str>,
+) -> Result<Vec<Action>, UnsafeValue> {
     let base = match existing {
         Some(text) if written_by_vmcust(text) => text.to_string(),
         Some(text) => format!("{HEADER}{text}"),
@@ -131,18 +143,15 @@ fn config_file(net: &Network, devices: &[Device], existing: Option<&str>) -> Vec
         }
     };
     let dns = machine_dns(net);
-    let servers: Vec<String> = dns.servers.iter().map(|s| s.to_string()).collect();
-    let mut new = set_key(&base, "NETCONFIG_DNS_STATIC_SERVERS", &servers.join(" "));
-    new = set_key(
-        &new,
-        "NETCONFIG_DNS_STATIC_SEARCHLIST",
-        &dns.search.join(" "),
-    );
+    let servers = words(FORMAT, "NETCONFIG_DNS_STATIC_SERVERS", &dns.servers)?;
+    let mut new = set_key(&base, "NETCONFIG_DNS_STATIC_SERVERS", &servers)?;
+    let search = words(FORMAT, "NETCONFIG_DNS_STATIC_SEARCHLIST", &dns.search)?;
+    new = set_key(&new, "NETCONFIG_DNS_STATIC_SEARCHLIST", &search)?;
     if let Some(policy) = dns_policy(net, devices) {
-        new = set_key(&new, "NETCONFIG_DNS_POLICY", &policy);
+        new = set_key(&new, "NETCONFIG_DNS_POLICY", &policy)?;
     }
     if existing == Some(new.as_str()) {
-        return Vec::new();
+        return Ok(Vec::new());
     }
     let mut actions = Vec::new();
     if existing.is_some_and(|t| !written_by_vmcust(t)) {
@@ -158,7 +167,7 @@ fn config_file(net: &Network, devices: &[Device], existing: Option<&str>) -> Vec
         contents: Contents::text(new),
         purpose: "DNS servers and search list for netconfig (SUSE)",
     });
-    actions
+    Ok(actions)
 }
 
 /// wicked keeps no DNS per interface: netconfig merges the static servers with those
@@ -191,8 +200,8 @@ fn machine_dns(net: &Network) -> Dns {
 
 /// `text` with every assignment of `key` replaced by `key="value"`, or the assignment
 /// appended when there is none. Other lines, their line ends included, are kept.
-fn set_key(text: &str, key: &str, value: &str) -> String {
-    let assignment = format!("{key}=\"{value}\"");
+fn set_key(text: &str, key: &str, value: &str) -> Result<String, UnsafeValue> {
+    let assignment = shell_double_quoted(FORMAT, key, value)?;
     let mut out = String::new();
     let mut found = false;
     for line in text.split_inclusive('\n') {
@@ -220,7 +229,7 @@ fn set_key(text: &str, key: &str, value: &str) -> String {
         }
         writeln!(out, "{assignment}").unwrap();
     }
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -232,18 +241,19 @@ mod tests {
         let text = "## Type: string\n#NETCONFIG_DNS_STATIC_SERVERS=\"x\"\n\
                     NETCONFIG_DNS_STATIC_SERVERS=\"192.0.2.1\"\r\nOTHER='a'";
         assert_eq!(
-            set_key(text, "NETCONFIG_DNS_STATIC_SERVERS", "10.0.0.1 10.0.0.2"),
+            set_key(text, "NETCONFIG_DNS_STATIC_SERVERS", "10.0.0.1 10.0.0.2").unwrap(),
             "## Type: string\n#NETCONFIG_DNS_STATIC_SERVERS=\"x\"\n\
              NETCONFIG_DNS_STATIC_SERVERS=\"10.0.0.1 10.0.0.2\"\r\nOTHER='a'"
         );
         assert_eq!(
-            set_key(text, "NETCONFIG_DNS_STATIC_SEARCHLIST", "example.com"),
+            set_key(text, "NETCONFIG_DNS_STATIC_SEARCHLIST", "example.com").unwrap(),
             format!("{text}\nNETCONFIG_DNS_STATIC_SEARCHLIST=\"example.com\"\n")
         );
         // A key that only starts like ours is another key.
         assert_eq!(
-            set_key("NETCONFIG_DNS_POLICY_X=1\n", "NETCONFIG_DNS_POLICY", "auto"),
+            set_key("NETCONFIG_DNS_POLICY_X=1\n", "NETCONFIG_DNS_POLICY", "auto").unwrap(),
             "NETCONFIG_DNS_POLICY_X=1\nNETCONFIG_DNS_POLICY=\"auto\"\n"
         );
+        assert!(set_key("", "NETCONFIG_DNS_STATIC_SEARCHLIST", "a\"; reboot; \"").is_err());
     }
 }

@@ -6,10 +6,9 @@
 //! `late` after the network is online (post-customization script, user-data).
 
 pub mod early;
-pub mod guest_data;
 pub mod journal;
 pub mod late;
-pub mod raw;
+pub mod ovf_and_guestinfo;
 pub mod state;
 pub mod stop;
 pub mod wait;
@@ -20,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use crate::host::platform::Platform;
 use crate::host::GuestRpc;
-use crate::model::Customization;
+use crate::model::InstanceId;
 use crate::report::NicTiming;
 use crate::root::Root;
 use crate::scripts::run::{run_script_blocking, Limits, Outcome, Phase};
@@ -43,8 +42,14 @@ pub enum Ending {
     Nothing,
     /// A customization was carried out and reported.
     Done,
-    /// A customization failed; it was reported and nothing half-done was left.
-    Failed(String),
+    /// A customization failed; it was reported and nothing half-done was left. `invalid`
+    /// when the customization itself is at fault (exit 65), not the system.
+    Failed {
+        /// Why, for people.
+        reason: String,
+        /// The input is invalid or does not fit this root.
+        invalid: bool,
+    },
     /// SIGTERM arrived; progress is journaled and the next boot resumes.
     Interrupted,
 }
@@ -67,6 +72,16 @@ pub struct Context<'a> {
     pub step_aside: Option<String>,
 }
 
+impl Ending {
+    /// A failure of the system or a script (exit 1).
+    pub fn failed(reason: impl Into<String>) -> Ending {
+        Ending::Failed {
+            reason: reason.into(),
+            invalid: false,
+        }
+    }
+}
+
 impl Context<'_> {
     /// Whether SIGTERM arrived.
     pub fn stopped(&self) -> bool {
@@ -74,23 +89,17 @@ impl Context<'_> {
     }
 
     /// The instance id when the source names none: the lower-cased DMI product UUID.
-    pub fn default_instance_id(&self) -> String {
+    pub fn default_instance_id(&self) -> InstanceId {
         self.platform
             .default_instance_id()
-            .unwrap_or_else(|| "iid-vmcust".to_string())
+            .and_then(|id| InstanceId::parse(&id).ok())
+            .unwrap_or_else(|| InstanceId::parse("iid-vmcust").expect("a valid instance id"))
     }
 
-    /// Sets the running kernel's host name too, when customizing the running system, so
-    /// that DHCP and logs use the new name from the start.
-    pub fn apply_live_hostname(&self, c: &Customization) {
-        let Some(name) = &c.identity.host_name else {
-            return;
-        };
-        if self.root.path() != Path::new("/") {
-            return;
-        }
-        if let Err(e) = nix::unistd::sethostname(name) {
-            tracing::warn!("could not set the running host name to {name}: {e}");
+    /// How to plan: the settings' renderer.
+    pub fn options(&self) -> crate::engine::customize::Options {
+        crate::engine::customize::Options {
+            renderer: self.settings.renderer,
         }
     }
 }

@@ -15,9 +15,11 @@ use super::journal::{Journal, Step};
 use super::state::{self, InstanceResult, CUST_CFG, IMC_DIR, NICS_TXT, PENDING_DIR};
 use super::wait::{wait_for_file, Waited};
 use super::{Context, Ending, ScriptEnd};
-use crate::apply::apply;
-use crate::facts::RootFacts;
-use crate::plan::{plan, PlanError, PlanOptions};
+use crate::apply::{apply, Change};
+use crate::engine::customize::{marker_path, prepare, PrepareError, Prepared};
+use crate::engine::gather::{gather, GatherError, Gathered, ImcInput, Sources};
+use crate::model::{FileName, InstanceId};
+use crate::plan::PlanError;
 use crate::report::{Code, Reporter};
 use crate::root::Root;
 use crate::scripts::run::Phase;
@@ -28,6 +30,7 @@ pub struct Failure {
     code: Code,
     gc_text: &'static str,
     reason: String,
+    invalid: bool,
 }
 
 impl Failure {
@@ -41,7 +44,19 @@ impl Failure {
             code,
             gc_text,
             reason: reason.into(),
+            invalid: false,
         }
+    }
+
+    /// The same failure, caused by the customization itself (exit 65).
+    fn input(mut self) -> Self {
+        self.invalid = true;
+        self
+    }
+
+    /// Whether the customization itself is at fault.
+    pub(super) fn is_invalid(&self) -> bool {
+        self.invalid
     }
 }
 
@@ -51,6 +66,42 @@ enum Stop {
     Failed(Failure),
     /// SIGTERM: leave the journal as it is, the next boot resumes.
     Interrupted,
+}
+
+impl From<GatherError> for Failure {
+    fn from(e: GatherError) -> Self {
+        let invalid = e.invalid;
+        let f = Failure::new(e.code, e.gc_text, e.reason);
+        if invalid {
+            f.input()
+        } else {
+            f
+        }
+    }
+}
+
+impl From<PrepareError> for Failure {
+    fn from(e: PrepareError) -> Self {
+        match e {
+            PrepareError::Plan(PlanError::Network(_)) => Failure::new(
+                Code::NetworkSetupFailed,
+                "Error preparing Network Configuration",
+                e.to_string(),
+            )
+            .input(),
+            PrepareError::Plan(_) => Failure::new(
+                Code::CustomizeFailed,
+                "Error applying the customization",
+                e.to_string(),
+            )
+            .input(),
+            PrepareError::Facts(_) => Failure::new(
+                Code::CustomizeFailed,
+                "Error applying the customization",
+                e.to_string(),
+            ),
+        }
+    }
 }
 
 impl From<Failure> for Stop {
@@ -77,7 +128,7 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
             return process_pending(ctx);
         }
     }
-    if let Some(ending) = super::guest_data::customize(ctx)? {
+    if let Some(ending) = super::ovf_and_guestinfo::customize(ctx)? {
         return Ok(ending);
     }
     if !imc {
@@ -127,6 +178,7 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         .flatten()
         .map(|t| t.chars().take(1024).collect::<String>());
     let mut journal = Journal::open(&root.resolve(&pending.join("journal"), false)?)?;
+    let fallback = ctx.default_instance_id();
 
     let parsed = match vmcust_imc::Spec::parse(&bytes) {
         Ok(p) => p,
@@ -136,25 +188,71 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
                 Code::CustomizeFailed,
                 "Error parsing the customization specification",
                 format!("invalid cust.cfg: {first}"),
-            );
+            )
+            .input();
             tracing::error!("cust.cfg is invalid, nothing was changed:\n{e}");
-            let id = ctx.default_instance_id();
-            return finish(ctx, &mut journal, &id, false, nics.as_deref(), Err(failure));
+            return finish(
+                ctx,
+                &mut journal,
+                &fallback,
+                false,
+                nics.as_deref(),
+                Err(failure),
+            );
         }
     };
-    for w in &parsed.warnings {
-        tracing::warn!("cust.cfg: {w}");
-    }
-    let spec = &parsed.spec;
-    let instance_id = spec
-        .misc
-        .instance_id
-        .clone()
-        .unwrap_or_else(|| ctx.default_instance_id());
-    if spec.kind() == vmcust_imc::SpecKind::RawCloudInit {
-        let (instance_id, outcome) = super::raw::customize(ctx, spec, instance_id);
+    let gc = parsed.spec.misc.post_gc_status;
+    let sources = Sources {
+        imc: Some(ImcInput {
+            parsed,
+            dir: root.resolve(pending, true)?,
+        }),
+        ..Sources::default()
+    };
+    let prepared = gather(&root, sources, &fallback)
+        .map_err(Failure::from)
+        .and_then(|g| {
+            for w in &g.warnings {
+                tracing::warn!("{w}");
+            }
+            let p = prepare(&root, &g, ctx.options()).map_err(Failure::from)?;
+            Ok((g, p))
+        });
+    let (g, prepared) = match prepared {
+        Ok(gp) => gp,
+        Err(failure) => {
+            tracing::error!("{}; nothing was changed", failure.reason);
+            return finish(
+                ctx,
+                &mut journal,
+                &fallback,
+                gc,
+                nics.as_deref(),
+                Err(failure),
+            );
+        }
+    };
+    let instance_id = g.instance_id().clone();
+    if g.imc.is_some_and(|o| o.raw_cloud_init) {
+        if !ctx.settings.allow_raw_data {
+            let failure = Failure::new(
+                Code::CustomizeFailed,
+                "Raw cloud-init data is not allowed",
+                "raw cloud-init data is disabled in the settings ([imc] allow_raw_data = false)",
+            )
+            .input();
+            return finish(
+                ctx,
+                &mut journal,
+                &instance_id,
+                false,
+                nics.as_deref(),
+                Err(failure),
+            );
+        }
         // Raw cloud-init specs have no NIC list of their own to act on, but a hand-over
         // with nics.txt still gets its NICs connected: silence would leave them off.
+        let outcome = apply_prepared(ctx, &prepared).and_then(|()| keep_cloud_init_data(ctx, &g));
         return finish(
             ctx,
             &mut journal,
@@ -164,11 +262,10 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
             outcome,
         );
     }
-    let gc = spec.misc.post_gc_status;
     if journal_is_fresh(&journal) {
         Reporter::new(ctx.rpc, gc).gc_status("Started");
     }
-    let result = traditional(ctx, &mut journal, spec, &instance_id);
+    let result = traditional(ctx, &mut journal, &g, &prepared);
     match result {
         Err(Stop::Interrupted) => Ok(Ending::Interrupted),
         Err(Stop::Failed(f)) => {
@@ -182,34 +279,19 @@ fn journal_is_fresh(journal: &Journal) -> bool {
     Step::ALL.iter().all(|s| !journal.is_done(*s))
 }
 
-/// The traditional (LinuxPrep) customization, step by step.
+/// The traditional (LinuxPrep) customization, step by step, as [`prepare`] planned it.
 fn traditional(
     ctx: &mut Context,
     journal: &mut Journal,
-    spec: &vmcust_imc::Spec,
-    instance_id: &str,
+    g: &Gathered,
+    prepared: &Prepared,
 ) -> Result<(), Stop> {
     let root = ctx.root.clone();
-    let mut customization = crate::source::imc::customization(spec);
-    customization.instance_id = Some(instance_id.to_string());
-    // Password and scripts run once per MARKER-ID, and never without one (as VMware).
-    let marker = customization.marker_id.clone();
-    let once = marker
-        .as_deref()
-        .is_some_and(|m| !root.is_file(&state::marker_path(m)));
-    if !once {
-        if customization.identity.root_password.is_some() {
-            tracing::info!("marker {marker:?} already used or absent: the password is left as is");
-        }
-        customization.identity.root_password = None;
-    }
-    let script = customization.custom_script.clone().filter(|_| once);
-
-    if let Some(name) = &script {
-        let gate = crate::scripts::gate::custom_scripts_enabled(
-            &root,
-            spec.misc.default_run_post_cust_script,
-        );
+    let steps = &prepared.steps;
+    let imc = g.imc.unwrap_or_default();
+    if let Some(name) = &steps.pre_script {
+        let gate =
+            crate::scripts::gate::custom_scripts_enabled(&root, imc.default_run_post_cust_script);
         if !gate.is_enabled() {
             return Err(Failure::new(
                 Code::ScriptDisabled,
@@ -218,15 +300,29 @@ fn traditional(
             )
             .into());
         }
+        const GC: &str = "Error executing pre-customization script";
+        if journal.is_done(Step::PreScriptStarted) && !journal.is_done(Step::PreScript) {
+            // At most once: a script cut off by a power cut or a kill may have done part
+            // of its work, and running it again could do that part twice.
+            return Err(Failure::new(
+                Code::CustomizeFailed,
+                GC,
+                "the pre-customization script was interrupted (power cut or kill) in an \
+                 earlier boot; it is not run a second time",
+            )
+            .into());
+        }
         if !journal.is_done(Step::PreScript) {
-            const GC: &str = "Error executing pre-customization script";
             let pending = root
                 .resolve(Path::new(PENDING_DIR), true)
                 .map_err(|e| Failure::new(Code::CustomizeFailed, GC, e.to_string()))?;
-            let staged = crate::scripts::stage::stage_script(&root, &pending, name)
+            let staged = crate::scripts::stage::stage_script(&root, &pending, name.as_str())
                 .map_err(|e| Failure::new(Code::CustomizeFailed, GC, e.to_string()))?;
+            record(journal, Step::PreScriptStarted)?;
             match super::run_script(ctx, &staged.script, Phase::Pre) {
                 ScriptEnd::Succeeded => {}
+                // SIGTERM: the script's group was stopped; the next boot reports it as cut
+                // off rather than running it again.
                 ScriptEnd::Interrupted => return Err(Stop::Interrupted),
                 ScriptEnd::Failed(reason) => {
                     return Err(Failure::new(Code::CustomizeFailed, GC, reason).into())
@@ -238,14 +334,14 @@ fn traditional(
     check_stop(ctx)?;
 
     if !journal.is_done(Step::Applied) {
-        apply_customization(ctx, &customization)?;
+        apply_prepared(ctx, prepared)?;
         record(journal, Step::Applied)?;
     }
     check_stop(ctx)?;
 
-    if script.is_some() && !journal.is_done(Step::PostScheduled) {
-        let flag = state::instance_dir(instance_id).join(super::late::POST_PENDING);
-        let content: &[u8] = if spec.misc.post_gc_status { b"gc" } else { b"" };
+    if steps.post_script.is_some() && !journal.is_done(Step::PostScheduled) {
+        let flag = state::instance_dir(g.instance_id()).join(super::late::POST_PENDING);
+        let content: &[u8] = if imc.post_gc_status { b"gc" } else { b"" };
         root.write_file(&flag, content, 0o600).map_err(|e| {
             Failure::new(
                 Code::CustomizeFailed,
@@ -256,8 +352,8 @@ fn traditional(
         record(journal, Step::PostScheduled)?;
     }
 
-    if let (Some(m), false) = (&marker, journal.is_done(Step::Marker)) {
-        write_marker(&root, m).map_err(|e| {
+    if let (Some(m), false) = (&steps.marker, journal.is_done(Step::Marker)) {
+        write_marker(&root, &m.id).map_err(|e| {
             Failure::new(
                 Code::CustomizeFailed,
                 "Error creating marker files",
@@ -269,40 +365,60 @@ fn traditional(
     Ok(())
 }
 
-/// Plans and applies a customization; plan errors change nothing.
-pub(super) fn apply_customization(
-    ctx: &Context,
-    c: &crate::model::Customization,
-) -> Result<(), Failure> {
-    let root = &ctx.root;
-    let fail =
-        |e: String| Failure::new(Code::CustomizeFailed, "Error applying the customization", e);
-    let facts = RootFacts::gather(root, c).map_err(|e| fail(format!("{e:#}")))?;
-    let opts = PlanOptions {
-        renderer: ctx.settings.renderer,
-    };
-    let plan = plan(c, &facts, &opts).map_err(|e| match e {
-        PlanError::Network(_) => Failure::new(
-            Code::NetworkSetupFailed,
-            "Error preparing Network Configuration",
-            e.to_string(),
-        ),
-        _ => fail(e.to_string()),
+/// Applies a prepared plan, all or nothing, logging every file it changed.
+pub(super) fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure> {
+    let changes = apply(&ctx.root, &prepared.plan).map_err(|e| {
+        Failure::new(
+            Code::CustomizeFailed,
+            "Error applying the customization",
+            format!("{e:#}"),
+        )
     })?;
-    apply(root, &plan).map_err(|e| fail(format!("{e:#}")))?;
-    ctx.apply_live_hostname(c);
+    for (action, change) in prepared.plan.actions.iter().zip(changes) {
+        if !matches!(change, Change::Unchanged | Change::Skipped) {
+            tracing::info!(
+                "{} {} ({})",
+                change.word(false),
+                action.path().display(),
+                action.purpose()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Keeps raw cloud-init meta-data and user-data for the late stage.
+fn keep_cloud_init_data(ctx: &Context, g: &Gathered) -> Result<(), Failure> {
+    let dir = state::instance_dir(g.instance_id());
+    let keep = |name: &str, bytes: &[u8]| {
+        ctx.root
+            .write_file(&dir.join(name), bytes, 0o600)
+            .map_err(|e| {
+                Failure::new(
+                    Code::CustomizeFailed,
+                    "Error loading cloud-init userdata file",
+                    format!("keeping {name}: {e}"),
+                )
+            })
+    };
+    if let Some(md) = &g.raw_metadata {
+        keep(super::late::META_DATA, md)?;
+    }
+    if let Some(ud) = &g.userdata {
+        keep(super::late::USER_DATA, &ud.bytes)?;
+    }
     Ok(())
 }
 
 /// Removes every earlier marker and writes this one (as VMware's engines do).
-fn write_marker(root: &Root, marker: &str) -> Result<()> {
+fn write_marker(root: &Root, marker: &FileName) -> Result<()> {
     for name in root.list_dir(Path::new(state::STATE_DIR))? {
         if name.starts_with(".markerfile") {
             let path = root.resolve(&Path::new(state::STATE_DIR).join(&name), false)?;
             std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
         }
     }
-    root.write_file(&state::marker_path(marker), b"", 0o644)?;
+    root.write_file(&marker_path(marker), b"", 0o644)?;
     Ok(())
 }
 
@@ -332,7 +448,7 @@ fn check_stop(ctx: &Context) -> Result<(), Stop> {
 fn finish(
     ctx: &mut Context,
     journal: &mut Journal,
-    instance_id: &str,
+    instance_id: &InstanceId,
     gc: bool,
     nics: Option<&str>,
     outcome: Result<(), Failure>,
@@ -353,6 +469,7 @@ fn finish(
         Ok(()) => (Code::Success, None),
         Err(f) => (f.code, Some(f.reason.clone())),
     };
+    let invalid = outcome.as_ref().is_err_and(|f| f.invalid);
     if !journal.is_done(Step::Reported) {
         let mut reporter = Reporter::new(ctx.rpc, gc);
         match &outcome {
@@ -370,7 +487,7 @@ fn finish(
     state::write_result(
         &root,
         &InstanceResult {
-            instance_id: instance_id.to_string(),
+            instance_id: instance_id.clone(),
             outcome: if error.is_none() { "done" } else { "failed" }.into(),
             code: code as u16,
             error: error.clone(),
@@ -393,7 +510,7 @@ fn finish(
         }
         Some(reason) => {
             tracing::error!("customization of instance {instance_id} failed: {reason}");
-            Ok(Ending::Failed(reason))
+            Ok(Ending::Failed { reason, invalid })
         }
     }
 }

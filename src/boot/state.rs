@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
+use crate::model::InstanceId;
 use crate::root::Root;
 
 /// Directory open-vm-tools copies the customization into.
@@ -35,7 +36,7 @@ pub const MAX_HANDOVER_FILE: u64 = 16 * 1024 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InstanceResult {
     /// The instance id.
-    pub instance_id: String,
+    pub instance_id: InstanceId,
     /// `done` or `failed`.
     pub outcome: String,
     /// The code sent to the host (0 on success).
@@ -53,32 +54,10 @@ pub struct InstanceResult {
     pub origins: std::collections::BTreeMap<String, String>,
 }
 
-/// The instance's record directory.
-pub fn instance_dir(id: &str) -> PathBuf {
-    Path::new(INSTANCES_DIR).join(sanitize(id))
-}
-
-/// The marker file for a MARKER-ID.
-pub fn marker_path(marker: &str) -> PathBuf {
-    Path::new(STATE_DIR).join(format!(".markerfile-{marker}.txt"))
-}
-
-/// Instance ids come from specs and DMI; keep them to one safe path component.
-fn sanitize(id: &str) -> String {
-    let s: String = id
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    match s.as_str() {
-        "" | "." | ".." => "_".into(),
-        _ => s,
-    }
+/// The instance's record directory; different ids never share one
+/// ([`InstanceId::file_name`]).
+pub fn instance_dir(id: &InstanceId) -> PathBuf {
+    Path::new(INSTANCES_DIR).join(id.file_name())
 }
 
 /// Copies every regular file of the hand-over directory into a fresh pending directory
@@ -170,14 +149,6 @@ pub fn now() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn instance_ids_become_one_safe_component() {
-        assert_eq!(sanitize("4217e0a1-6c2b"), "4217e0a1-6c2b");
-        assert_eq!(sanitize("../../etc"), ".._.._etc");
-        assert_eq!(sanitize(".."), "_");
-        assert_eq!(sanitize("a/b c"), "a_b_c");
-    }
 
     #[test]
     fn ingest_copies_private_and_removes_the_handover() {

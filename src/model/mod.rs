@@ -3,54 +3,57 @@
 //! Sources (cust.cfg, the OVF environment, guestinfo metadata) translate into these types;
 //! planners and renderers read only these types. Nothing here does I/O.
 
-use std::net::IpAddr;
+mod value;
 
-use ipnet::{IpNet, Ipv4Net, Ipv6Net};
+use ipnet::IpNet;
 use serde::Serialize;
 
-pub use vmcust_imc::{MacAddr, Secret};
+pub use value::{
+    quote, DnsName, FileName, Gateway, HostName, InstanceId, InterfaceId, InvalidValue, MacAddr,
+    NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey, Timezone, UserName,
+};
 
 /// Everything vmcust was asked to do to one machine.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Customization {
     /// Identity of this deployment; a new id means "customize again".
-    pub instance_id: Option<String>,
+    pub instance_id: Option<InstanceId>,
     /// VMware's MARKER-ID: password and scripts run once per marker.
-    pub marker_id: Option<String>,
+    pub marker_id: Option<FileName>,
     /// Host name, domain, clock and root password.
     pub identity: Identity,
     /// Network configuration; `None` leaves the guest's network alone.
     pub network: Option<Network>,
     /// File name of the custom script shipped next to the spec, if any.
-    pub custom_script: Option<String>,
+    pub custom_script: Option<FileName>,
 }
 
 /// Who the machine is: names, clock and the root account.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Identity {
     /// Short host name (a single DNS label).
-    pub host_name: Option<String>,
+    pub host_name: Option<HostName>,
     /// DNS domain; together with the host name it forms the FQDN.
-    pub domain: Option<String>,
+    pub domain: Option<DnsName>,
     /// IANA time zone name such as `Europe/Berlin`.
-    pub time_zone: Option<String>,
+    pub time_zone: Option<Timezone>,
     /// Whether the hardware clock keeps UTC or local time.
     pub hardware_clock: Option<HardwareClock>,
     /// New root password and/or forced password change.
     pub root_password: Option<RootPassword>,
     /// SSH public keys (one `authorized_keys` line each) to install for [`Self::ssh_user`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub ssh_authorized_keys: Vec<String>,
+    pub ssh_authorized_keys: Vec<SshKey>,
     /// The account that receives the SSH keys; `None` means `root`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ssh_user: Option<String>,
+    pub ssh_user: Option<UserName>,
 }
 
 impl Identity {
     /// The fully qualified name when both host name and domain are known.
     pub fn fqdn(&self) -> Option<String> {
         match (&self.host_name, &self.domain) {
-            (Some(h), Some(d)) if !d.is_empty() => Some(format!("{h}.{d}")),
+            (Some(h), Some(d)) => Some(format!("{}.{d}", h.short())),
             _ => None,
         }
     }
@@ -88,7 +91,7 @@ pub struct Network {
 #[derive(Debug, Clone, Serialize)]
 pub struct Interface {
     /// The source's name for it (`NIC1`); used where no device name is known.
-    pub id: String,
+    pub id: InterfaceId,
     /// Hardware address the interface is matched by.
     pub mac: MacAddr,
     /// IPv4 configuration.
@@ -112,7 +115,7 @@ pub enum Ipv4Config {
     /// Ask a DHCP server.
     Dhcp,
     /// Fixed addresses with their prefix lengths.
-    Static(Vec<Ipv4Net>),
+    Static(Vec<NicAddr4>),
     /// No IPv4 at all on this interface.
     Disabled,
 }
@@ -126,7 +129,7 @@ pub enum Ipv6Config {
     /// Ask a DHCPv6 server.
     Dhcp,
     /// Fixed addresses with their prefix lengths; no DHCPv6.
-    Static(Vec<Ipv6Net>),
+    Static(Vec<NicAddr6>),
     /// No IPv6 at all on this interface.
     Disabled,
 }
@@ -137,7 +140,7 @@ pub struct Route {
     /// Destination network (`0.0.0.0/0` or `::/0` for a default route).
     pub to: IpNet,
     /// Next hop.
-    pub via: IpAddr,
+    pub via: Gateway,
     /// Route metric; lower wins.
     pub metric: Option<u32>,
 }
@@ -153,9 +156,9 @@ impl Route {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Dns {
     /// Name servers in order of preference.
-    pub servers: Vec<IpAddr>,
+    pub servers: Vec<NameServer>,
     /// Search domains in order.
-    pub search: Vec<String>,
+    pub search: Vec<DnsName>,
 }
 
 impl Dns {
@@ -172,13 +175,11 @@ mod tests {
     #[test]
     fn fqdn_needs_both_parts() {
         let mut id = Identity {
-            host_name: Some("web".into()),
+            host_name: Some(HostName::parse("web").unwrap()),
             ..Default::default()
         };
         assert_eq!(id.fqdn(), None);
-        id.domain = Some(String::new());
-        assert_eq!(id.fqdn(), None);
-        id.domain = Some("example.com".into());
+        id.domain = Some(DnsName::parse("example.com").unwrap());
         assert_eq!(id.fqdn().as_deref(), Some("web.example.com"));
     }
 }

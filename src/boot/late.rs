@@ -97,7 +97,7 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
                 &reason,
             );
             tracing::error!("post-customization script failed: {reason}");
-            Ok(Ending::Failed(reason))
+            Ok(Ending::failed(reason))
         }
         _ => {
             tracing::info!("post-customization script done");
@@ -137,7 +137,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
              without cloud-init vmcust runs only user-data that is a #! script"
         );
         tracing::error!("{reason}");
-        return Ok(Ending::Failed(reason));
+        return Ok(Ending::failed(reason));
     }
     let script = dir.join("user-data.sh");
     ctx.root.write_file(&script, &bytes, 0o700)?;
@@ -150,7 +150,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         ScriptEnd::Failed(reason) => {
             done(ctx, "failed\n")?;
             tracing::error!("user-data script failed: {reason}");
-            Ok(Ending::Failed(reason))
+            Ok(Ending::failed(reason))
         }
         _ => {
             done(ctx, "ran\n")?;

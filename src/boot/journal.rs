@@ -11,6 +11,9 @@ use std::path::{Path, PathBuf};
 /// The steps of one customization, in the order they happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Step {
+    /// The pre-customization script was started. Recorded before it runs: a script found
+    /// started but not finished on resume was cut off and is not run a second time.
+    PreScriptStarted,
     /// The pre-customization script ran successfully.
     PreScript,
     /// The plan (identity, network, password) was applied.
@@ -29,6 +32,7 @@ impl Step {
     /// The step's name in the journal file.
     pub fn name(self) -> &'static str {
         match self {
+            Step::PreScriptStarted => "pre-script-started",
             Step::PreScript => "pre-script",
             Step::Applied => "applied",
             Step::PostScheduled => "post-scheduled",
@@ -39,7 +43,8 @@ impl Step {
     }
 
     /// All steps in order.
-    pub const ALL: [Step; 6] = [
+    pub const ALL: [Step; 7] = [
+        Step::PreScriptStarted,
         Step::PreScript,
         Step::Applied,
         Step::PostScheduled,

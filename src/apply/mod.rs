@@ -1,0 +1,220 @@
+//! Applying a plan to a root, all or nothing: each action is compared with what is there
+//! and performed only if it changes something (so a second apply changes nothing), and
+//! when one fails every earlier change is put back before the error is returned.
+
+mod undo;
+
+use std::io;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::plan::{Action, Plan};
+use crate::root::{Existing, Root};
+use undo::Saved;
+
+/// What an action did (or, in a dry run, would do) to the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Change {
+    /// The path did not exist.
+    Created,
+    /// The path existed with other contents, mode or target.
+    Updated,
+    /// The path is already as planned.
+    Unchanged,
+    /// Not done on this root (the live host name of a root that is not `/`).
+    Skipped,
+}
+
+/// Environment variable naming an action index at which `apply` fails as if the write had
+/// failed: the tests' way to prove that a failure anywhere puts everything back.
+pub const FAIL_AT_ENV: &str = "VMCUST_TEST_FAIL_AT_ACTION";
+
+/// Whether the root is the running system.
+fn is_live(root: &Root) -> bool {
+    root.path() == Path::new("/")
+}
+
+fn live_hostname() -> io::Result<String> {
+    Ok(nix::unistd::gethostname()?.to_string_lossy().into_owned())
+}
+
+/// What applying `action` to `root` would change, without changing anything.
+pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
+    if let Action::SetHostname { name } = action {
+        return Ok(match is_live(root) {
+            false => Change::Skipped,
+            true if live_hostname()? == *name => Change::Unchanged,
+            true => Change::Updated,
+        });
+    }
+    let existing = root.existing(action.path())?;
+    let same = match (action, &existing) {
+        (
+            Action::WriteFile { contents, mode, .. },
+            Existing::File {
+                contents: have,
+                mode: have_mode,
+            },
+        ) => contents.bytes() == have.as_slice() && mode == have_mode,
+        (
+            Action::WriteUserFile {
+                contents,
+                mode,
+                dir_mode,
+                uid,
+                gid,
+                ..
+            },
+            Existing::File {
+                contents: have,
+                mode: have_mode,
+            },
+        ) => {
+            let dir = action.path().parent().unwrap_or(action.path());
+            contents.bytes() == have.as_slice()
+                && mode == have_mode
+                && root.owner_and_mode(action.path())?.map(|(u, g, _)| (u, g)) == Some((*uid, *gid))
+                && root.owner_and_mode(dir)? == Some((*uid, *gid, *dir_mode))
+        }
+        (Action::Symlink { target, .. }, Existing::Symlink(have)) => target == have,
+        (Action::Rename { .. }, Existing::Missing) => true,
+        _ => false,
+    };
+    Ok(match (same, existing) {
+        (true, _) => Change::Unchanged,
+        (false, Existing::Missing) => Change::Created,
+        (false, _) => Change::Updated,
+    })
+}
+
+/// The changes `plan` would make, in order, without making them.
+pub fn dry_run(root: &Root, plan: &Plan) -> Result<Vec<Change>> {
+    plan.actions
+        .iter()
+        .map(|a| {
+            change_needed(root, a).with_context(|| format!("inspecting {}", a.path().display()))
+        })
+        .collect()
+}
+
+/// How to put back what one action changed.
+enum Undo {
+    /// Paths as they were.
+    Paths(Vec<Saved>),
+    /// The running host name as it was.
+    Hostname(String),
+}
+
+/// Records the state of every path `action` may change.
+fn save(root: &Root, action: &Action) -> io::Result<Undo> {
+    let top = root.path();
+    let take = |p: &Path| Saved::take(&root.resolve(p, false)?, top);
+    Ok(match action {
+        Action::SetHostname { .. } => Undo::Hostname(live_hostname()?),
+        Action::Rename { from, to, .. } => Undo::Paths(vec![take(from)?, take(to)?]),
+        Action::WriteUserFile { path, .. } => {
+            let dir = path.parent().unwrap_or(path);
+            // The directory first: restored last, after the file in it.
+            Undo::Paths(vec![take(dir)?, take(path)?])
+        }
+        Action::WriteFile { path, .. } | Action::Symlink { path, .. } => {
+            Undo::Paths(vec![take(path)?])
+        }
+    })
+}
+
+impl Undo {
+    fn run(&self) -> io::Result<()> {
+        match self {
+            Undo::Hostname(name) => Ok(nix::unistd::sethostname(name)?),
+            Undo::Paths(saved) => {
+                // A rename of something that is neither file nor link cannot be rewritten
+                // from a copy: it is moved back instead.
+                if let [from, to] = saved.as_slice() {
+                    if from.was_other() {
+                        return to.restore();
+                    }
+                }
+                saved.iter().rev().try_for_each(Saved::restore)
+            }
+        }
+    }
+}
+
+/// Performs one action if it changes anything; returns what it changed.
+pub fn apply_action(root: &Root, action: &Action) -> Result<Change> {
+    let path = action.path();
+    let change =
+        change_needed(root, action).with_context(|| format!("inspecting {}", path.display()))?;
+    if matches!(change, Change::Unchanged | Change::Skipped) {
+        return Ok(change);
+    }
+    match action {
+        Action::WriteFile { contents, mode, .. } => root.write_file(path, contents.bytes(), *mode),
+        Action::WriteUserFile {
+            contents,
+            mode,
+            dir_mode,
+            uid,
+            gid,
+            ..
+        } => root.write_user_file(path, contents.bytes(), (*mode, *dir_mode), (*uid, *gid)),
+        Action::Symlink { target, .. } => root.symlink(path, target),
+        Action::Rename { to, .. } => root.rename(path, to),
+        Action::SetHostname { name } => nix::unistd::sethostname(name).map_err(io::Error::from),
+    }
+    .with_context(|| format!("writing {} in {}", path.display(), root.path().display()))?;
+    Ok(change)
+}
+
+/// Applies every action of `plan` in order. If one fails, every change made before it is
+/// undone, newest first, and the error says so; the root is then as it was.
+pub fn apply(root: &Root, plan: &Plan) -> Result<Vec<Change>> {
+    let fail_at: Option<usize> = std::env::var(FAIL_AT_ENV).ok().and_then(|v| v.parse().ok());
+    let mut done: Vec<Undo> = Vec::new();
+    let mut changes = Vec::new();
+    for (i, action) in plan.actions.iter().enumerate() {
+        let step = (|| {
+            let undo = save(root, action)
+                .with_context(|| format!("inspecting {}", action.path().display()))?;
+            if fail_at == Some(i) {
+                return Err(anyhow::Error::from(io::Error::other(format!(
+                    "injected failure at action {i} ({FAIL_AT_ENV})"
+                ))));
+            }
+            let change = apply_action(root, action)?;
+            Ok((undo, change))
+        })();
+        match step {
+            Ok((undo, change)) => {
+                if !matches!(change, Change::Unchanged | Change::Skipped) {
+                    done.push(undo);
+                }
+                changes.push(change);
+            }
+            Err(e) => {
+                let put_back = done.len();
+                let mut failed = Vec::new();
+                for undo in done.iter().rev() {
+                    if let Err(u) = undo.run() {
+                        failed.push(u.to_string());
+                    }
+                }
+                return Err(if failed.is_empty() {
+                    e.context(format!(
+                        "nothing was changed: the {put_back} change(s) made before the failure were put back"
+                    ))
+                } else {
+                    e.context(format!(
+                        "putting back the earlier changes failed too ({}); the root may be half-changed",
+                        failed.join("; ")
+                    ))
+                });
+            }
+        }
+    }
+    Ok(changes)
+}

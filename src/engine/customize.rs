@@ -1,0 +1,191 @@
+//! Customize: the gathered customization and the target root's facts become one
+//! [`Plan`] (every file, the live host name) and the boot steps around it (marker,
+//! scripts, user-data, redaction, report). `vmcust plan` prints exactly this; `vmcust
+//! apply` and `vmcust run` carry out exactly this.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::gather::{Gathered, UserData};
+use crate::facts::RootFacts;
+use crate::model::{Customization, FileName, InstanceId};
+use crate::plan::network::Renderer;
+use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
+use crate::root::Root;
+use crate::source::merge::SourceKind;
+
+/// Choices that change how, not what.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Network stack to write for; `None` detects it from the root.
+    pub renderer: Option<Renderer>,
+}
+
+/// What happens to user-data in the late stage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case", tag = "disposition", content = "reason")]
+pub enum UserDataDisposition {
+    /// Handed to the installed cloud-init through its NoCloud seed.
+    CloudInitSeed,
+    /// Run once as a script (it starts with `#!`).
+    RunScript,
+    /// Not run: it needs cloud-init, which is not installed.
+    Rejected(String),
+}
+
+/// What the late stage does with `bytes` on a root with or without a real cloud-init.
+pub fn user_data_disposition(bytes: &[u8], real_cloud_init: bool) -> UserDataDisposition {
+    if real_cloud_init {
+        return UserDataDisposition::CloudInitSeed;
+    }
+    if bytes.starts_with(b"#!") {
+        return UserDataDisposition::RunScript;
+    }
+    let first = String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    UserDataDisposition::Rejected(format!(
+        "user-data starting with {} needs cloud-init, which is not installed; without \
+         cloud-init vmcust runs only user-data that is a #! script",
+        crate::model::quote(&first)
+    ))
+}
+
+/// User-data kept for the late stage.
+#[derive(Debug, Clone, Serialize)]
+pub struct UserDataStep {
+    /// Its source.
+    pub from: SourceKind,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// What the late stage will do with it.
+    #[serde(flatten)]
+    pub disposition: UserDataDisposition,
+}
+
+/// The boot engine's steps around the plan, in the order they happen.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BootSteps {
+    /// The instance the record is kept for.
+    pub instance_id: Option<InstanceId>,
+    /// The MARKER-ID whose marker is written at the end; password and scripts run only
+    /// when it is new.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub marker: Option<MarkerStep>,
+    /// The custom script run before the files are written (`precustomization`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pre_script: Option<FileName>,
+    /// The same script run by the late stage (`postcustomization`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub post_script: Option<FileName>,
+    /// User-data kept for the late stage.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_data: Option<UserDataStep>,
+    /// Guestinfo keys cleared on the host once everything is recorded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redact: Vec<String>,
+}
+
+/// A MARKER-ID and whether it is new on this root.
+#[derive(Debug, Clone, Serialize)]
+pub struct MarkerStep {
+    /// The marker id.
+    pub id: FileName,
+    /// False when the marker exists: password and scripts are left out.
+    pub new: bool,
+}
+
+/// The whole job for one root.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// What is applied: the customization after the marker rule.
+    pub customization: Customization,
+    /// The files and the live host name.
+    pub plan: Plan,
+    /// The boot steps around the plan.
+    pub steps: BootSteps,
+    /// The renderer used for the network, if there is a network.
+    pub renderer: Option<Renderer>,
+}
+
+/// The marker file for a MARKER-ID.
+pub fn marker_path(marker: &FileName) -> std::path::PathBuf {
+    Path::new(crate::boot::state::STATE_DIR).join(format!(".markerfile-{marker}.txt"))
+}
+
+/// Plans everything `g` asks for on `root`: reads the facts, applies the marker rule
+/// (a vSphere spec's password and scripts run once per new MARKER-ID, never without
+/// one, as VMware does), and plans the files and the live host name.
+pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, PrepareError> {
+    let mut c = g.customization.clone();
+    let mut steps = BootSteps {
+        instance_id: c.instance_id.clone(),
+        redact: g.redact.clone(),
+        ..BootSteps::default()
+    };
+    let traditional_imc = g.imc.is_some_and(|o| !o.raw_cloud_init);
+    if traditional_imc {
+        let marker = c.marker_id.clone();
+        let new = marker
+            .as_ref()
+            .is_some_and(|m| !root.is_file(&marker_path(m)));
+        if !new {
+            if c.identity.root_password.is_some() {
+                tracing::info!(
+                    "marker {:?} already used or absent: the password is left as is",
+                    marker.as_ref().map(|m| m.as_str())
+                );
+            }
+            c.identity.root_password = None;
+        }
+        let script = c.custom_script.clone().filter(|_| new);
+        steps.pre_script.clone_from(&script);
+        steps.post_script = script;
+        steps.marker = marker.map(|id| MarkerStep { id, new });
+    }
+    if let Some(UserData { bytes, from }) = &g.userdata {
+        let real = crate::coexist::real_cloud_init(root).is_some();
+        steps.user_data = Some(UserDataStep {
+            from: *from,
+            bytes: bytes.len(),
+            disposition: user_data_disposition(bytes, real),
+        });
+    }
+    let facts = RootFacts::gather(root, &c).map_err(PrepareError::Facts)?;
+    let mut plan = plan(
+        &c,
+        &facts,
+        &PlanOptions {
+            renderer: opts.renderer,
+        },
+    )?;
+    if let Some(host) = &c.identity.host_name {
+        plan.actions.push(Action::SetHostname {
+            name: host.short().to_string(),
+        });
+    }
+    let renderer = c.network.as_ref().map(|_| {
+        opts.renderer
+            .unwrap_or_else(|| crate::plan::network::detect::detect(&facts.network.stacks))
+    });
+    Ok(Prepared {
+        customization: c,
+        plan,
+        steps,
+        renderer,
+    })
+}
+
+/// Why a customization cannot be planned for a root.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    /// The root's facts could not be read.
+    #[error("{0:#}")]
+    Facts(anyhow::Error),
+    /// The customization does not fit the root.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+}

@@ -1,0 +1,531 @@
+//! Validated values: every string or address that reaches a file or a system call has one
+//! of these types, and each can only be built by its `parse`, whichever source the value
+//! came from (cust.cfg, OVF, guestinfo metadata, an appliance mapping, a seed).
+//!
+//! The checks are about what the value *is* (a host name, an address a NIC can hold), so a
+//! writer downstream never has to guess whether a value could break its format.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+use std::ops::Deref;
+
+use ipnet::{Ipv4Net, Ipv6Net};
+use serde::Serialize;
+
+pub use vmcust_imc::{DnsName, FileName, HostName, MacAddr, Secret, Timezone};
+
+/// At most this many characters of a rejected value are quoted in a message.
+const QUOTE_CHARS: usize = 40;
+
+/// A rejected value for a message: a short, escaped prefix and its length, so a huge or
+/// multi-line value never floods a log line.
+pub fn quote(value: &str) -> String {
+    let count = value.chars().count();
+    let head: String = value.chars().take(QUOTE_CHARS).collect();
+    if count > QUOTE_CHARS {
+        format!("{head:?}… ({count} characters)")
+    } else {
+        format!("{head:?}")
+    }
+}
+
+/// A value that cannot be used, with the place it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{place}: {reason}")]
+pub struct InvalidValue {
+    /// Where: the source and the key path, e.g.
+    /// `guestinfo.metadata: network.ethernets.id0.nameservers.search[1]`.
+    pub place: String,
+    /// What is wrong and what to write instead; never the value of a secret.
+    pub reason: String,
+}
+
+impl InvalidValue {
+    /// A problem at `place`.
+    pub fn new(place: impl Into<String>, reason: impl Into<String>) -> Self {
+        InvalidValue {
+            place: place.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+/// Fails on a control character (newline, tab, NUL, DEL…), which no value may carry into a
+/// line-oriented file.
+fn no_control(s: &str, what: &str) -> Result<(), String> {
+    match s.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "{what} {} holds the control character {c:?}; remove it",
+            quote(s)
+        )),
+        None => Ok(()),
+    }
+}
+
+macro_rules! string_value {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// The value as given.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl PartialEq<&str> for $name {
+            fn eq(&self, other: &&str) -> bool {
+                self.0 == *other
+            }
+        }
+    };
+}
+
+string_value!(
+    /// An instance id: any printable text up to 256 characters. It names a record
+    /// directory through [`InstanceId::file_name`], which is different for different ids.
+    InstanceId
+);
+
+impl<'de> serde::Deserialize<'de> for InstanceId {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        InstanceId::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl InstanceId {
+    /// Validates an instance id.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("empty instance id; give a non-empty id such as iid-web-01".into());
+        }
+        if s.chars().count() > 256 {
+            return Err(format!(
+                "instance id {} is longer than 256 characters",
+                quote(s)
+            ));
+        }
+        no_control(s, "instance id")?;
+        Ok(InstanceId(s.to_owned()))
+    }
+
+    /// A file name for this id that no other id shares: letters, digits, `-`, `_` and `.`
+    /// (not leading) stay as they are, every other byte becomes `%XX`. `i/1` is `i%2F1`,
+    /// `i_1` stays `i_1`.
+    pub fn file_name(&self) -> String {
+        let mut out = String::with_capacity(self.0.len());
+        for (i, b) in self.0.bytes().enumerate() {
+            let keep = b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || (b == b'.' && i > 0);
+            if keep {
+                out.push(b as char);
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+        out
+    }
+}
+
+string_value!(
+    /// One `authorized_keys` line: a key type, the key and an optional comment, or
+    /// options before them. Never more than one line.
+    SshKey
+);
+
+impl SshKey {
+    /// Validates one public key line (at most 16 KiB, no control characters).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("empty ssh public key".into());
+        }
+        if s.len() > 16 * 1024 {
+            return Err(format!(
+                "ssh public key of {} bytes; a key line is at most 16 KiB",
+                s.len()
+            ));
+        }
+        no_control(s, "ssh public key")?;
+        if s.split_whitespace().count() < 2 {
+            return Err(format!(
+                "ssh public key {} has no key after its type; write a line such as \
+                 ssh-ed25519 AAAAC3Nz... user@host",
+                quote(s)
+            ));
+        }
+        Ok(SshKey(s.to_owned()))
+    }
+}
+
+string_value!(
+    /// A login name as `useradd` accepts it: letters, digits, `.`, `_`, `-` (not first),
+    /// an optional trailing `$`, at most 32 characters.
+    UserName
+);
+
+impl UserName {
+    /// Validates a user name.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let body = s.strip_suffix('$').unwrap_or(s);
+        let ok = !body.is_empty()
+            && s.len() <= 32
+            && !body.starts_with('-')
+            && body != "."
+            && body != ".."
+            && body
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        if ok {
+            Ok(UserName(s.to_owned()))
+        } else {
+            Err(format!(
+                "user name {} is not valid; use 1-32 letters, digits, . _ - (not first)",
+                quote(s)
+            ))
+        }
+    }
+}
+
+string_value!(
+    /// A source's own name for an interface (`NIC1`, `id0`, `eth0`): letters, digits and
+    /// `. _ - : @`, at most 64 characters. It appears in comments and connection names.
+    InterfaceId
+);
+
+impl InterfaceId {
+    /// Validates an interface id.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let ok = !s.is_empty()
+            && s.len() <= 64
+            && s.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b':' | b'@')
+            });
+        if ok {
+            Ok(InterfaceId(s.to_owned()))
+        } else {
+            Err(format!(
+                "interface name {} is not valid; use 1-64 letters, digits or . _ - : @",
+                quote(s)
+            ))
+        }
+    }
+}
+
+string_value!(
+    /// Where an OVF `seedfrom` points: a `file://` URL or an absolute path (followed), or
+    /// an `http(s)://` URL (recorded, never fetched at boot). No control characters, no
+    /// `..` component.
+    SeedLocation
+);
+
+impl SeedLocation {
+    /// Validates a seed location.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let s = s.trim();
+        no_control(s, "seedfrom")?;
+        let local = s
+            .strip_prefix("file://")
+            .or_else(|| s.starts_with('/').then_some(s));
+        let remote = s.starts_with("http://") || s.starts_with("https://");
+        if !remote && local.is_none_or(|p| !p.starts_with('/')) {
+            return Err(format!(
+                "seedfrom {} is neither an absolute path, a file:/// url nor an http(s) url",
+                quote(s)
+            ));
+        }
+        if local.is_some_and(|p| p.split('/').any(|c| c == "..")) {
+            return Err(format!("seedfrom {} has a .. component", quote(s)));
+        }
+        Ok(SeedLocation(s.to_owned()))
+    }
+
+    /// The local directory, for a `file://` URL or a path; `None` for a remote URL.
+    pub fn local_dir(&self) -> Option<&str> {
+        self.0
+            .strip_prefix("file://")
+            .or_else(|| self.0.starts_with('/').then_some(&self.0))
+    }
+}
+
+/// Why an address cannot be a NIC's, a gateway or a name server, if it cannot.
+fn unusable(a: IpAddr) -> Option<&'static str> {
+    if a.is_unspecified() {
+        Some("the unspecified address")
+    } else if a.is_multicast() {
+        Some("a multicast address")
+    } else if a == IpAddr::V4(Ipv4Addr::BROADCAST) {
+        Some("the broadcast address")
+    } else {
+        None
+    }
+}
+
+/// An IPv4 address a NIC can hold, with its prefix length (1-32): not unspecified,
+/// multicast, broadcast or loopback, and not the network or broadcast address of its
+/// subnet (for prefixes up to /30).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct NicAddr4(Ipv4Net);
+
+impl NicAddr4 {
+    /// Validates an address with its prefix.
+    pub fn new(net: Ipv4Net) -> Result<Self, String> {
+        let a = net.addr();
+        let why = unusable(IpAddr::V4(a))
+            .or_else(|| a.is_loopback().then_some("a loopback address"))
+            .or_else(|| (net.prefix_len() == 0).then_some("given with prefix length 0"))
+            .or_else(|| {
+                (net.prefix_len() <= 30 && a == net.network())
+                    .then_some("the network address of its subnet")
+            })
+            .or_else(|| {
+                (net.prefix_len() <= 30 && a == net.broadcast())
+                    .then_some("the broadcast address of its subnet")
+            });
+        match why {
+            Some(why) => Err(format!("{net} cannot be a NIC address: it is {why}")),
+            None => Ok(NicAddr4(net)),
+        }
+    }
+}
+
+impl std::str::FromStr for NicAddr4 {
+    type Err = String;
+
+    /// `10.0.0.5/24`, validated.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let net: Ipv4Net = s
+            .parse()
+            .map_err(|_| format!("{} is not an ipv4 address with a prefix", quote(s)))?;
+        NicAddr4::new(net)
+    }
+}
+
+impl Deref for NicAddr4 {
+    type Target = Ipv4Net;
+    fn deref(&self) -> &Ipv4Net {
+        &self.0
+    }
+}
+
+impl fmt::Display for NicAddr4 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// An IPv6 address a NIC can hold, with its prefix length (1-128): not unspecified,
+/// multicast or loopback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct NicAddr6(Ipv6Net);
+
+impl NicAddr6 {
+    /// Validates an address with its prefix.
+    pub fn new(net: Ipv6Net) -> Result<Self, String> {
+        let a = net.addr();
+        let why = unusable(IpAddr::V6(a))
+            .or_else(|| a.is_loopback().then_some("the loopback address"))
+            .or_else(|| (net.prefix_len() == 0).then_some("given with prefix length 0"));
+        match why {
+            Some(why) => Err(format!("{net} cannot be a NIC address: it is {why}")),
+            None => Ok(NicAddr6(net)),
+        }
+    }
+}
+
+impl std::str::FromStr for NicAddr6 {
+    type Err = String;
+
+    /// `fd00::5/64`, validated.
+    fn from_str(s: &str) -> Result<Self, String> {
+        let net: Ipv6Net = s
+            .parse()
+            .map_err(|_| format!("{} is not an ipv6 address with a prefix", quote(s)))?;
+        NicAddr6::new(net)
+    }
+}
+
+impl Deref for NicAddr6 {
+    type Target = Ipv6Net;
+    fn deref(&self) -> &Ipv6Net {
+        &self.0
+    }
+}
+
+impl fmt::Display for NicAddr6 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A next hop: not unspecified, multicast, broadcast or loopback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct Gateway(IpAddr);
+
+impl Gateway {
+    /// Validates a gateway address.
+    pub fn new(a: IpAddr) -> Result<Self, String> {
+        match unusable(a).or_else(|| a.is_loopback().then_some("a loopback address")) {
+            Some(why) => Err(format!("{a} cannot be a gateway: it is {why}")),
+            None => Ok(Gateway(a)),
+        }
+    }
+
+    /// The address.
+    pub fn addr(&self) -> IpAddr {
+        self.0
+    }
+}
+
+impl fmt::Display for Gateway {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A DNS server: not unspecified, multicast or broadcast (a loopback resolver such as
+/// 127.0.0.53 is fine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct NameServer(IpAddr);
+
+impl NameServer {
+    /// Validates a name server address.
+    pub fn new(a: IpAddr) -> Result<Self, String> {
+        match unusable(a) {
+            Some(why) => Err(format!("{a} cannot be a dns server: it is {why}")),
+            None => Ok(NameServer(a)),
+        }
+    }
+
+    /// The address.
+    pub fn addr(&self) -> IpAddr {
+        self.0
+    }
+}
+
+impl fmt::Display for NameServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_ids_never_share_a_file_name() {
+        let ids = [
+            "i/1",
+            "i_1",
+            "i%2F1",
+            ".hidden",
+            "%2Ehidden",
+            "a b",
+            "a%20b",
+            "ok-1.2",
+        ];
+        let names: std::collections::BTreeSet<String> = ids
+            .iter()
+            .map(|s| InstanceId::parse(s).unwrap().file_name())
+            .collect();
+        assert_eq!(names.len(), ids.len(), "{names:?}");
+        for n in &names {
+            assert!(
+                !n.contains('/') && !n.starts_with('.') && !n.is_empty(),
+                "{n}"
+            );
+        }
+        assert_eq!(InstanceId::parse("ok-1.2").unwrap().file_name(), "ok-1.2");
+        assert!(InstanceId::parse("a\nb").is_err());
+        assert!(InstanceId::parse(" ").is_err());
+    }
+
+    #[test]
+    fn unusable_addresses_are_refused() {
+        for s in [
+            "0.0.0.0/24",
+            "224.0.0.1/24",
+            "255.255.255.255/32",
+            "127.0.0.1/8",
+            "10.0.0.0/24",
+            "10.0.0.255/24",
+            "10.0.0.5/0",
+        ] {
+            assert!(NicAddr4::new(s.parse().unwrap()).is_err(), "{s}");
+        }
+        for s in [
+            "10.0.0.5/24",
+            "10.0.0.0/31",
+            "10.0.0.1/32",
+            "192.168.0.255/23",
+        ] {
+            assert!(NicAddr4::new(s.parse().unwrap()).is_ok(), "{s}");
+        }
+        for s in ["::/64", "ff02::1/64", "::1/128", "fd00::1/0"] {
+            assert!(NicAddr6::new(s.parse().unwrap()).is_err(), "{s}");
+        }
+        for s in [
+            "0.0.0.0",
+            "127.0.0.1",
+            "224.0.0.1",
+            "255.255.255.255",
+            "::",
+            "::1",
+        ] {
+            assert!(Gateway::new(s.parse().unwrap()).is_err(), "{s}");
+        }
+        assert!(NameServer::new("127.0.0.53".parse().unwrap()).is_ok());
+        assert!(NameServer::new("0.0.0.0".parse().unwrap()).is_err());
+    }
+
+    #[test]
+    fn names_and_keys() {
+        assert!(UserName::parse("ubuntu").is_ok());
+        for bad in ["", "-x", "a b", "a\nb", "..", &"a".repeat(33)] {
+            assert!(UserName::parse(bad).is_err(), "{bad:?}");
+        }
+        assert!(SshKey::parse("ssh-ed25519 AAAA user@h").is_ok());
+        assert!(SshKey::parse("ssh-ed25519 AAAA\nssh-rsa BBBB").is_err());
+        assert!(SshKey::parse("ssh-ed25519").is_err());
+        assert!(InterfaceId::parse("NIC1").is_ok());
+        assert!(InterfaceId::parse("a\"b").is_err());
+        assert!(SeedLocation::parse("file:///seed/").unwrap().local_dir() == Some("/seed/"));
+        assert!(SeedLocation::parse("http://h/seed/")
+            .unwrap()
+            .local_dir()
+            .is_none());
+        for bad in ["seed", "file://rel", "/a/../b", "/a\nb"] {
+            assert!(SeedLocation::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn quotes_are_short() {
+        let long = "x".repeat(1 << 20);
+        let q = quote(&long);
+        assert!(q.len() < 80 && q.contains("1048576 characters"), "{q}");
+        assert_eq!(quote("a\nb"), "\"a\\nb\"");
+    }
+}
