@@ -117,12 +117,19 @@ impl<'a> Reporter<'a> {
     pub fn done(&mut self) {
         self.state(STATE_DONE, Code::Success, None);
         self.gc_status("Successful");
+        // The VM's vmware.log on the host is where an administrator without guest access
+        // looks first.
+        self.rpc.log("vmcust: guest customization succeeded");
     }
 
     /// Reports a failure with its code and a short reason (`4 <code> <log>@<reason>`).
     pub fn failed(&mut self, code: Code, gc_text: &str, reason: &str) {
         self.state(STATE_RUNNING, code, Some(reason));
         self.gc_status(gc_text);
+        self.rpc.log(&format!(
+            "vmcust: guest customization failed (code {}): {gc_text}; details in {LOG_PATH}",
+            code as u16
+        ));
     }
 
     /// Sets `guestinfo.gc.status` when the spec asked for it (vCloud Director).

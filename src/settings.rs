@@ -9,6 +9,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::model::UserName;
 use crate::plan::network::Renderer;
 use crate::root::Root;
 
@@ -46,8 +47,9 @@ pub struct Settings {
     /// `[network] renderer`: the network stack to write for; `None` (`auto`) detects the
     /// stack the root uses. Default `auto`.
     pub renderer: Option<Renderer>,
-    /// `[ssh] user`: whose `authorized_keys` receives the public keys. Default `root`.
-    pub ssh_user: String,
+    /// `[ssh] user`: whose `authorized_keys` receives the public keys when the source
+    /// names nobody. `None` (the default) is `root`.
+    pub ssh_user: Option<UserName>,
     /// `[log] level`: the most detailed log level written. Default `info`.
     pub log_level: tracing::Level,
     /// `[cloud-init] step_aside`: when a real cloud-init is installed and configured for
@@ -63,7 +65,7 @@ impl Default for Settings {
             max_wait: Duration::from_secs(15),
             script_timeout: Duration::from_secs(300),
             renderer: None,
-            ssh_user: "root".to_string(),
+            ssh_user: None,
             log_level: tracing::Level::INFO,
             step_aside: true,
         }
@@ -258,7 +260,7 @@ fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Resu
             settings.script_timeout = parse_secs(value, 1, SCRIPT_TIMEOUT_LIMIT)?
         }
         ("network", "renderer") => settings.renderer = parse_renderer(value)?,
-        ("ssh", "user") => settings.ssh_user = parse_user(value)?,
+        ("ssh", "user") => settings.ssh_user = Some(parse_user(value)?),
         ("log", "level") => settings.log_level = parse_level(value)?,
         ("cloud-init", "step_aside") => settings.step_aside = parse_bool(value)?,
         _ => unreachable!("apply is only called for keys listed in KNOWN"),
@@ -295,25 +297,8 @@ fn parse_renderer(value: &str) -> Result<Option<Renderer>, String> {
 }
 
 /// A user name as `useradd` accepts it by default, so a typo cannot become a path.
-fn parse_user(value: &str) -> Result<String, String> {
-    let body = value.strip_suffix('$').unwrap_or(value);
-    let valid = !body.is_empty()
-        && value.len() <= 32
-        && body
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && body
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
-    if valid {
-        Ok(value.to_string())
-    } else {
-        Err(format!(
-            "invalid user name {value:?}, default kept; use a login name of letters, digits, \
-             '_', '-' or '.' starting with a letter or '_' (at most 32 characters)"
-        ))
-    }
+fn parse_user(value: &str) -> Result<UserName, String> {
+    UserName::parse(value).map_err(|e| format!("{e}; the default is kept"))
 }
 
 fn parse_level(value: &str) -> Result<tracing::Level, String> {
@@ -485,14 +470,14 @@ mod tests {
             (
                 "[ssh]\nuser = cloud-user",
                 Settings {
-                    ssh_user: "cloud-user".into(),
+                    ssh_user: UserName::parse("cloud-user").ok(),
                     ..d.clone()
                 },
             ),
             (
                 "[ssh]\nuser = _svc",
                 Settings {
-                    ssh_user: "_svc".into(),
+                    ssh_user: UserName::parse("_svc").ok(),
                     ..d.clone()
                 },
             ),

@@ -5,117 +5,13 @@
 mod support;
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use support::{example, scratch_root, snapshot};
-
-/// The VMX's answers for a successful NIC handshake after two polls.
-const NIC_REPLIES: &str = "deployPkg.update.state 4 103 => queryNicsSupported\n\
-deployPkg.update.state 4 104 => disconnected | disconnected | connected\n";
-
-/// A VM: a template root with VMware DMI, and a fake host directory.
-struct Vm {
-    root: tempfile::TempDir,
-    host: tempfile::TempDir,
-}
-
-impl Vm {
-    fn new() -> Vm {
-        let root = scratch_root();
-        let dmi = root.path().join("sys/class/dmi/id");
-        fs::create_dir_all(&dmi).unwrap();
-        fs::write(dmi.join("product_name"), "VMware7,1\n").unwrap();
-        fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
-        fs::write(
-            dmi.join("product_uuid"),
-            "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n",
-        )
-        .unwrap();
-        let host = tempfile::tempdir().unwrap();
-        fs::write(host.path().join("replies"), NIC_REPLIES).unwrap();
-        Vm { root, host }
-    }
-
-    fn path(&self, p: &str) -> PathBuf {
-        self.root.path().join(p.trim_start_matches('/'))
-    }
-
-    /// What open-vm-tools does: each file copied as `<name>.tmp` then renamed, in tools'
-    /// order, `cust.cfg` last.
-    fn hand_over(&self, spec: &str, extra: &[(&str, &str)]) {
-        let dir = self.path("/var/run/vmware-imc");
-        fs::create_dir_all(&dir).unwrap();
-        let mut files: Vec<(&str, String)> =
-            extra.iter().map(|(n, c)| (*n, c.to_string())).collect();
-        files.push(("cust.cfg", spec.to_string()));
-        for (name, content) in files {
-            let tmp = dir.join(format!("{name}.tmp"));
-            fs::write(&tmp, content).unwrap();
-            fs::rename(&tmp, dir.join(name)).unwrap();
-        }
-    }
-
-    fn command(&self, stage: &str, max_wait: u64) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmcust"));
-        cmd.args(["run", "--stage", stage, "--root"])
-            .arg(self.root.path())
-            .arg("--guestinfo-dir")
-            .arg(self.host.path())
-            .args(["--max-wait", &max_wait.to_string(), "--nic-poll-ms", "10"])
-            .env("VMCUST_LOG", "info")
-            .env_remove(vmcust::boot::CRASH_AFTER_ENV);
-        cmd
-    }
-
-    fn run(&self, stage: &str) -> Output {
-        self.command(stage, 0).output().unwrap()
-    }
-
-    fn rpcs(&self) -> Vec<String> {
-        fs::read_to_string(self.host.path().join("rpc.log"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect()
-    }
-
-    /// The last `deployPkg.update.state` that is not part of the NIC handshake.
-    fn final_state(&self) -> Option<String> {
-        self.rpcs()
-            .into_iter()
-            .filter(|r| r.starts_with("deployPkg.update.state"))
-            .rfind(|r| !r.contains(" 103 ") && !r.contains(" 104 "))
-    }
-
-    fn enable_scripts(&self) {
-        let dir = self.path("/etc/vmware-tools");
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(
-            dir.join("tools.conf"),
-            "[deployPkg]\nenable-custom-scripts = true\n",
-        )
-        .unwrap();
-    }
-
-    fn settings(&self, text: &str) {
-        let dir = self.path("/etc/vmcust");
-        fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("vmcust.conf"), text).unwrap();
-    }
-
-    /// The customized part of the root, without the records and the log that carry times.
-    fn state(&self) -> std::collections::BTreeMap<PathBuf, String> {
-        let mut s = snapshot(self.root.path());
-        s.retain(|p, _| {
-            let p = p.to_string_lossy();
-            !p.ends_with("result.json") && !p.starts_with("run/vmcust") && p != "var/log/vmcust.log"
-        });
-        s
-    }
-}
+use support::vm::Vm;
+use support::{example, scratch_root};
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -146,6 +42,7 @@ fn success_applies_connects_nics_and_reports_done() {
             "deployPkg.update.state 4 104 /var/log/vmcust.log@0,1",
             "deployPkg.update.state 4 104 /var/log/vmcust.log@0,1",
             "deployPkg.update.state 5 0 /var/log/vmcust.log",
+            "log vmcust: guest customization succeeded",
         ]
     );
     assert_eq!(
@@ -260,7 +157,7 @@ fn each_failure_class_reports_its_code_and_changes_nothing() {
         });
         let mut before = before.clone();
         before.retain(|p, _| !p.starts_with("var/lib/vmcust"));
-        assert_eq!(after, before, "{name}: the root changed");
+        support::assert_same_tree(&before, &after, &format!("{name}: the root"));
         assert!(!vm.path("/var/lib/vmcust/pending").exists(), "{name}");
     }
 }

@@ -170,6 +170,27 @@ pub fn apply_action(root: &Root, action: &Action) -> Result<Change> {
     Ok(change)
 }
 
+/// Undoes `failed` (the action that failed, if it got that far) and then `done`, newest
+/// first, and says in the error whether everything was put back.
+fn put_back(done: Vec<Undo>, failed: Option<Undo>, e: anyhow::Error) -> anyhow::Error {
+    let count = done.len();
+    let problems: Vec<String> = failed
+        .iter()
+        .chain(done.iter().rev())
+        .filter_map(|u| u.run().err().map(|e| e.to_string()))
+        .collect();
+    if problems.is_empty() {
+        e.context(format!(
+            "nothing was changed: the {count} change(s) made before the failure were put back"
+        ))
+    } else {
+        e.context(format!(
+            "putting back the earlier changes failed too ({}); the root may be half-changed",
+            problems.join("; ")
+        ))
+    }
+}
+
 /// Applies every action of `plan` in order. If one fails, every change made before it is
 /// undone, newest first, and the error says so; the root is then as it was.
 pub fn apply(root: &Root, plan: &Plan) -> Result<Vec<Change>> {
@@ -177,43 +198,31 @@ pub fn apply(root: &Root, plan: &Plan) -> Result<Vec<Change>> {
     let mut done: Vec<Undo> = Vec::new();
     let mut changes = Vec::new();
     for (i, action) in plan.actions.iter().enumerate() {
-        let step = (|| {
-            let undo = save(root, action)
-                .with_context(|| format!("inspecting {}", action.path().display()))?;
-            if fail_at == Some(i) {
-                return Err(anyhow::Error::from(io::Error::other(format!(
-                    "injected failure at action {i} ({FAIL_AT_ENV})"
-                ))));
+        let undo = match save(root, action) {
+            Ok(u) => u,
+            Err(e) => {
+                let e = anyhow::Error::from(e)
+                    .context(format!("inspecting {}", action.path().display()));
+                return Err(put_back(done, None, e));
             }
-            let change = apply_action(root, action)?;
-            Ok((undo, change))
-        })();
-        match step {
-            Ok((undo, change)) => {
+        };
+        let result = if fail_at == Some(i) {
+            Err(anyhow::Error::from(io::Error::other(format!(
+                "injected failure at action {i} ({FAIL_AT_ENV})"
+            ))))
+        } else {
+            apply_action(root, action)
+        };
+        match result {
+            Ok(change) => {
                 if !matches!(change, Change::Unchanged | Change::Skipped) {
                     done.push(undo);
                 }
                 changes.push(change);
             }
-            Err(e) => {
-                let put_back = done.len();
-                let mut failed = Vec::new();
-                for undo in done.iter().rev() {
-                    if let Err(u) = undo.run() {
-                        failed.push(u.to_string());
-                    }
-                }
-                return Err(if failed.is_empty() {
-                    e.context(format!(
-                        "nothing was changed: the {put_back} change(s) made before the failure were put back"
-                    ))
-                } else {
-                    e.context(format!(
-                        "putting back the earlier changes failed too ({}); the root may be half-changed",
-                        failed.join("; ")
-                    ))
-                });
-            }
+            // The failed action may have made directories or a temp file on its way:
+            // its own record puts those back too.
+            Err(e) => return Err(put_back(done, Some(undo), e)),
         }
     }
     Ok(changes)

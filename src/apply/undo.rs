@@ -86,8 +86,45 @@ impl Saved {
         matches!(self.before, Before::Other)
     }
 
+    /// Whether the path is (still) as it was, so that nothing needs writing.
+    fn unchanged(&self) -> bool {
+        let Ok(m) = fs::symlink_metadata(&self.real) else {
+            return matches!(self.before, Before::Missing);
+        };
+        let owner = (m.uid(), m.gid());
+        let mode = m.mode() & 0o7777;
+        match &self.before {
+            Before::File {
+                contents,
+                mode: was_mode,
+                owner: was_owner,
+            } => {
+                m.is_file()
+                    && mode == *was_mode
+                    && owner == *was_owner
+                    && fs::read(&self.real).is_ok_and(|c| c == *contents)
+            }
+            Before::Symlink {
+                target,
+                owner: was_owner,
+            } => {
+                m.file_type().is_symlink()
+                    && owner == *was_owner
+                    && fs::read_link(&self.real).is_ok_and(|t| t == *target)
+            }
+            Before::Dir {
+                mode: was_mode,
+                owner: was_owner,
+            } => m.is_dir() && mode == *was_mode && owner == *was_owner,
+            Before::Missing | Before::Other => false,
+        }
+    }
+
     /// Puts the path back as it was and removes the directories created above it.
     pub fn restore(&self) -> io::Result<()> {
+        if self.unchanged() {
+            return self.remove_created_dirs();
+        }
         match &self.before {
             Before::Missing => match fs::symlink_metadata(&self.real) {
                 Ok(m) if m.is_dir() => remove_dir_if_empty(&self.real)?,
@@ -116,6 +153,11 @@ impl Saved {
         if let Some(parent) = self.real.parent() {
             sync_dir(parent);
         }
+        self.remove_created_dirs()
+    }
+
+    fn remove_created_dirs(&self) -> io::Result<()> {
+        let _ = fs::remove_file(temp_name(&self.real));
         for dir in &self.missing_dirs {
             remove_dir_if_empty(dir)?;
         }

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use super::state::INSTANCES_DIR;
 use super::{Context, Ending, ScriptEnd};
+use crate::engine::customize::{user_data_disposition, UserDataDisposition};
 use crate::host::addresses;
 use crate::report::{Code, Reporter};
 use crate::scripts::run::Phase;
@@ -56,9 +57,10 @@ fn publish_addresses(ctx: &mut Context) {
     if ctx.root.path() != Path::new("/") {
         return;
     }
+    let wait = read_wait_on_network(&ctx.root);
     let published = addresses::publish(
         ctx.rpc,
-        addresses::Wait::default(),
+        wait,
         addresses::DEFAULT_WAIT,
         std::time::Duration::from_secs(1),
         || addresses::current(Path::new("/proc")),
@@ -71,6 +73,48 @@ fn publish_addresses(ctx: &mut Context) {
     }
     for w in published.warnings {
         tracing::warn!("{w}");
+    }
+}
+
+/// The instance id recorded in the instance's directory (named by its file-name form).
+fn instance_id(ctx: &Context, dir: &Path, dir_name: &str) -> String {
+    ctx.root
+        .read_text(&dir.join("result.json"))
+        .ok()
+        .flatten()
+        .and_then(|t| serde_json::from_str::<super::state::InstanceResult>(&t).ok())
+        .map_or_else(|| dir_name.to_string(), |r| r.instance_id.to_string())
+}
+
+/// Where the last guestinfo metadata's `wait-on-network` is kept for the late stage.
+pub const WAIT_ON_NETWORK: &str = "/var/lib/vmcust/wait-on-network";
+
+/// Keeps `wait-on-network` for the late stage: one family name per line.
+pub fn record_wait_on_network(
+    root: &crate::root::Root,
+    w: crate::source::metadata::WaitOnNetwork,
+) -> Result<()> {
+    let mut text = String::new();
+    if w.ipv4 {
+        text.push_str("ipv4\n");
+    }
+    if w.ipv6 {
+        text.push_str("ipv6\n");
+    }
+    root.write_file(Path::new(WAIT_ON_NETWORK), text.as_bytes(), 0o644)?;
+    Ok(())
+}
+
+/// The families to wait for; none recorded means any address will do.
+fn read_wait_on_network(root: &crate::root::Root) -> addresses::Wait {
+    let text = root
+        .read_text(Path::new(WAIT_ON_NETWORK))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    addresses::Wait {
+        ipv4: text.lines().any(|l| l == "ipv4"),
+        ipv6: text.lines().any(|l| l == "ipv6"),
     }
 }
 
@@ -112,32 +156,27 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         ctx.root
             .write_file(&dir.join(USER_DATA_DONE), note.as_bytes(), 0o644)
     };
-    if crate::coexist::real_cloud_init(&ctx.root).is_some() {
-        let seed = Path::new(NOCLOUD_SEED);
-        let meta = ctx
-            .root
-            .read(&dir.join(META_DATA))?
-            .unwrap_or_else(|| format!("instance-id: {id}\n").into_bytes());
-        ctx.root.write_file(&seed.join("meta-data"), &meta, 0o600)?;
-        ctx.root
-            .write_file(&seed.join("user-data"), &bytes, 0o600)?;
-        done(ctx, "handed to cloud-init\n")?;
-        tracing::info!("user-data handed to cloud-init through {NOCLOUD_SEED}");
-        return Ok(Ending::Done);
-    }
-    if !bytes.starts_with(b"#!") {
-        let kind = String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        done(ctx, "rejected\n")?;
-        let reason = format!(
-            "user-data starting with {kind:?} needs cloud-init, which is not installed; \
-             without cloud-init vmcust runs only user-data that is a #! script"
-        );
-        tracing::error!("{reason}");
-        return Ok(Ending::failed(reason));
+    let real = crate::coexist::real_cloud_init(&ctx.root).is_some();
+    // The same decision `vmcust plan` shows.
+    match user_data_disposition(&bytes, real) {
+        UserDataDisposition::CloudInitSeed => {
+            let seed = Path::new(NOCLOUD_SEED);
+            let meta = ctx.root.read(&dir.join(META_DATA))?.unwrap_or_else(|| {
+                format!("instance-id: {}\n", instance_id(ctx, dir, id)).into_bytes()
+            });
+            ctx.root.write_file(&seed.join("meta-data"), &meta, 0o600)?;
+            ctx.root
+                .write_file(&seed.join("user-data"), &bytes, 0o600)?;
+            done(ctx, "handed to cloud-init\n")?;
+            tracing::info!("user-data handed to cloud-init through {NOCLOUD_SEED}");
+            return Ok(Ending::Done);
+        }
+        UserDataDisposition::Rejected(reason) => {
+            done(ctx, "rejected\n")?;
+            tracing::error!("{reason}");
+            return Ok(Ending::failed(reason));
+        }
+        UserDataDisposition::RunScript => {}
     }
     let script = dir.join("user-data.sh");
     ctx.root.write_file(&script, &bytes, 0o700)?;

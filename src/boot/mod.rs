@@ -96,11 +96,9 @@ impl Context<'_> {
             .unwrap_or_else(|| InstanceId::parse("iid-vmcust").expect("a valid instance id"))
     }
 
-    /// How to plan: the settings' renderer.
-    pub fn options(&self) -> crate::engine::customize::Options {
-        crate::engine::customize::Options {
-            renderer: self.settings.renderer,
-        }
+    /// How to plan: the settings' renderer and SSH user.
+    pub fn options(&self) -> crate::engine::customize::Options<'_> {
+        crate::engine::customize::Options::from_settings(&self.settings, None)
     }
 }
 

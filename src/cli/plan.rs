@@ -69,8 +69,14 @@ pub fn load_and_prepare(
         input.imc = Some(f);
     }
     let root = Root::new(root).with_context(|| format!("opening root {}", root.display()))?;
+    // The root's own settings file, as at boot (renderer, SSH user).
+    let (settings, settings_warnings) = crate::settings::load(&root);
+    for w in &settings_warnings {
+        tracing::warn!("{w}");
+    }
     let loaded = load(&input, Some(&root))?;
-    let prepared = prepare(&root, &loaded.gathered, Options { renderer }).map_err(|e| {
+    let opts = Options::from_settings(&settings, renderer);
+    let prepared = prepare(&root, &loaded.gathered, opts).map_err(|e| {
         InvalidInput(format!(
             "planning the customization for {}: {e}\nnothing was changed",
             root.path().display()

@@ -9,17 +9,31 @@ use serde::Serialize;
 
 use super::gather::{Gathered, UserData};
 use crate::facts::RootFacts;
-use crate::model::{Customization, FileName, InstanceId};
+use crate::model::{Customization, FileName, InstanceId, UserName};
 use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
 use crate::root::Root;
+use crate::settings::Settings;
 use crate::source::merge::SourceKind;
 
 /// Choices that change how, not what.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options {
+pub struct Options<'a> {
     /// Network stack to write for; `None` detects it from the root.
     pub renderer: Option<Renderer>,
+    /// Whose `authorized_keys` gets the SSH keys when the source names nobody (the
+    /// settings file's `[ssh] user`); `None` is root.
+    pub ssh_user: Option<&'a UserName>,
+}
+
+impl<'a> Options<'a> {
+    /// The options the settings file asks for, `renderer` overriding its renderer.
+    pub fn from_settings(settings: &'a Settings, renderer: Option<Renderer>) -> Self {
+        Options {
+            renderer: renderer.or(settings.renderer),
+            ssh_user: settings.ssh_user.as_ref(),
+        }
+    }
 }
 
 /// What happens to user-data in the late stage.
@@ -121,6 +135,9 @@ pub fn marker_path(marker: &FileName) -> std::path::PathBuf {
 /// one, as VMware does), and plans the files and the live host name.
 pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, PrepareError> {
     let mut c = g.customization.clone();
+    if c.identity.ssh_user.is_none() {
+        c.identity.ssh_user = opts.ssh_user.cloned();
+    }
     let mut steps = BootSteps {
         instance_id: c.instance_id.clone(),
         redact: g.redact.clone(),

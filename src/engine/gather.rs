@@ -91,6 +91,9 @@ pub struct Gathered {
     pub imc: Option<ImcOptions>,
     /// Guestinfo keys to clear once the data is applied.
     pub redact: Vec<String>,
+    /// The guestinfo metadata's `wait-on-network`: which address families the late
+    /// stage waits for before publishing the guest's addresses.
+    pub wait_on_network: Option<metadata::WaitOnNetwork>,
     /// Where the OVF environment was found.
     pub ovf_origin: Option<OvfOrigin>,
     /// Non-fatal findings, each naming its source.
@@ -170,6 +173,7 @@ pub fn gather(
         raw_metadata: None,
         imc: None,
         redact: Vec::new(),
+        wait_on_network: None,
         ovf_origin: None,
         warnings: Vec::new(),
     };
@@ -414,6 +418,7 @@ fn gather_guestinfo(
         );
     }
     g.redact = data.metadata.redact.clone();
+    g.wait_on_network = Some(data.metadata.wait_on_network);
     found.push((SourceKind::Guestinfo, data.customization));
     Ok(())
 }

@@ -176,8 +176,8 @@ impl SshKey {
 }
 
 string_value!(
-    /// A login name as `useradd` accepts it: letters, digits, `.`, `_`, `-` (not first),
-    /// an optional trailing `$`, at most 32 characters.
+    /// A login name as `useradd` accepts it by default: a letter or `_`, then letters,
+    /// digits, `.`, `_`, `-`, an optional trailing `$`, at most 32 characters.
     UserName
 );
 
@@ -185,11 +185,11 @@ impl UserName {
     /// Validates a user name.
     pub fn parse(s: &str) -> Result<Self, String> {
         let body = s.strip_suffix('$').unwrap_or(s);
-        let ok = !body.is_empty()
-            && s.len() <= 32
-            && !body.starts_with('-')
-            && body != "."
-            && body != ".."
+        let ok = s.len() <= 32
+            && body
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
             && body
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
@@ -197,7 +197,8 @@ impl UserName {
             Ok(UserName(s.to_owned()))
         } else {
             Err(format!(
-                "user name {} is not valid; use 1-32 letters, digits, . _ - (not first)",
+                "invalid user name {}; use a login name of letters, digits, '_', '-' or '.' \
+                 starting with a letter or '_' (at most 32 characters)",
                 quote(s)
             ))
         }

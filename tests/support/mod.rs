@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod vm;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
@@ -46,7 +48,8 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// Every path under `dir` with what it is: file contents and mode, or link target.
+/// Every path under `dir` with what it is: file contents, mode and owner; link target
+/// and owner; directory mode and owner.
 pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
@@ -58,23 +61,58 @@ fn walk(top: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
         let path = entry.unwrap().path();
         let rel = path.strip_prefix(top).unwrap().to_path_buf();
         let meta = fs::symlink_metadata(&path).unwrap();
+        let owner = format!("{}:{}", meta.uid(), meta.gid());
         if meta.file_type().is_symlink() {
             out.insert(
                 rel,
-                format!("-> {}", fs::read_link(&path).unwrap().display()),
+                format!("{owner} -> {}", fs::read_link(&path).unwrap().display()),
             );
         } else if meta.is_dir() {
+            out.insert(rel, format!("{owner} {:o} dir", meta.mode() & 0o7777));
             walk(top, &path, out);
         } else {
             let bytes = fs::read(&path).unwrap();
             out.insert(
                 rel,
                 format!(
-                    "{:o} {}",
+                    "{owner} {:o} {}",
                     meta.mode() & 0o7777,
                     String::from_utf8_lossy(&bytes)
                 ),
             );
         }
     }
+}
+
+/// Fails with the paths that differ (not the whole trees) when two snapshots differ.
+pub fn assert_same_tree(
+    before: &BTreeMap<PathBuf, String>,
+    after: &BTreeMap<PathBuf, String>,
+    what: &str,
+) {
+    let short = |v: Option<&String>| match v {
+        None => "(missing)".to_string(),
+        Some(s) => s.chars().take(120).collect(),
+    };
+    let diffs: Vec<String> = before
+        .keys()
+        .chain(after.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .filter(|k| before.get(*k) != after.get(*k))
+        .take(10)
+        .map(|k| {
+            format!(
+                "  {}: {:?} -> {:?}",
+                k.display(),
+                short(before.get(k)),
+                short(after.get(k))
+            )
+        })
+        .collect();
+    assert!(
+        diffs.is_empty(),
+        "{what}: the tree changed:\n{}",
+        diffs.join("\n")
+    );
 }
