@@ -210,12 +210,12 @@ fn one_line(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::fake::FakeHost;
+    use crate::host::guestinfo_dir::GuestinfoDir;
 
-    fn host(replies: &str) -> (tempfile::TempDir, FakeHost) {
+    fn host(replies: &str) -> (tempfile::TempDir, GuestinfoDir) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("replies"), replies).unwrap();
-        let host = FakeHost::new(dir.path());
+        let host = GuestinfoDir::new(dir.path());
         (dir, host)
     }
 

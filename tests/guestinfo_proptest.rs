@@ -6,7 +6,7 @@ use std::io::Write;
 use base64::Engine;
 use proptest::prelude::*;
 
-use vmcust::host::fake::FakeHost;
+use vmcust::host::guestinfo_dir::GuestinfoDir;
 use vmcust::source::encoding::{decode, normalize, Encoding};
 use vmcust::source::{guestinfo, metadata};
 
@@ -59,7 +59,7 @@ proptest! {
         if let Some(e) = &enc {
             std::fs::write(d.path().join("guestinfo.userdata.encoding"), e).unwrap();
         }
-        let mut host = FakeHost::new(d.path());
+        let mut host = GuestinfoDir::new(d.path());
         let _ = guestinfo::read(&mut host);
     }
 

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::guestinfo::TransportArgs;
 use super::Format;
 use crate::host::backdoor::Backdoor;
-use crate::host::fake::FakeHost;
+use crate::host::guestinfo_dir::GuestinfoDir;
 use crate::host::platform::Platform;
 use crate::host::rpctool::RpcTool;
 use crate::host::GuestRpc;
@@ -120,7 +120,7 @@ pub fn run(args: DetectArgs) -> Result<()> {
     };
     let (rpc, skipped): (Option<Box<dyn GuestRpc>>, Option<String>) =
         if let Some(dir) = &opts.guestinfo_dir {
-            (Some(Box::new(FakeHost::new(dir))), None)
+            (Some(Box::new(GuestinfoDir::new(dir))), None)
         } else if !vmware {
             (None, Some("not a vmware platform".into()))
         } else if let Some(b) = backdoor {

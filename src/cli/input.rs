@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::InvalidInput;
 use crate::engine::gather::{gather, Gathered, ImcInput, MappingSource, Sources};
-use crate::host::fake::FakeHost;
+use crate::host::guestinfo_dir::GuestinfoDir;
 use crate::host::platform::Platform;
 use crate::model::InstanceId;
 use crate::root::Root;
@@ -95,7 +95,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
         })?),
         None => None,
     };
-    let mut host = args.guestinfo_dir.as_ref().map(FakeHost::new);
+    let mut host = args.guestinfo_dir.as_ref().map(GuestinfoDir::new);
     let sources = Sources {
         imc,
         ovf,

@@ -257,7 +257,7 @@ pub fn interface_addresses() -> Vec<(String, IpNet)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::fake::FakeHost;
+    use crate::host::guestinfo_dir::GuestinfoDir;
 
     const ROUTE_V4: &str =
         "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
@@ -334,7 +334,7 @@ mod tests {
     #[test]
     fn waits_a_bounded_time_then_publishes() {
         let d = tempfile::tempdir().unwrap();
-        let mut host = FakeHost::new(d.path());
+        let mut host = GuestinfoDir::new(d.path());
         let mut polls = 0;
         let out = publish(
             &mut host,
@@ -359,7 +359,7 @@ mod tests {
             ["info-set guestinfo.local-ipv4 10.0.0.5"]
         );
 
-        let mut host = FakeHost::new(d.path());
+        let mut host = GuestinfoDir::new(d.path());
         let start = Instant::now();
         let out = publish(
             &mut host,

@@ -4,11 +4,11 @@
 //! Every guest RPC goes through the small [`GuestRpc`] trait. Real transports are
 //! [`rpctool::RpcTool`] (`vmware-rpctool`, falling back to `vmtoolsd --cmd`) and
 //! [`backdoor::Backdoor`] (reads and logging over the `vmw_backdoor` crate, the rest
-//! delegated to the tools); [`fake::FakeHost`] is a directory of key files for tests.
+//! delegated to the tools); [`guestinfo_dir::GuestinfoDir`] is a directory of key files for tests.
 
 pub mod addresses;
 pub mod backdoor;
-pub mod fake;
+pub mod guestinfo_dir;
 pub mod platform;
 pub mod rpctool;
 
@@ -197,7 +197,7 @@ pub struct TransportOptions {
 /// else the tools alone.
 pub fn open(opts: &TransportOptions) -> Box<dyn GuestRpc> {
     if let Some(dir) = &opts.guestinfo_dir {
-        return Box::new(fake::FakeHost::new(dir));
+        return Box::new(guestinfo_dir::GuestinfoDir::new(dir));
     }
     let mut tools = rpctool::RpcTool::from_env();
     if let Some(t) = opts.timeout {

@@ -26,7 +26,7 @@ pub const VENDORDATA: &str = "guestinfo.vendordata";
 pub const OVF_ENV: &str = "guestinfo.ovfEnv";
 
 /// The value written over a redacted key (cloud-init's marker, read back as absent).
-pub const REDACTED: &str = "---";
+pub const REDACTED_VALUE: &str = "---";
 
 /// Why guestinfo data could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -121,7 +121,7 @@ pub fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
     let mut warnings = Vec::new();
     for k in keys {
         let key = guestinfo_key(k);
-        for (key, value) in [(key.clone(), REDACTED), (format!("{key}.encoding"), " ")] {
+        for (key, value) in [(key.clone(), REDACTED_VALUE), (format!("{key}.encoding"), " ")] {
             if let Err(e) = rpc.set_guestinfo(&key, value) {
                 tracing::warn!("redacting {key}: {e}");
                 warnings.push(format!("redacting {key}: {e}"));
@@ -134,15 +134,15 @@ pub fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::fake::FakeHost;
+    use crate::host::guestinfo_dir::GuestinfoDir;
     use crate::model::Ipv4Config;
 
-    fn host(files: &[(&str, &str)]) -> (tempfile::TempDir, FakeHost) {
+    fn host(files: &[(&str, &str)]) -> (tempfile::TempDir, GuestinfoDir) {
         let d = tempfile::tempdir().unwrap();
         for (k, v) in files {
             std::fs::write(d.path().join(k), v).unwrap();
         }
-        let h = FakeHost::new(d.path());
+        let h = GuestinfoDir::new(d.path());
         (d, h)
     }
 

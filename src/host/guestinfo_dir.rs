@@ -1,4 +1,5 @@
-//! A fake host for tests and dry runs: a directory of guestinfo key files, a log of every
+//! A guestinfo directory (`--guestinfo-dir`): the host played by a directory of guestinfo
+//! key files, for tests, dry runs and image builds; with a log of every
 //! RPC, and a scripted responder.
 //!
 //! Layout of the directory:
@@ -33,14 +34,14 @@ const TOOL: &str = "fake";
 
 /// The fake host: a directory (see the module documentation).
 #[derive(Debug, Clone)]
-pub struct FakeHost {
+pub struct GuestinfoDir {
     dir: PathBuf,
 }
 
-impl FakeHost {
+impl GuestinfoDir {
     /// Uses `dir` as the host's guestinfo store. The directory is not created.
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        FakeHost { dir: dir.into() }
+        GuestinfoDir { dir: dir.into() }
     }
 
     /// The directory behind this fake.
@@ -123,7 +124,7 @@ impl FakeHost {
     }
 }
 
-impl GuestRpc for FakeHost {
+impl GuestRpc for GuestinfoDir {
     fn name(&self) -> &'static str {
         TOOL
     }
@@ -181,7 +182,7 @@ mod tests {
     #[test]
     fn keys_are_files_and_every_rpc_is_recorded() {
         let d = tempfile::tempdir().unwrap();
-        let mut h = FakeHost::new(d.path());
+        let mut h = GuestinfoDir::new(d.path());
         assert_eq!(h.get_guestinfo("guestinfo.metadata").unwrap(), None);
         fs::write(d.path().join("guestinfo.metadata"), "a: b\n").unwrap();
         assert_eq!(
@@ -218,7 +219,7 @@ mod tests {
              bad => !Unknown command\n",
         )
         .unwrap();
-        let mut h = FakeHost::new(d.path());
+        let mut h = GuestinfoDir::new(d.path());
         assert_eq!(
             h.send("deployPkg.update.state 4 103 /l@nics").unwrap(),
             "queryNicsSupported"
