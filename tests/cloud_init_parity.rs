@@ -1,6 +1,7 @@
-//! cloud-init's own IMC test inputs (reference §10.1–10.2) through vmcust: the same
-//! meaning, except the documented differences (docs/differences-from-cloud-init.md),
-//! which each row below names where it applies.
+//! cust.cfg inputs shaped like cloud-init's own IMC test inputs (reference §10.1–10.2),
+//! written with our own values in `tests/data/imc`, through vmcust: the meaning cloud-init
+//! gives that shape, except the documented differences
+//! (docs/differences-from-cloud-init.md), which each row below names where it applies.
 
 mod support;
 
@@ -11,7 +12,7 @@ use vmcust::plan::network::{netplan, resolve_devices};
 /// The spec's network as a netplan v2 document, devices named by the spec (as
 /// cloud-init does without system devices), as JSON for comparison.
 fn netplan_of(file: &str) -> Value {
-    let bytes = std::fs::read(support::cloud_init_imc(file)).unwrap();
+    let bytes = std::fs::read(support::imc_input(file)).unwrap();
     let parsed = vmcust_imc::Spec::parse(&bytes).unwrap();
     let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
     let net = c.network.expect("spec has NICs");
@@ -21,24 +22,24 @@ fn netplan_of(file: &str) -> Value {
 
 #[test]
 fn static_2nic() {
-    let n = netplan_of("ci-data-cust-static-2nic.cfg");
+    let n = netplan_of("static-2nic-ipv4-ipv6.cfg");
     let dns = json!({
-        "search": ["eng.vmware.com", "proxy.vmware.com"],
-        "addresses": ["10.20.145.1", "10.20.145.2"]
+        "search": ["corp.example.net", "lab.example.net"],
+        "addresses": ["172.16.40.53", "172.16.41.53"]
     });
     // Difference: no PRIMARY, so cloud-init writes on-link subnet routes and no default
     // route; vmcust makes default routes (first NIC first, later gateways as backups).
     assert_eq!(
         n["ethernets"]["NIC1"],
         json!({
-            "match": {"macaddress": "00:50:56:a6:8c:08"},
+            "match": {"macaddress": "00:50:56:8a:10:01"},
             "dhcp4": false,
             "dhcp6": false,
-            "addresses": ["10.20.87.154/22", "fc00:10:20:87::154/64"],
+            "addresses": ["172.16.40.23/23", "2001:db8:40::23/64"],
             "routes": [
-                {"to": "0.0.0.0/0", "via": "10.20.87.253", "metric": 100},
-                {"to": "0.0.0.0/0", "via": "10.20.87.105", "metric": 101},
-                {"to": "::/0", "via": "fc00:10:20:87::253", "metric": 100}
+                {"to": "0.0.0.0/0", "via": "172.16.40.1", "metric": 100},
+                {"to": "0.0.0.0/0", "via": "172.16.41.254", "metric": 101},
+                {"to": "::/0", "via": "2001:db8:40::1", "metric": 100}
             ],
             "nameservers": dns
         })
@@ -46,10 +47,10 @@ fn static_2nic() {
     assert_eq!(
         n["ethernets"]["NIC2"],
         json!({
-            "match": {"macaddress": "00:50:56:a6:ef:7d"},
+            "match": {"macaddress": "00:50:56:8a:10:02"},
             "dhcp4": false,
-            "addresses": ["192.168.6.102/16"],
-            "routes": [{"to": "0.0.0.0/0", "via": "192.168.0.10", "metric": 200}],
+            "addresses": ["192.0.2.45/24"],
+            "routes": [{"to": "0.0.0.0/0", "via": "192.0.2.1", "metric": 200}],
             "nameservers": dns
         })
     );
@@ -57,13 +58,13 @@ fn static_2nic() {
 
 #[test]
 fn dhcp_2nic_keeps_dhcp_dns_because_the_spec_says_so() {
-    let n = netplan_of("ci-data-cust-dhcp-2nic.cfg");
+    let n = netplan_of("dhcp-2nic-root-password.cfg");
     for nic in ["NIC1", "NIC2"] {
         let e = &n["ethernets"][nic];
         assert_eq!(e["dhcp4"], true);
         // Difference: DNSFROMDHCP=yes is honoured; cloud-init adds use-dns: false.
         assert!(e.get("dhcp4-overrides").is_none(), "{nic}: {e}");
-        assert_eq!(e["nameservers"], json!({"search": ["eng.vmware.com"]}));
+        assert_eq!(e["nameservers"], json!({"search": ["ci.example.org"]}));
         assert!(e["nameservers"].get("addresses").is_none());
     }
 }
@@ -73,29 +74,32 @@ fn dhcp_2nic_keeps_dhcp_dns_because_the_spec_says_so() {
 fn single_nic_rows() {
     let rows: &[(&str, Value, Value, Value)] = &[
         (
-            "ci-ut-vmware_config_file-static_nic_without_ipv4_netmask.cfg",
-            json!(["10.20.87.154/32"]),
+            // What the reader does today: no NETMASK means /32. If a stricter reader refuses
+            // the file instead, this row changes; the input stays.
+            "static-nic-without-ipv4-netmask.cfg",
+            json!(["10.64.15.40/32"]),
             Value::Null,
             Value::Null,
         ),
         (
             // Difference: a default route, not an on-link subnet route.
-            "ci-ut-vmware_config_file-non_primary_nic_with_gateway.cfg",
-            json!(["10.20.87.154/22"]),
-            json!([{"to": "0.0.0.0/0", "via": "10.20.87.253", "metric": 100}]),
+            "non-primary-nic-with-gateway.cfg",
+            json!(["10.64.13.40/22"]),
+            json!([{"to": "0.0.0.0/0", "via": "10.64.13.1", "metric": 100}]),
             Value::Null,
         ),
         (
-            "ci-ut-vmware_config_file-a_primary_nic_with_gateway.cfg",
-            json!(["10.20.87.154/22"]),
-            json!([{"to": "0.0.0.0/0", "via": "10.20.87.253", "metric": 100}]),
+            "primary-nic-with-gateway.cfg",
+            json!(["10.64.12.40/24"]),
+            json!([{"to": "0.0.0.0/0", "via": "10.64.12.1", "metric": 100}]),
             Value::Null,
         ),
         (
-            "ci-ut-vmware_config_file-cust_non_primary_nic_with_gateway.cfg",
-            json!(["100.115.223.75/24"]),
-            json!([{"to": "0.0.0.0/0", "via": "100.115.223.254", "metric": 100}]),
-            json!({"addresses": ["8.8.8.8"]}),
+            // Difference: a default route, not an on-link subnet route.
+            "non-primary-nic-with-gateway-and-dns.cfg",
+            json!(["100.72.18.9/24"]),
+            json!([{"to": "0.0.0.0/0", "via": "100.72.18.254", "metric": 100}]),
+            json!({"addresses": ["203.0.113.53"]}),
         ),
     ];
     for (file, addresses, routes, dns) in rows {
@@ -110,10 +114,7 @@ fn single_nic_rows() {
 
 #[test]
 fn missing_ipv6_netmask_is_refused() {
-    let bytes = std::fs::read(support::cloud_init_imc(
-        "ci-ut-vmware_config_file-static_nic_without_ipv6_netmask.cfg",
-    ))
-    .unwrap();
+    let bytes = std::fs::read(support::imc_input("static-nic-without-ipv6-netmask.cfg")).unwrap();
     let err = vmcust_imc::Spec::parse(&bytes).unwrap_err().to_string();
     assert!(err.contains("IPv6NETMASK|1"), "{err}");
 }
@@ -122,31 +123,56 @@ fn missing_ipv6_netmask_is_refused() {
 #[test]
 fn identity_and_ids() {
     let load = |f: &str| {
-        let bytes = std::fs::read(support::cloud_init_imc(f)).unwrap();
+        let bytes = std::fs::read(support::imc_input(f)).unwrap();
         vmcust::source::imc::customization(&vmcust_imc::Spec::parse(&bytes).unwrap().spec).unwrap()
     };
-    let c = load("ci-data-cust-static-2nic.cfg");
+    let c = load("static-2nic-ipv4-ipv6.cfg");
     assert_eq!(
         c.identity.host_name.as_ref().map(|v| v.as_str()),
-        Some("myhost1")
+        Some("web-17")
     );
-    assert_eq!(c.identity.fqdn().as_deref(), Some("myhost1.eng.vmware.com"));
+    assert_eq!(
+        c.identity.fqdn().as_deref(),
+        Some("web-17.corp.example.net")
+    );
     assert_eq!(
         c.identity.time_zone.as_ref().map(|v| v.as_str()),
-        Some("Africa/Abidjan")
+        Some("Europe/Lisbon")
     );
     assert_eq!(c.instance_id, None);
-    let c = load("ci-data-cust-dhcp-2nic-instance-id.cfg");
+    let c = load("dhcp-2nic-instance-id.cfg");
     assert_eq!(
         c.instance_id.as_ref().map(|v| v.as_str()),
-        Some("50078779-0bc7-1a57-7c52-1179f03f5650")
+        Some("3f6c2a9e-51d4-4b7a-9e0c-d2b8a1f47c36")
     );
-    let c = load("ci-data-cust-dhcp-2nic.cfg");
+    let c = load("dhcp-2nic-root-password.cfg");
     let pw = c.identity.root_password.expect("password given");
     // cloud-init keeps the decoded trailing newline; chpasswd drops it anyway.
-    assert_eq!(pw.password.unwrap().expose(), "secret");
+    assert_eq!(pw.password.unwrap().expose(), "correct-horse-7");
     assert!(!pw.expire);
-    let c = load("ci-ut-custom-script-and-marker.cfg");
+    let c = load("script-and-marker.cfg");
     assert!(c.marker_id.is_some());
     assert!(c.custom_script.is_some());
+}
+
+/// The inputs here are copies of the sub-crates' own (each crate's tests stand alone, see
+/// docs/testing.md): they must not drift apart.
+#[test]
+fn inputs_are_the_same_as_the_sub_crates_copies() {
+    for (here, there) in [
+        ("tests/data/imc", "imc/tests/data"),
+        ("tests/data/ovf", "ovf/tests/data"),
+    ] {
+        for entry in std::fs::read_dir(support::repo().join(here)).unwrap() {
+            let path = entry.unwrap().path();
+            let copy = support::repo().join(there).join(path.file_name().unwrap());
+            assert_eq!(
+                std::fs::read(&path).unwrap(),
+                std::fs::read(&copy).unwrap_or_else(|e| panic!("{}: {e}", copy.display())),
+                "{} differs from {}",
+                path.display(),
+                copy.display()
+            );
+        }
+    }
 }

@@ -42,16 +42,15 @@ fn ovf_doc(props: &[(&str, &str)]) -> String {
 }
 
 #[test]
-fn ovf_from_cloud_init_test_data_never_prints_the_password() {
-    let file = support::repo()
-        .join("../shared/testdata/cloud-init/ovf/ci-ut-ovf-with_b64_network_config_enable_read_network.xml");
+fn ovf_with_a_password_property_never_prints_the_password() {
+    let file = support::ovf_input("b64-network-config.xml");
     let out = vmcust(&["show", "--ovf", file.to_str().unwrap()]);
     let all =
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
     let v = json(&out);
-    assert_eq!(v["customization"]["instance_id"], "inst-001");
+    assert_eq!(v["customization"]["instance_id"], "vm-7c1e-0042");
     assert_eq!(v["origins"]["root-password"], "ovf");
-    assert!(!all.contains("passw0rd"), "the OVF password leaked");
+    assert!(!all.contains("0vf-Pa55"), "the OVF password leaked");
 }
 
 #[test]

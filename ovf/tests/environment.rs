@@ -1,44 +1,50 @@
-//! Parsing of real (cloud-init test data) and vSphere-style OVF environment documents, and the
-//! error table with positions.
+//! Parsing of our own OVF environment documents in `tests/data/` (shaped like the ones
+//! cloud-init's docs and unit tests use) and vSphere-style ones, and the error table with
+//! positions.
 
 use std::path::PathBuf;
 
 use vmcust_ovf::{parse, EnvError, EthernetAdapter, Platform, Property};
 
+/// One of this crate's test inputs (see docs/testing.md, "Test inputs").
 fn testdata(name: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/testdata/cloud-init/ovf")
+        .join("tests/data")
         .join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
 }
 
-fn esx_platform() -> Platform {
+/// The PlatformSection every document in `tests/data/` carries.
+fn esxi_platform() -> Platform {
     Platform {
-        kind: Some("ESX Server".into()),
-        version: Some("3.0.1".into()),
+        kind: Some("VMware ESXi".into()),
+        version: Some("7.0.3".into()),
         vendor: Some("VMware, Inc.".into()),
-        locale: Some("en_US".into()),
+        locale: Some("en_GB".into()),
         time_zone: None,
     }
 }
 
 #[test]
-fn cloud_init_documentation_example() {
-    let env = parse(&testdata("ci-doc-example-ovf-env.xml")).unwrap();
-    assert_eq!(env.id.as_deref(), Some("WebTier"));
-    assert_eq!(env.platform, Some(esx_platform()));
-    assert_eq!(env.property("instance-id"), Some("i-abcdefg"));
-    assert_eq!(env.property("seedfrom"), Some("http://tinyurl.com/sm-"));
-    assert_eq!(env.property("hostname"), Some("ubuntuhost"));
+fn example_with_every_property_and_comments() {
+    let env = parse(&testdata("all-properties-example.xml")).unwrap();
+    assert_eq!(env.id.as_deref(), Some("AppTier"));
+    assert_eq!(env.platform, Some(esxi_platform()));
+    assert_eq!(env.property("instance-id"), Some("vm-web-0007"));
+    assert_eq!(
+        env.property("seedfrom"),
+        Some("http://seed.example.net/web-")
+    );
+    assert_eq!(env.property("hostname"), Some("web-07"));
     assert_eq!(
         env.property("user-data"),
-        Some("IyEvYmluL3NoCmVjaG8gImhpIHdvcmxkIgo=")
+        Some("IyEvYmluL3NoCmVjaG8gImhlbGxvIGZyb20gdGhlIG92ZiBzZWVkIgo=")
     );
-    assert_eq!(env.property("password"), Some("passw0rd"));
+    assert_eq!(env.property("password"), Some("Web07-s3cret"));
     assert!(env
         .property("public-keys")
         .unwrap()
-        .starts_with("ssh-rsa AAAAB3"));
+        .starts_with("ssh-ed25519 AAAAC3"));
     assert!(env
         .property("network-config")
         .unwrap()
@@ -48,35 +54,35 @@ fn cloud_init_documentation_example() {
 }
 
 #[test]
-fn cloud_init_unit_test_documents() {
+fn documents_with_each_set_of_properties() {
     let cases: [(&str, &[&str], &[&str]); 6] = [
         (
-            "ci-ut-ovf-guestinfo-b64-network-config.xml",
+            "guestinfo-b64-network-config.xml",
             &["network-config", "password", "instance-id"],
             &["user-data"],
         ),
         (
-            "ci-ut-ovf-with_b64_network_config_enable_read_network.xml",
+            "b64-network-config.xml",
             &["network-config", "password", "instance-id"],
             &["user-data"],
         ),
         (
-            "ci-ut-ovf-with_b64_userdata.xml",
+            "b64-userdata.xml",
             &["user-data", "password", "instance-id"],
             &["network-config"],
         ),
         (
-            "ci-ut-ovf-with_no_userdata.xml",
+            "no-userdata.xml",
             &["password", "instance-id"],
             &["user-data"],
         ),
         (
-            "ci-ut-ovf-with_non_b64_network_config_enable_read_network.xml",
+            "plain-yaml-network-config.xml",
             &["network-config", "password", "instance-id"],
             &["user-data"],
         ),
         (
-            "ci-ut-ovf-with_non_b64_userdata.xml",
+            "plain-userdata.xml",
             &["user-data", "instance-id"],
             &["password"],
         ),
@@ -88,37 +94,35 @@ fn cloud_init_unit_test_documents() {
         for key in absent {
             assert_eq!(env.property(key), None, "{file}: {key}");
         }
-        assert_eq!(env.property("instance-id"), Some("inst-001"), "{file}");
-        assert_eq!(env.platform, Some(esx_platform()), "{file}");
+        assert_eq!(env.property("instance-id"), Some("vm-7c1e-0042"), "{file}");
+        assert_eq!(env.platform, Some(esxi_platform()), "{file}");
     }
-    let env = parse(&testdata("ci-ut-ovf-with_b64_userdata.xml")).unwrap();
+    let env = parse(&testdata("b64-userdata.xml")).unwrap();
     assert_eq!(
         env.property("user-data"),
-        Some("IyEvYmluL3NoCmVjaG8gaGVsbG8gd29ybGQK")
+        Some("IyEvYmluL3NoCmVjaG8gImNvbmZpZ3VyZWQgYnkgb3ZmIiA+IC9ydW4vdm1jdXN0LWhlbGxvCg==")
     );
-    let env = parse(&testdata("ci-ut-ovf-with_non_b64_userdata.xml")).unwrap();
-    assert_eq!(env.property("user-data"), Some("my-user-data"));
+    let env = parse(&testdata("plain-userdata.xml")).unwrap();
+    assert_eq!(env.property("user-data"), Some("plain-text-user-data"));
 }
 
 #[test]
 fn literal_newlines_in_attributes_become_spaces() {
     // XML attribute-value normalization: this is why multi-line values must be base64 or &#10;.
-    let env = parse(&testdata(
-        "ci-ut-ovf-with_non_b64_network_config_enable_read_network.xml",
-    ))
-    .unwrap();
+    let env = parse(&testdata("plain-yaml-network-config.xml")).unwrap();
     let value = env.property("network-config").unwrap();
-    assert!(value.starts_with("network:    version: 2"), "{value:?}");
+    // "network:\n  version: 2": the newline became a third space.
+    assert!(value.starts_with("network:   version: 2"), "{value:?}");
     assert!(!value.contains('\n'));
 }
 
 #[test]
 fn unfilled_template_has_no_properties() {
-    // The template still holds the Python placeholder `{properties}` as text.
-    let env = parse(&testdata("ci-ut-ovf-template-unfilled-properties.xml")).unwrap();
+    // The template still holds the placeholder `{properties}` as text.
+    let env = parse(&testdata("template-unfilled-properties.xml")).unwrap();
     assert!(env.properties.is_empty());
-    assert_eq!(env.id.as_deref(), Some("WebTier"));
-    assert_eq!(env.platform, Some(esx_platform()));
+    assert_eq!(env.id.as_deref(), Some("AppTier"));
+    assert_eq!(env.platform, Some(esxi_platform()));
 }
 
 const VSPHERE: &str = r##"<?xml version="1.0" encoding="UTF-8"?>

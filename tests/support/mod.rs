@@ -19,9 +19,14 @@ pub fn example(name: &str) -> PathBuf {
     repo().join("examples/specs").join(name)
 }
 
-/// A cloud-init test input from the shared test data.
-pub fn cloud_init_imc(name: &str) -> PathBuf {
-    repo().join("../shared/testdata/cloud-init/imc").join(name)
+/// One of our cust.cfg test inputs in `tests/data/imc` (see docs/testing.md, "Test inputs").
+pub fn imc_input(name: &str) -> PathBuf {
+    repo().join("tests/data/imc").join(name)
+}
+
+/// One of our OVF environment test inputs in `tests/data/ovf`.
+pub fn ovf_input(name: &str) -> PathBuf {
+    repo().join("tests/data/ovf").join(name)
 }
 
 /// A scratch copy of the bundled template root.
