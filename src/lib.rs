@@ -20,4 +20,4 @@ pub mod root;
 pub mod scripts;
 pub mod settings;
 pub mod source;
-pub mod yaml;
+pub(crate) mod yaml;

@@ -148,6 +148,13 @@ fn exit_codes_for_io_and_usage() {
     assert_eq!(out.status.code(), Some(74), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("reading /nonexistent/cust.cfg"));
     assert_eq!(vmcust(&["apply", "--bogus"]).status.code(), Some(64));
+    let none = vmcust(&["plan", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(
+        none.status.code(),
+        Some(64),
+        "no source at all is a usage error"
+    );
+    assert!(text(&none.stderr).contains("no customization given"));
     assert_eq!(vmcust(&["--version"]).status.code(), Some(0));
 }
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::InvalidInput;
+use super::{InvalidInput, UsageError};
 use crate::engine::gather::{gather, Gathered, ImcInput, MappingSource, Sources};
 use crate::host::guestinfo_dir::GuestinfoDir;
 use crate::host::platform::Platform;
@@ -57,8 +57,9 @@ pub struct Loaded {
 /// at boot; without one (`show`) they are looked up in `/`.
 pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
     if args.is_empty() {
-        return Err(InvalidInput(
-            "no customization given: use --imc FILE, --ovf FILE|ISO or --guestinfo-dir DIR".into(),
+        return Err(UsageError(
+            "no customization given: use FILE (or --imc FILE), --ovf FILE|ISO or --guestinfo-dir DIR"
+                .into(),
         )
         .into());
     }

@@ -71,6 +71,12 @@ pub enum Format {
     Yaml,
 }
 
+/// The command line lacks something clap cannot check (no source at all): exit
+/// [`EXIT_USAGE`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
 /// An error whose cause is the input, not the system: exit [`EXIT_INVALID`].
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -126,6 +132,9 @@ pub fn main() -> ExitCode {
 
 /// The exit status for an error: invalid input, I/O, or other.
 pub fn exit_code(e: &anyhow::Error) -> u8 {
+    if e.chain().any(|c| c.is::<UsageError>()) {
+        return EXIT_USAGE;
+    }
     if e.chain().any(|c| {
         c.is::<InvalidInput>()
             || c.is::<crate::plan::PlanError>()

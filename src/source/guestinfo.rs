@@ -121,7 +121,10 @@ pub fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
     let mut warnings = Vec::new();
     for k in keys {
         let key = guestinfo_key(k);
-        for (key, value) in [(key.clone(), REDACTED_VALUE), (format!("{key}.encoding"), " ")] {
+        for (key, value) in [
+            (key.clone(), REDACTED_VALUE),
+            (format!("{key}.encoding"), " "),
+        ] {
             if let Err(e) = rpc.set_guestinfo(&key, value) {
                 tracing::warn!("redacting {key}: {e}");
                 warnings.push(format!("redacting {key}: {e}"));

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need (Debian packages from
+# scripts/test-packages.txt with apt-get, crates through cargo) and runs every test:
+# format and lint checks, the workspace's unit and integration tests, and the real-boot
+# VM scenarios that CI runs (tests/vm/). Needs root (network namespaces, chroots, mounts).
+#   scripts/test.sh            everything
+#   scripts/test.sh --no-vm    everything but the VM scenarios (they take ~20 minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+vm=1
+for arg in "$@"; do
+    case "$arg" in
+        --no-vm) vm=0 ;;
+        *) echo "usage: scripts/test.sh [--no-vm]" >&2; exit 64 ;;
+    esac
+done
+
+if [ "$(id -u)" != 0 ]; then
+    echo "scripts/test.sh: run as root: the tests use network namespaces, mounts and chroots" >&2
+    exit 77
+fi
+
+echo "== installing the Debian packages the tests use (scripts/test-packages.txt)"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2046 # one package name per word
+apt-get install -y -qq --no-install-recommends $(grep -v '^#' scripts/test-packages.txt) >/dev/null
+
+echo "== format and lint"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+
+echo "== unit and integration tests"
+cargo test --workspace
+
+if [ "$vm" = 1 ] && [ -x tests/vm/run.sh ]; then
+    echo "== real-boot VM scenarios (CI subset; the full matrix: tests/vm/run.sh --all)"
+    tests/vm/run.sh --ci
+fi
