@@ -15,6 +15,7 @@ pub mod host;
 pub mod model;
 pub mod persona;
 pub mod plan;
+pub mod process;
 pub mod report;
 pub mod root;
 pub mod scripts;

@@ -48,7 +48,7 @@ pub struct Settings {
     /// stack the root uses. Default `auto`.
     pub renderer: Option<Renderer>,
     /// `[ssh] user`: whose `authorized_keys` receives the public keys when the source
-    /// names nobody. `None` (the default) is `root`.
+    /// names nobody. Default `root`.
     pub ssh_user: Option<UserName>,
     /// `[log] level`: the most detailed log level written. Default `info`.
     pub log_level: tracing::Level,
@@ -65,7 +65,7 @@ impl Default for Settings {
             max_wait: Duration::from_secs(15),
             script_timeout: Duration::from_secs(300),
             renderer: None,
-            ssh_user: None,
+            ssh_user: Some(UserName::parse("root").expect("root is a valid user name")),
             log_level: tracing::Level::INFO,
             step_aside: true,
         }

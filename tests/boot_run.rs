@@ -362,6 +362,89 @@ fn cust_cfg_at_start_mid_wait_and_after_the_maximum() {
     assert!(vm.final_state().unwrap().contains(" 5 0 "));
 }
 
+/// Only a VM that may be new (its BIOS UUID is not the one of the last boot) waits for a
+/// spec; the same VM booting again does not, and a spec that arrives later is applied by
+/// a run with no wait (what vmcust-imc.path starts).
+#[test]
+fn only_a_new_vm_waits_and_a_late_spec_is_still_applied() {
+    let vm = Vm::new();
+    let t = Instant::now();
+    assert_eq!(
+        vm.command("early", 2).output().unwrap().status.code(),
+        Some(0)
+    );
+    assert!(t.elapsed() >= Duration::from_secs(2), "a new VM waits");
+
+    let t = Instant::now();
+    let out = vm.command("early", 20).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        t.elapsed() < Duration::from_secs(3),
+        "the same VM again: {:?}",
+        t.elapsed()
+    );
+    assert!(
+        text(&out.stderr).contains("not waiting"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // Re-customization of the same VM: the spec arrives after boot.
+    vm.hand_over(&spec("dhcp.cfg"), &[("nics.txt", "0")]);
+    let out = vm.command("early", 0).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(vm.final_state().unwrap().contains(" 5 0 "));
+
+    // A clone: another BIOS UUID, so it waits again.
+    fs::write(
+        vm.path("/sys/class/dmi/id/product_uuid"),
+        "4217E0A1-0000-0000-0000-00000000C10E\n",
+    )
+    .unwrap();
+    let t = Instant::now();
+    vm.command("early", 2).output().unwrap();
+    assert!(t.elapsed() >= Duration::from_secs(2), "a clone waits");
+}
+
+/// A CD drive whose driver loads after the early stage started: its OVF environment is
+/// applied as soon as the device appears, within the wait for a spec.
+#[test]
+fn a_cd_drive_that_appears_late_is_read() {
+    let vm = Vm::new();
+    let iso_dir = tempfile::tempdir().unwrap();
+    let content = iso_dir.path().join("content");
+    fs::create_dir(&content).unwrap();
+    fs::write(
+        content.join("ovf-env.xml"),
+        "<?xml version=\"1.0\"?><Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
+         xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\" oe:id=\"\"><PropertySection>\
+         <Property oe:key=\"instance-id\" oe:value=\"late-cd-1\"/>\
+         <Property oe:key=\"hostname\" oe:value=\"from-late-cd\"/></PropertySection></Environment>",
+    )
+    .unwrap();
+    let iso = iso_dir.path().join("ovf.iso");
+    let made = Command::new("xorriso")
+        .args(["-as", "mkisofs", "-quiet", "-J", "-R", "-o"])
+        .arg(&iso)
+        .arg(&content)
+        .status()
+        .expect("xorriso is installed (scripts/test-packages.txt)");
+    assert!(made.success());
+    fs::create_dir_all(vm.path("/dev")).unwrap();
+    let child = vm.command("early", 20).spawn().unwrap();
+    thread::sleep(Duration::from_millis(700));
+    let t = Instant::now();
+    fs::copy(&iso, vm.path("/dev/sr0.tmp")).unwrap();
+    fs::rename(vm.path("/dev/sr0.tmp"), vm.path("/dev/sr0")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "from-late-cd\n"
+    );
+}
+
 #[test]
 fn not_vmware_costs_nothing() {
     let root = scratch_root();

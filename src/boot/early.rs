@@ -7,13 +7,13 @@
 //! directory and the pending copy (which may hold the password) are removed at the end,
 //! whatever the outcome, and a final state is always sent.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
 use super::journal::{Journal, Step};
 use super::state::{self, InstanceResult, CUST_CFG, IMC_DIR, NICS_TXT, PENDING_DIR};
-use super::wait::{wait_for_file, Waited};
+use super::wait::{wait_for_any, WaitedAny};
 use super::{Context, Ending, ScriptEnd};
 use crate::apply::{apply, Change};
 use crate::engine::customize::{marker_path, prepare, PrepareError, Prepared};
@@ -23,6 +23,7 @@ use crate::plan::PlanError;
 use crate::report::{Code, Reporter};
 use crate::root::Root;
 use crate::scripts::run::Phase;
+use crate::source::ovf_locate::CD_DEVICES;
 
 /// A failure that ends the customization: the code for the host, the text for
 /// `guestinfo.gc.status`, and the reason for people.
@@ -129,27 +130,92 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
         }
     }
     if let Some(ending) = super::ovf_and_guestinfo::customize(ctx)? {
+        record_boot_identity(ctx);
         return Ok(ending);
     }
-    if !imc {
+    let new_vm = is_new_vm(ctx);
+    record_boot_identity(ctx);
+    if !new_vm {
+        tracing::info!(
+            "same VM as at the last boot and nothing handed over: not waiting; a {CUST_CFG} \
+             that arrives later is applied when it arrives (vmcust-imc.path)"
+        );
         return Ok(Ending::Nothing);
     }
-    let cust_cfg = root.resolve(&handed_over, true)?;
-    match wait_for_file(&cust_cfg, ctx.settings.max_wait, ctx.stop)? {
-        Waited::Found(after) => {
-            tracing::info!("{IMC_DIR}/{CUST_CFG} found after {} ms", after.as_millis())
-        }
-        Waited::TimedOut => {
-            tracing::info!(
-                "no {IMC_DIR}/{CUST_CFG} within {} s: nothing to customize",
-                ctx.settings.max_wait.as_secs()
-            );
-            return Ok(Ending::Nothing);
-        }
-        Waited::Interrupted => return Ok(Ending::Interrupted),
+    // Wait for whichever comes first: the spec, or a CD drive that was not there yet (its
+    // driver may load from udev after this unit started) with an OVF environment on it.
+    let mut waiting: Vec<PathBuf> = Vec::new();
+    if imc {
+        waiting.push(root.resolve(&handed_over, true)?);
     }
-    state::ingest(&root)?;
-    process_pending(ctx)
+    for dev in CD_DEVICES {
+        let real = root.resolve(Path::new(dev), true)?;
+        if !real.exists() {
+            waiting.push(real);
+        }
+    }
+    let deadline = std::time::Instant::now() + ctx.settings.max_wait;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match wait_for_any(&waiting, left, ctx.stop)? {
+            WaitedAny::Found(0, after) if imc => {
+                tracing::info!("{IMC_DIR}/{CUST_CFG} found after {} ms", after.as_millis());
+                state::ingest(&root)?;
+                return process_pending(ctx);
+            }
+            WaitedAny::Found(i, after) => {
+                let dev = waiting.remove(i);
+                tracing::info!(
+                    "CD drive {} appeared after {} ms; looking for an OVF environment on it",
+                    dev.display(),
+                    after.as_millis()
+                );
+                if let Some(ending) = super::ovf_and_guestinfo::customize(ctx)? {
+                    return Ok(ending);
+                }
+            }
+            WaitedAny::TimedOut => {
+                tracing::info!(
+                    "no {IMC_DIR}/{CUST_CFG} and no OVF environment within {} s: nothing to customize",
+                    ctx.settings.max_wait.as_secs()
+                );
+                return Ok(Ending::Nothing);
+            }
+            WaitedAny::Interrupted => return Ok(Ending::Interrupted),
+        }
+    }
+}
+
+/// Where the early stage keeps the DMI product UUID of the VM it last ran on.
+pub const BOOT_IDENTITY: &str = "/var/lib/vmcust/boot-identity";
+
+/// Whether this boot may be a clone's first (or a new deployment's): the DMI product UUID
+/// differs from the one recorded at the last boot, or none is known. Only then is it worth
+/// waiting for a spec; a re-customization of the same VM is caught when its spec arrives.
+fn is_new_vm(ctx: &Context) -> bool {
+    let Some(uuid) = ctx.platform.default_instance_id() else {
+        return true;
+    };
+    let recorded = ctx
+        .root
+        .read_text(Path::new(BOOT_IDENTITY))
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    recorded.trim() != uuid
+}
+
+fn record_boot_identity(ctx: &Context) {
+    let Some(uuid) = ctx.platform.default_instance_id() else {
+        return;
+    };
+    if let Err(e) = ctx.root.write_file(
+        Path::new(BOOT_IDENTITY),
+        format!("{uuid}\n").as_bytes(),
+        0o644,
+    ) {
+        tracing::warn!("could not record this VM's identity in {BOOT_IDENTITY}: {e}");
+    }
 }
 
 /// Whether vSphere specs are ours to handle (settings, a real cloud-init), saying why not.
@@ -382,6 +448,14 @@ pub(super) fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), F
                 action.path().display(),
                 action.purpose()
             );
+        }
+    }
+    if let (true, Some(renderer)) = (
+        ctx.reconfigure_network && ctx.root.path() == Path::new("/"),
+        prepared.renderer,
+    ) {
+        for w in super::reconfigure_network::reconfigure(renderer, &prepared.plan, ctx.stop) {
+            tracing::warn!("{w}");
         }
     }
     Ok(())

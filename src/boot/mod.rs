@@ -9,6 +9,7 @@ pub mod early;
 pub mod journal;
 pub mod late;
 pub mod ovf_and_guestinfo;
+pub mod reconfigure_network;
 pub mod state;
 pub mod stop;
 pub mod wait;
@@ -70,6 +71,9 @@ pub struct Context<'a> {
     pub platform: Platform,
     /// Why the IMC spec is left to a real cloud-init, if it is.
     pub step_aside: Option<String>,
+    /// The network is up already (a late hand-over): make the running stack take the new
+    /// configuration after applying it.
+    pub reconfigure_network: bool,
 }
 
 impl Ending {

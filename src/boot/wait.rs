@@ -1,8 +1,11 @@
-//! Waiting for open-vm-tools to drop `cust.cfg`, with inotify rather than polling.
+//! Waiting for open-vm-tools to drop `cust.cfg` — or for a CD drive to appear — with
+//! inotify rather than polling.
 //!
 //! Tools copies the package files into `/var/run/vmware-imc` and renames `cust.cfg` into
 //! place last, so the moment `cust.cfg` exists the whole set is there. cloud-init checks
-//! every 5 s; an inotify watch wakes us within milliseconds of the rename.
+//! every 5 s; an inotify watch wakes us within milliseconds of the rename. A CD-ROM whose
+//! driver loads from udev after the early unit started shows up as `/dev/sr0` being
+//! created, which the same wait sees.
 
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -29,11 +32,35 @@ pub enum Waited {
     Interrupted,
 }
 
-/// Waits until `path` is a regular file, for at most `max`. With `max` zero the file is
-/// looked for once, without waiting. `stop` is checked at least every 100 ms.
+/// Waits until `path` exists, for at most `max`. With `max` zero the file is looked for
+/// once, without waiting. `stop` is checked at least every 100 ms.
 pub fn wait_for_file(path: &Path, max: Duration, stop: &AtomicBool) -> std::io::Result<Waited> {
+    Ok(match wait_for_any(&[path.to_path_buf()], max, stop)? {
+        WaitedAny::Found(_, after) => Waited::Found(after),
+        WaitedAny::TimedOut => Waited::TimedOut,
+        WaitedAny::Interrupted => Waited::Interrupted,
+    })
+}
+
+/// How waiting for several paths ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitedAny {
+    /// `paths[index]` exists, after this long.
+    Found(usize, Duration),
+    /// None appeared within the maximum.
+    TimedOut,
+    /// `stop` was set (SIGTERM).
+    Interrupted,
+}
+
+/// Waits until any of `paths` exists (a file, a device node), for at most `max`.
+pub fn wait_for_any(
+    paths: &[PathBuf],
+    max: Duration,
+    stop: &AtomicBool,
+) -> std::io::Result<WaitedAny> {
     let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
-    let result = wait_with(&inotify, path, max, stop);
+    let result = wait_with(&inotify, paths, max, stop);
     // Closing an inotify descriptor waits for an RCU grace period (10-20 ms here); the
     // customization should not wait for that, so the close happens on another thread.
     std::thread::spawn(move || drop(inotify));
@@ -42,40 +69,51 @@ pub fn wait_for_file(path: &Path, max: Duration, stop: &AtomicBool) -> std::io::
 
 fn wait_with(
     inotify: &Inotify,
-    path: &Path,
+    paths: &[PathBuf],
     max: Duration,
     stop: &AtomicBool,
-) -> std::io::Result<Waited> {
+) -> std::io::Result<WaitedAny> {
     let start = Instant::now();
     let deadline = start + max;
-    let mut watched: Option<(PathBuf, WatchDescriptor)> = None;
+    // One watch per distinct nearest existing directory, moved down as directories
+    // appear (a watch on `/var/run` becomes one on `/var/run/vmware-imc`).
+    let mut watched: Vec<(PathBuf, WatchDescriptor)> = Vec::new();
     let mut next_progress = start + PROGRESS_EVERY;
     loop {
         // Watch first, then look: a file created in between still wakes the poll.
-        let anchor = nearest_existing_dir(path);
-        if watched.as_ref().map(|(p, _)| p) != Some(&anchor) {
-            if let Some((_, wd)) = watched.take() {
+        let anchors: Vec<PathBuf> = paths.iter().map(|p| nearest_existing_dir(p)).collect();
+        for (dir, wd) in std::mem::take(&mut watched) {
+            if anchors.contains(&dir) {
+                watched.push((dir, wd));
+            } else {
                 let _ = inotify.rm_watch(wd);
             }
-            let flags = AddWatchFlags::IN_CREATE
-                | AddWatchFlags::IN_MOVED_TO
-                | AddWatchFlags::IN_CLOSE_WRITE;
-            watched = Some((anchor.clone(), inotify.add_watch(&anchor, flags)?));
         }
-        if path.is_file() {
-            return Ok(Waited::Found(start.elapsed()));
+        for anchor in anchors {
+            if !watched.iter().any(|(d, _)| *d == anchor) {
+                let flags = AddWatchFlags::IN_CREATE
+                    | AddWatchFlags::IN_MOVED_TO
+                    | AddWatchFlags::IN_CLOSE_WRITE;
+                let wd = inotify.add_watch(&anchor, flags)?;
+                watched.push((anchor, wd));
+            }
+        }
+        if let Some(i) = paths.iter().position(|p| p.exists()) {
+            return Ok(WaitedAny::Found(i, start.elapsed()));
         }
         if stop.load(Ordering::SeqCst) {
-            return Ok(Waited::Interrupted);
+            return Ok(WaitedAny::Interrupted);
         }
         let now = Instant::now();
         if now >= deadline {
-            return Ok(Waited::TimedOut);
+            return Ok(WaitedAny::TimedOut);
         }
         if now >= next_progress {
             tracing::info!(
                 "waiting for {} ({} s of at most {} s)",
-                path.display(),
+                paths
+                    .first()
+                    .map_or_else(String::new, |p| p.display().to_string()),
                 start.elapsed().as_secs(),
                 max.as_secs()
             );

@@ -35,6 +35,10 @@ pub struct RunArgs {
     /// Milliseconds between NIC-connect polls (default: VMware's 1 s; shorter for tests).
     #[arg(long, value_name = "MS", hide = true)]
     pub nic_poll_ms: Option<u64>,
+    /// The network is up already (vmcust-imc.service): after applying, make the running
+    /// network stack take the new configuration.
+    #[arg(long)]
+    pub reconfigure_network: bool,
 }
 
 /// Exit status when SIGTERM interrupted the stage (sysexits `EX_TEMPFAIL`): the next run
@@ -51,6 +55,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         tracing::info!("not a VMware guest (DMI and CPUID say so): nothing to do");
         return Ok(ExitCode::SUCCESS);
     }
+    let _lock = lock(&root)?;
     let (mut settings, warnings) = crate::settings::load(&root);
     for w in warnings {
         tracing::warn!("{w}");
@@ -81,6 +86,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         nic_timing,
         platform,
         step_aside: step_aside.clone(),
+        reconfigure_network: args.reconfigure_network,
     };
     let ending = boot::run(&mut ctx, args.stage);
     let (state, error, code) = match &ending {
@@ -109,6 +115,31 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     status(&root, state, stage_name, error);
     ending?;
     Ok(code)
+}
+
+/// Where stages take turns: the early unit, the late unit and vmcust-imc.service never
+/// work on the same root at once (a late hand-over waits for the early stage to end).
+pub const LOCK_PATH: &str = "/run/vmcust/lock";
+
+/// Takes the root's run lock, waiting for another stage to finish; held until dropped.
+fn lock(root: &Root) -> Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let path = root.resolve(std::path::Path::new(LOCK_PATH), false)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .with_context(|| format!("opening {}", path.display()))?;
+    // SAFETY: flock on a descriptor this function owns; no memory is involved.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("locking {}", path.display()));
+    }
+    Ok(file)
 }
 
 fn status(root: &Root, state: RunState, stage: &str, error: Option<String>) {

@@ -1,0 +1,93 @@
+//! A customization applied while the network is already up (a late hand-over, applied by
+//! `vmcust-imc.service`) has written files the running network stack read long ago: this
+//! asks the stack to take them now. At boot the early stage runs before any stack starts,
+//! so nothing is needed there.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::plan::network::networkmanager::CONNECTIONS_DIR;
+use crate::plan::network::Renderer;
+use crate::plan::{Action, Plan};
+use crate::process::run;
+
+/// How long one reload command may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
+const GRACE: Duration = Duration::from_secs(5);
+
+/// The commands that make `renderer`'s stack apply the files of `plan`, in order.
+pub fn commands(renderer: Renderer, plan: &Plan) -> Vec<Vec<String>> {
+    let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    match renderer {
+        // Regenerates /run/systemd/network (or NetworkManager's) and applies it.
+        Renderer::Netplan => vec![words(&["netplan", "apply"])],
+        // Re-reads .network files and reconfigures every interface whose file changed.
+        Renderer::Networkd => vec![words(&["networkctl", "reload"])],
+        Renderer::NetworkManager => {
+            let mut cmds = vec![words(&["nmcli", "connection", "reload"])];
+            for a in &plan.actions {
+                let Action::WriteFile { path, .. } = a else {
+                    continue;
+                };
+                if path.parent().and_then(|p| p.to_str()) != Some(CONNECTIONS_DIR) {
+                    continue;
+                }
+                if let Some(id) = path.file_stem().and_then(|s| s.to_str()) {
+                    cmds.push(words(&["nmcli", "connection", "up", "id", id]));
+                }
+            }
+            cmds
+        }
+        Renderer::Eni => vec![words(&["systemctl", "restart", "networking.service"])],
+        Renderer::Sysconfig => vec![words(&["systemctl", "restart", "network.service"])],
+        Renderer::Suse => vec![words(&["wicked", "ifreload", "all"])],
+    }
+}
+
+/// Runs [`commands`]; each failure is a warning (the files are right, and the next boot
+/// uses them), returned for the log.
+pub fn reconfigure(renderer: Renderer, plan: &Plan, stop: &AtomicBool) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for cmd in commands(renderer, plan) {
+        let args: Vec<&str> = cmd[1..].iter().map(String::as_str).collect();
+        let shown = cmd.join(" ");
+        match run(&cmd[0], &args, TIMEOUT, GRACE, stop) {
+            Ok(f) if f.success() => tracing::info!("network reconfigured: {shown}"),
+            Ok(f) => warnings.push(format!(
+                "{shown} ended with {:?}; the new network configuration takes effect at the \
+                 next boot: {}",
+                f.ended,
+                f.output.trim()
+            )),
+            Err(e) => warnings.push(format!("could not run {shown}: {e}")),
+        }
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+    }
+    warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Contents;
+
+    #[test]
+    fn networkmanager_brings_up_each_of_our_profiles() {
+        let plan = Plan {
+            actions: vec![Action::WriteFile {
+                path: format!("{CONNECTIONS_DIR}/vmcust-ens192.nmconnection").into(),
+                mode: 0o600,
+                contents: Contents::text(String::new()),
+                purpose: "test",
+            }],
+        };
+        let cmds = commands(Renderer::NetworkManager, &plan);
+        assert_eq!(
+            cmds[1],
+            ["nmcli", "connection", "up", "id", "vmcust-ens192"]
+        );
+        assert_eq!(commands(Renderer::Netplan, &plan), [["netplan", "apply"]]);
+    }
+}
