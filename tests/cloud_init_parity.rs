@@ -73,12 +73,6 @@ fn dhcp_2nic_keeps_dhcp_dns_because_the_spec_says_so() {
 fn single_nic_rows() {
     let rows: &[(&str, Value, Value, Value)] = &[
         (
-            "ci-ut-vmware_config_file-static_nic_without_ipv4_netmask.cfg",
-            json!(["10.20.87.154/32"]),
-            Value::Null,
-            Value::Null,
-        ),
-        (
             // Difference: a default route, not an on-link subnet route.
             "ci-ut-vmware_config_file-non_primary_nic_with_gateway.cfg",
             json!(["10.20.87.154/22"]),
@@ -106,6 +100,18 @@ fn single_nic_rows() {
         assert_eq!(e.get("routes").unwrap_or(&Value::Null), routes, "{file}");
         assert_eq!(e.get("nameservers").unwrap_or(&Value::Null), dns, "{file}");
     }
+}
+
+/// Difference: cloud-init gives a static IPADDR without NETMASK a /32, which no gateway can
+/// be reached on; vmcust refuses the spec.
+#[test]
+fn missing_ipv4_netmask_is_refused() {
+    let bytes = std::fs::read(support::cloud_init_imc(
+        "ci-ut-vmware_config_file-static_nic_without_ipv4_netmask.cfg",
+    ))
+    .unwrap();
+    let err = vmcust_imc::Spec::parse(&bytes).unwrap_err().to_string();
+    assert!(err.contains("static IPADDR needs NETMASK"), "{err}");
 }
 
 #[test]
