@@ -10,6 +10,7 @@ pub mod cli;
 pub mod coexist;
 pub mod facts;
 pub mod host;
+pub mod log_file;
 pub mod model;
 pub mod persona;
 pub mod plan;

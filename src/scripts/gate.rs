@@ -21,6 +21,9 @@ use crate::root::Root;
 pub const TOOLBOX_CMD: &str = "vmware-toolbox-cmd";
 /// Tools' configuration file inside the root.
 pub const TOOLS_CONF: &str = "/etc/vmware-tools/tools.conf";
+/// Largest tools.conf read (1 MiB; the shipped one is 20 KiB). A larger one is unreadable,
+/// so the spec's default decides.
+pub const MAX_TOOLS_CONF_BYTES: u64 = 1024 * 1024;
 /// The tools.conf section holding the switch.
 pub const SECTION: &str = "deployPkg";
 /// The switch itself.
@@ -241,7 +244,11 @@ pub fn parse_toolbox_output(stdout: &str) -> Option<&str> {
 }
 
 fn read_tools_conf(root: &Root, default: bool) -> Gate {
-    let text = match root.read_text(Path::new(TOOLS_CONF)) {
+    let text = match crate::settings::read_capped_text(
+        root,
+        Path::new(TOOLS_CONF),
+        MAX_TOOLS_CONF_BYTES,
+    ) {
         Ok(Some(text)) => text,
         Ok(None) => return Gate::default(default, DefaultWhy::NoToolsConf),
         Err(e) => return Gate::default(default, DefaultWhy::ToolsConfUnreadable(e.to_string())),
@@ -330,6 +337,31 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_tools_conf_over_the_cap_means_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let mut text = b"[deployPkg]\nenable-custom-scripts = true\n".to_vec();
+        text.resize(MAX_TOOLS_CONF_BYTES as usize + 1, b'\n');
+        root.write_file(Path::new(TOOLS_CONF), &text, 0o644)
+            .unwrap();
+        let gate = read_tools_conf(&root, false);
+        assert!(
+            matches!(
+                gate.reason(),
+                GateReason::Default {
+                    why: DefaultWhy::ToolsConfUnreadable(_),
+                    ..
+                }
+            ),
+            "{gate}"
+        );
+        text.truncate(MAX_TOOLS_CONF_BYTES as usize);
+        root.write_file(Path::new(TOOLS_CONF), &text, 0o644)
+            .unwrap();
+        assert!(read_tools_conf(&root, false).is_enabled());
     }
 
     #[test]
