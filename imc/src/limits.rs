@@ -48,8 +48,9 @@ impl Default for Limits {
 /// Why [`read_capped`] gave up.
 #[derive(Debug, Error)]
 pub enum CappedReadError {
-    /// Reading failed.
-    #[error(transparent)]
+    /// Reading failed. The `io::Error` is the source, so a caller's error chain finds it
+    /// (exit 74, unreadable).
+    #[error("cannot be read")]
     Io(#[from] io::Error),
     /// The input is larger than the cap; only the cap plus one byte was read.
     #[error("larger than {max} bytes; a {what} is never that big, check that the right file was handed over")]
@@ -96,5 +97,12 @@ mod tests {
         // An endless input ends after the cap.
         let err = read_capped(io::repeat(b'x'), 1000, "x").unwrap_err();
         assert!(matches!(err, CappedReadError::TooLarge { .. }));
+    }
+
+    #[test]
+    fn an_unreadable_file_has_the_io_error_as_its_source() {
+        let err = read_cust_cfg(std::path::Path::new("/nonexistent/cust.cfg")).unwrap_err();
+        let source = std::error::Error::source(&err).expect("a source");
+        assert!(source.is::<io::Error>());
     }
 }

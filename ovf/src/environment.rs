@@ -124,8 +124,9 @@ pub fn parse(xml: &[u8]) -> Result<Environment, EnvError> {
 /// Why an OVF environment file could not be read (before parsing).
 #[derive(Debug, thiserror::Error)]
 pub enum EnvReadError {
-    /// Reading failed: the file is unreadable (exit 74, `EX_IOERR`).
-    #[error(transparent)]
+    /// Reading failed: the file is unreadable (exit 74, `EX_IOERR`). The `io::Error` is the
+    /// source, so a caller's error chain finds it.
+    #[error("cannot be read")]
     Io(#[from] std::io::Error),
     /// Larger than [`MAX_OVF_ENV_BYTES`]: invalid input (exit 65, `EX_DATAERR`).
     #[error("larger than {max} bytes; an ovf environment is never that large, check that the right file was given")]
