@@ -12,6 +12,7 @@ pub mod coexist;
 pub mod engine;
 pub mod facts;
 pub mod host;
+pub mod log_file;
 pub mod model;
 pub mod persona;
 pub mod plan;

@@ -16,6 +16,10 @@ use crate::root::Root;
 /// Where the settings file lives, inside the root.
 pub const SETTINGS_PATH: &str = "/etc/vmcust/vmcust.conf";
 
+/// Largest settings file read: 64 KiB, a hundred times the example. A larger file is not
+/// read (only the cap and one byte are), and the defaults apply with a warning.
+pub const MAX_SETTINGS_BYTES: u64 = 64 * 1024;
+
 /// `TimeoutStartSec` of `vmcust-early.service` in seconds; the wait for cust.cfg plus the
 /// pre-customization script must fit in it, with room for applying and reporting.
 pub const EARLY_UNIT_TIMEOUT_SECS: u64 = 900;
@@ -121,7 +125,7 @@ const LEVEL_VALUES: &str = "error, warn, info, debug or trace";
 /// and no warnings; nothing here is fatal.
 pub fn load(root: &Root) -> (Settings, Vec<Warning>) {
     let path = Path::new(SETTINGS_PATH);
-    match root.read_text(path) {
+    match read_capped_text(root, path, MAX_SETTINGS_BYTES) {
         Ok(None) => (Settings::default(), Vec::new()),
         Ok(Some(text)) => parse(&text, path),
         Err(e) => (
@@ -135,6 +139,24 @@ pub fn load(root: &Root) -> (Settings, Vec<Warning>) {
             }],
         ),
     }
+}
+
+/// The UTF-8 text of `path` under `root`, read only up to `max` bytes (more is an error);
+/// `None` when there is no such file. Also used for tools.conf.
+pub fn read_capped_text(root: &Root, path: &Path, max: u64) -> std::io::Result<Option<String>> {
+    use std::io::{Error, ErrorKind};
+    let real = root.resolve(path, true)?;
+    let file = match std::fs::File::open(&real) {
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        other => other?,
+    };
+    let bytes = vmcust_imc::read_capped(file, max, "configuration file").map_err(|e| match e {
+        vmcust_imc::CappedReadError::Io(e) => e,
+        too_large => Error::new(ErrorKind::InvalidData, too_large.to_string()),
+    })?;
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))
 }
 
 /// Parses settings text; `file` is only used in the warnings.
@@ -382,6 +404,24 @@ mod tests {
         let (s, w) = load(&root);
         assert!(w.is_empty(), "{w:?}");
         assert_eq!(s.max_wait, Duration::ZERO);
+    }
+
+    #[test]
+    fn a_settings_file_over_the_cap_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let mut text = b"[imc]\nmax_wait = 0\n".to_vec();
+        text.resize(MAX_SETTINGS_BYTES as usize + 1, b'\n');
+        root.write_file(Path::new(SETTINGS_PATH), &text, 0o644)
+            .unwrap();
+        let (s, w) = load(&root);
+        assert_eq!(s, Settings::default());
+        assert_eq!(w.len(), 1);
+        assert!(w[0].message.contains("larger than 65536 bytes"), "{}", w[0]);
+        text.truncate(MAX_SETTINGS_BYTES as usize);
+        root.write_file(Path::new(SETTINGS_PATH), &text, 0o644)
+            .unwrap();
+        assert_eq!(load(&root).0.max_wait, Duration::ZERO);
     }
 
     #[test]

@@ -74,14 +74,6 @@ fn dhcp_2nic_keeps_dhcp_dns_because_the_spec_says_so() {
 fn single_nic_rows() {
     let rows: &[(&str, Value, Value, Value)] = &[
         (
-            // What the reader does today: no NETMASK means /32. If a stricter reader refuses
-            // the file instead, this row changes; the input stays.
-            "static-nic-without-ipv4-netmask.cfg",
-            json!(["10.64.15.40/32"]),
-            Value::Null,
-            Value::Null,
-        ),
-        (
             // Difference: a default route, not an on-link subnet route.
             "non-primary-nic-with-gateway.cfg",
             json!(["10.64.13.40/22"]),
@@ -110,6 +102,15 @@ fn single_nic_rows() {
         assert_eq!(e.get("routes").unwrap_or(&Value::Null), routes, "{file}");
         assert_eq!(e.get("nameservers").unwrap_or(&Value::Null), dns, "{file}");
     }
+}
+
+/// Difference: cloud-init gives a static IPADDR without NETMASK a /32, which no gateway can
+/// be reached on; vmcust refuses the spec.
+#[test]
+fn missing_ipv4_netmask_is_refused() {
+    let bytes = std::fs::read(support::imc_input("static-nic-without-ipv4-netmask.cfg")).unwrap();
+    let err = vmcust_imc::Spec::parse(&bytes).unwrap_err().to_string();
+    assert!(err.contains("static IPADDR needs NETMASK"), "{err}");
 }
 
 #[test]

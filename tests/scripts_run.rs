@@ -272,8 +272,15 @@ fn staging_refuses_what_it_must_not_copy() {
     fs::write(pkg.path().join("real.sh"), "#!/bin/sh\n").unwrap();
     symlink("/etc/passwd", pkg.path().join("link.sh")).unwrap();
     fs::create_dir(pkg.path().join("dir.sh")).unwrap();
+    // A sparse file over the cap: refused without being read whole.
+    let big = fs::File::create(pkg.path().join("big.sh")).unwrap();
+    big.set_len(vmcust::scripts::stage::MAX_SCRIPT_BYTES + 1)
+        .unwrap();
     type Check = fn(&StageError) -> bool;
-    let cases: [(&str, Check); 6] = [
+    let cases: [(&str, Check); 7] = [
+        ("big.sh", |e| {
+            matches!(e, StageError::TooLarge { max: 4194304, .. })
+        }),
         ("missing.sh", |e| matches!(e, StageError::NotFound { .. })),
         ("../real.sh", |e| matches!(e, StageError::BadName { .. })),
         ("", |e| matches!(e, StageError::BadName { .. })),
@@ -293,4 +300,51 @@ fn staging_refuses_what_it_must_not_copy() {
     assert!(matches!(err, StageError::BadStagingDir { .. }), "{err:?}");
     assert!(err.to_string().contains("/root/.customization"), "{err}");
     assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
+}
+
+/// Issue 9: a script printing a huge line and many lines keeps a bounded tail per stream,
+/// each line cut short with the count of what was cut.
+#[tokio::test]
+async fn output_is_bounded_per_stream_and_per_line() {
+    use vmcust::scripts::run::{KEPT_BYTES, KEPT_LINES, MAX_LINE_BYTES};
+    let (_root, script) = staged(
+        "#!/bin/sh\nhead -c 20000000 /dev/zero | tr '\\0' x\necho\nseq 1 200000 >&2\necho last\n",
+    );
+    let run = run_script(
+        &script,
+        Phase::Post,
+        limits(60_000, 100),
+        std::future::pending(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(run.outcome, Outcome::Exited(0));
+    for stream in [Stream::Stdout, Stream::Stderr] {
+        let lines = run.output.iter().filter(|(s, _)| *s == stream).count();
+        assert!(lines <= KEPT_LINES, "{stream:?}: {lines} lines kept");
+        let bytes: usize = run
+            .output
+            .iter()
+            .filter(|(s, _)| *s == stream)
+            .map(|(_, l)| l.len())
+            .sum();
+        assert!(bytes <= KEPT_BYTES, "{stream:?}: {bytes} bytes kept");
+    }
+    let long = &run
+        .output
+        .iter()
+        .find(|(_, l)| l.starts_with("xxx"))
+        .unwrap()
+        .1;
+    assert!(long.len() < MAX_LINE_BYTES + 100, "{}", long.len());
+    assert!(
+        long.ends_with("(19995904 more bytes of this line not kept)"),
+        "{}",
+        &long[long.len() - 80..]
+    );
+    assert_eq!(run.output.last().map(|(_, l)| l.as_str()), Some("last"));
+    assert!(run
+        .output
+        .iter()
+        .any(|(s, l)| *s == Stream::Stderr && l == "200000"));
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::error::{Problem, Warning};
 use crate::reader::{RawEntry, RawSpec};
+use crate::shown;
 
 /// Accepted forms of a VMware boolean.
 const YES_NO: &str = "use yes or no (any case)";
@@ -126,7 +127,7 @@ impl<'a> Checker<'a> {
                     Some(entry.line),
                     section,
                     Some(&entry.key),
-                    format!("bad index {index:?}; use {prefix}|1, {prefix}|2, ... (whole numbers from 1, no leading zeros)"),
+                    format!("bad index {}; use {prefix}|1, {prefix}|2, ... (whole numbers from 1, no leading zeros)", shown::quoted(index)),
                 )),
             }
         }

@@ -10,6 +10,7 @@ use thiserror::Error;
 
 use crate::reader::{RawEntry, ReadError};
 use crate::secret::REDACTED;
+use crate::shown;
 
 /// Why a spec was rejected.
 #[derive(Debug, Error)]
@@ -28,7 +29,7 @@ pub struct Problem {
     line: Option<usize>,
     section: String,
     key: Option<String>,
-    /// Already rendered: quoted, or `<redacted>` for secret keys.
+    /// Already rendered: quoted and cut short ([`shown::quoted`]), or `<redacted>` for secret keys.
     shown_value: Option<String>,
     message: String,
 }
@@ -39,7 +40,7 @@ impl Problem {
         let shown_value = if entry.is_secret() {
             REDACTED.to_owned()
         } else {
-            format!("{:?}", entry.value)
+            shown::quoted(&entry.value)
         };
         Problem {
             line: Some(entry.line),
@@ -97,9 +98,9 @@ fn write_place(
     if let Some(line) = line {
         write!(f, "line {line}: ")?;
     }
-    write!(f, "[{section}]")?;
+    write!(f, "[{}]", shown::name(section))?;
     if let Some(key) = key {
-        write!(f, " {key}")?;
+        write!(f, " {}", shown::name(key))?;
     }
     Ok(())
 }

@@ -9,13 +9,16 @@ mod dns_name;
 mod error;
 mod file_name;
 mod hostname;
+mod limits;
 mod mac;
 mod netmask;
 mod nic;
 mod password;
 mod reader;
 mod secret;
+pub mod shown;
 mod spec;
+mod suggest;
 mod timezone;
 
 pub use dns::Dns;
@@ -23,6 +26,10 @@ pub use dns_name::DnsName;
 pub use error::{Problem, SpecError, Warning};
 pub use file_name::FileName;
 pub use hostname::HostName;
+pub use limits::{
+    read_capped, read_cust_cfg, CappedReadError, Limits, MAX_CUST_CFG_BYTES, MAX_ENTRIES, MAX_NICS,
+    MAX_SECTIONS,
+};
 pub use mac::MacAddr;
 pub use netmask::{ipv4_prefix, ipv6_prefix};
 pub use nic::{BootProto, Ipv4Mode, Ipv4Static, Ipv6Entry, Nic};

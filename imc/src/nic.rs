@@ -7,6 +7,7 @@ use serde::Serialize;
 use crate::check::Checker;
 use crate::mac::MacAddr;
 use crate::netmask::{ipv4_prefix, ipv6_prefix};
+use crate::shown;
 
 /// A network adapter to configure, found in the guest by its MAC address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,7 +26,8 @@ pub struct Nic {
     pub ipv4_mode: Ipv4Mode,
     /// `BOOTPROTO`; absent means DHCP, as in cloud-init.
     pub bootproto: BootProto,
-    /// `IPADDR` with `NETMASK` (absent netmask means /32, as in cloud-init).
+    /// `IPADDR` with `NETMASK`. A static NIC without `NETMASK` is refused (cloud-init would use
+    /// /32, whose gateway is unreachable); otherwise an absent netmask means /32 (unused).
     pub ipv4: Option<Ipv4Static>,
     /// `GATEWAY`, comma-separated, in order.
     pub gateways: Vec<Ipv4Addr>,
@@ -114,6 +116,7 @@ pub struct Ipv6Entry {
 /// Validates the section of one listed NIC; `None` if it is unusable (the problems are recorded).
 pub(crate) fn parse_nic(ck: &mut Checker<'_>, name: &str, nics_line: usize) -> Option<Nic> {
     let Some(line) = ck.raw.section(name).map(|s| s.line) else {
+        let name = shown::name(name);
         let message = format!("nic {name} is listed but there is no [{name}] section");
         ck.problem(Some(nics_line), "NIC-CONFIG", Some("NICS"), message);
         return None;
@@ -140,6 +143,13 @@ pub(crate) fn parse_nic(ck: &mut Checker<'_>, name: &str, nics_line: usize) -> O
         .field(name, "GATEWAY", parse_gateways)
         .unwrap_or_default();
     check_static_has_address(ck, name, bootproto, ipv4_mode);
+    let is_static = bootproto == Some(BootProto::Static) && ipv4_mode != Ipv4Mode::Disabled;
+    if is_static {
+        check_static_has_netmask(ck, name);
+        if let (Some(address), Some(prefix)) = (address, prefix) {
+            check_gateways_on_link(ck, name, address, prefix, &gateways);
+        }
+    }
     if let (None, Some(netmask)) = (
         ck.raw.get_in(name, "IPADDR"),
         ck.raw.get_in(name, "NETMASK"),
@@ -178,12 +188,70 @@ fn check_static_has_address(
 ) {
     let has_address = ck.raw.get_in(name, "IPADDR").is_some();
     if bootproto == Some(BootProto::Static) && mode != Ipv4Mode::Disabled && !has_address {
+        // `ipaddr` or `IpAddr` is there but keys are case-sensitive: point at that line.
+        if let Some(near) = near_miss(ck, name, "IPADDR") {
+            let message = format!(
+                "BOOTPROTO = static needs IPADDR; keys are case-sensitive, write IPADDR instead of {}",
+                shown::name(&near.key)
+            );
+            ck.problem(Some(near.line), name, Some(&near.key), message);
+            return;
+        }
         let line = ck.raw.get_in(name, "BOOTPROTO").map(|e| e.line);
         let message =
             "BOOTPROTO = static needs IPADDR; add IPADDR (and NETMASK) or use BOOTPROTO = dhcp"
                 .to_owned();
         ck.problem(line, name, Some("IPADDR"), message);
     }
+}
+
+/// A static IPADDR needs a NETMASK: without one cloud-init configures a /32, on which no
+/// gateway is reachable, so the VM would come up without a working network.
+fn check_static_has_netmask(ck: &mut Checker<'_>, name: &str) {
+    let Some(ipaddr) = ck.raw.get_in(name, "IPADDR") else {
+        return;
+    };
+    if ck.raw.get_in(name, "NETMASK").is_some() {
+        return;
+    }
+    let message = match near_miss(ck, name, "NETMASK") {
+        Some(near) => format!(
+            "static IPADDR needs NETMASK; line {} has {}, did you mean NETMASK?",
+            near.line,
+            shown::name(&near.key)
+        ),
+        None => "static IPADDR needs NETMASK; add NETMASK, e.g. 255.255.255.0 or 24 (without it the address would be a /32 and no gateway reachable)".to_owned(),
+    };
+    ck.problem(Some(ipaddr.line), name, Some("NETMASK"), message);
+}
+
+/// A gateway outside the NIC's own subnet is legal (an on-link route can reach it) but
+/// usually a typo in IPADDR, NETMASK or GATEWAY: warn, naming both.
+fn check_gateways_on_link(
+    ck: &mut Checker<'_>,
+    name: &str,
+    address: Ipv4Addr,
+    prefix: u8,
+    gateways: &[Ipv4Addr],
+) {
+    let mask = u32::MAX.checked_shl(32 - u32::from(prefix)).unwrap_or(0);
+    let network = Ipv4Addr::from(u32::from(address) & mask);
+    let line = ck.raw.get_in(name, "GATEWAY").map(|e| e.line);
+    for gateway in gateways {
+        if u32::from(*gateway) & mask != u32::from(network) {
+            let message = format!(
+                "gateway {gateway} is outside the nic's subnet {network}/{prefix}; check IPADDR, NETMASK and GATEWAY"
+            );
+            ck.warn(line, name, Some("GATEWAY"), &message);
+        }
+    }
+}
+
+/// An entry of the section whose key is `key` in another case, or a typo of it.
+fn near_miss<'a>(ck: &Checker<'a>, name: &str, key: &str) -> Option<&'a crate::reader::RawEntry> {
+    ck.raw
+        .section_entries(name)
+        .find(|e| e.key != key && crate::suggest::did_you_mean(name, true, &e.key) == Some(key))
 }
 
 /// `GATEWAY = a, b`: each trimmed; an empty value means no gateway.

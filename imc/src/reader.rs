@@ -4,6 +4,7 @@
 //! number. It never interprets values; that is the job of [`crate::Spec`]. See `docs/imc-reader.md`.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -11,12 +12,55 @@ use std::sync::Arc;
 use thiserror::Error;
 use zeroize::Zeroize;
 
+use crate::limits::Limits;
 use crate::secret::is_secret_key;
+use crate::shown;
 
 /// A problem that stops the file from being read at all. Never contains a value or the text of a line,
 /// because any line could hold a password.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ReadError {
+    /// The file is larger than the size cap ([`crate::MAX_CUST_CFG_BYTES`] by default).
+    #[error("cust.cfg is {size} bytes, more than the {max} bytes a customization spec may have")]
+    TooLarge {
+        /// Size of the input.
+        size: u64,
+        /// The cap.
+        max: u64,
+    },
+    /// The file has no section and no entry: blank, comments only, or truncated to nothing.
+    #[error("cust.cfg is empty (no [SECTION] and no key); a truncated hand-over looks like this, so nothing is applied")]
+    Empty,
+    /// More section headers than the cap ([`crate::MAX_SECTIONS`] by default).
+    #[error("line {line}: more than {max} sections; a customization spec has a few dozen at most")]
+    TooManySections {
+        /// 1-based line of the first header over the cap.
+        line: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// More entries than the cap ([`crate::MAX_ENTRIES`] by default).
+    #[error("line {line}: more than {max} keys; a customization spec has a few hundred at most")]
+    TooManyEntries {
+        /// 1-based line of the first entry over the cap.
+        line: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// A key that starts like `-PASS` but is not `-PASS`: the delimiter after it is missing or
+    /// replaced, so the rest of the "key" is most likely the password. Neither is shown.
+    #[error("line {line}: malformed password key (not shown); write -PASS = <base64 password> with = or : right after -PASS")]
+    MalformedSecretKey {
+        /// 1-based line.
+        line: usize,
+    },
+    /// A key or section name with a control or invisible character (NUL, zero-width space,
+    /// BOM, ...), which would look right on screen and still not match. The name is not shown.
+    #[error("line {line}: key or section name with a control or invisible character (not shown); retype the name")]
+    InvisibleCharacter {
+        /// 1-based line.
+        line: usize,
+    },
     /// The line is not valid UTF-8.
     #[error("line {line}: not valid UTF-8; cust.cfg must be UTF-8 text")]
     NotUtf8 {
@@ -44,7 +88,7 @@ pub enum ReadError {
         line: usize,
     },
     /// The same section header appears twice.
-    #[error("line {line}: duplicate section [{section}] (first at line {first_line})")]
+    #[error("line {line}: duplicate section [{}] (first at line {first_line})", shown::name(.section))]
     DuplicateSection {
         /// Section name.
         section: String,
@@ -54,7 +98,7 @@ pub enum ReadError {
         line: usize,
     },
     /// The same key appears twice (within a section, or as the same flat `SECTION|KEY`).
-    #[error("line {line}: duplicate key {key} in [{section}] (first at line {first_line})")]
+    #[error("line {line}: duplicate key {} in [{}] (first at line {first_line})", shown::name(.key), shown::name(.section))]
     DuplicateKey {
         /// Section of the repeated key.
         section: String,
@@ -157,13 +201,17 @@ pub struct RawSection {
 }
 
 /// The whole file: sections and entries in file order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RawSpec {
     sections: Vec<RawSection>,
     /// Parallel to `sections`: where each section's entries are in `entries`. A section cannot
     /// repeat, so its entries are contiguous, and lookups only scan the one section.
     spans: Vec<Range<usize>>,
+    /// Section name to its index in `sections`, so that no lookup scans all sections (a file
+    /// with many sections would otherwise be read in quadratic time).
+    index: HashMap<String, usize>,
     entries: Vec<RawEntry>,
+    limits: Limits,
 }
 
 /// What one trimmed line is.
@@ -175,11 +223,28 @@ enum Line<'a> {
 
 impl RawSpec {
     /// Reads `cust.cfg` bytes. Tolerates a UTF-8 BOM and CRLF line ends; everything else that
-    /// ConfigParser would reject, and continuation lines, is an error naming the line.
+    /// ConfigParser would reject, and continuation lines, is an error naming the line. The
+    /// caps of [`Limits::default`] apply; an empty file is an error.
     pub fn parse(bytes: &[u8]) -> Result<RawSpec, ReadError> {
+        RawSpec::parse_with(bytes, Limits::default())
+    }
+
+    /// [`RawSpec::parse`] with other caps. Time and memory are linear in the input.
+    pub fn parse_with(bytes: &[u8], limits: Limits) -> Result<RawSpec, ReadError> {
+        let size = bytes.len() as u64;
+        if size > limits.max_bytes {
+            let max = limits.max_bytes;
+            return Err(ReadError::TooLarge { size, max });
+        }
         let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
         let (text, bad_line) = valid_lines(bytes);
-        let mut spec = RawSpec::default();
+        let mut spec = RawSpec {
+            sections: Vec::new(),
+            spans: Vec::new(),
+            index: HashMap::new(),
+            entries: Vec::new(),
+            limits,
+        };
         let mut current: Option<usize> = None;
         // Duplicate keys are found after the fact; one before the line of another error is the
         // first error in the file, so it wins, as if it had been found on the way.
@@ -196,6 +261,7 @@ impl RawSpec {
         }
         match spec.first_duplicate_key() {
             Some(error) => Err(error),
+            None if spec.sections.is_empty() => Err(ReadError::Empty),
             None => Ok(spec),
         }
     }
@@ -212,6 +278,10 @@ impl RawSpec {
             Line::Header(name) => *current = Some(self.add_section(name, line)?),
             Line::Option(key, value) => {
                 let section = current.ok_or(ReadError::BeforeFirstSection { line })?;
+                if self.entries.len() >= self.limits.max_entries {
+                    let max = self.limits.max_entries;
+                    return Err(ReadError::TooManyEntries { line, max });
+                }
                 self.add_entry(section, key, value, line);
             }
         }
@@ -219,13 +289,18 @@ impl RawSpec {
     }
 
     fn add_section(&mut self, name: &str, line: usize) -> Result<usize, ReadError> {
-        if let Some(first) = self.sections.iter().find(|s| s.name == name) {
+        if let Some(&first) = self.index.get(name) {
             return Err(ReadError::DuplicateSection {
                 section: name.to_owned(),
-                first_line: first.line,
+                first_line: self.sections[first].line,
                 line,
             });
         }
+        if self.sections.len() >= self.limits.max_sections {
+            let max = self.limits.max_sections;
+            return Err(ReadError::TooManySections { line, max });
+        }
+        self.index.insert(name.to_owned(), self.sections.len());
         self.sections.push(RawSection {
             name: name.to_owned(),
             line,
@@ -287,7 +362,13 @@ impl RawSpec {
 
     /// Looks up an entry by flat key, e.g. `DNS|NAMESERVER|1` or `NIC1|IPv6ADDR|2`.
     pub fn get(&self, flat_key: &str) -> Option<&RawEntry> {
-        self.entries.iter().find(|e| e.has_flat_key(flat_key))
+        // Each `|` could end the section name (`[A] B|C` and `[A|B] C` are both `A|B|C`); the
+        // duplicate check guarantees at most one of them exists. Lookups are by section, so a
+        // big file is not scanned once per key.
+        flat_key
+            .match_indices('|')
+            .filter_map(|(at, _)| self.get_in(&flat_key[..at], &flat_key[at + 1..]))
+            .find(|e| e.has_flat_key(flat_key))
     }
 
     /// All entries in file order.
@@ -301,10 +382,9 @@ impl RawSpec {
         section: &'n str,
     ) -> impl Iterator<Item = &'s RawEntry> + use<'s, 'n> {
         let span = self
-            .sections
-            .iter()
-            .position(|s| s.name == section)
-            .map_or(0..0, |i| self.spans[i].clone());
+            .index
+            .get(section)
+            .map_or(0..0, |&i| self.spans[i].clone());
         self.entries[span].iter()
     }
 
@@ -315,7 +395,7 @@ impl RawSpec {
 
     /// The header of a section, if present.
     pub fn section(&self, name: &str) -> Option<&RawSection> {
-        self.sections.iter().find(|s| s.name == name)
+        self.index.get(name).map(|&i| &self.sections[i])
     }
 }
 
@@ -353,6 +433,9 @@ fn classify(text: &str, line: usize) -> Result<Line<'_>, ReadError> {
             .map(str::trim)
             .filter(|n| !n.is_empty() && !n.contains(['[', ']']))
             .ok_or(ReadError::Malformed { line })?;
+        if name.contains(is_invisible) {
+            return Err(ReadError::InvisibleCharacter { line });
+        }
         return Ok(Line::Header(name));
     }
     let split = trimmed
@@ -367,7 +450,43 @@ fn classify(text: &str, line: usize) -> Result<Line<'_>, ReadError> {
     if key.is_empty() || key.contains(char::is_whitespace) {
         return Err(ReadError::Malformed { line });
     }
+    // A password key whose delimiter is missing or replaced (`-PASSc2Vj=`, `-PASS;c2Vj=`,
+    // `-PASS\0c2Vj=`) would hold the password in its name, and names are shown. Refused
+    // before it is ever stored or shown, and before the control-character check (which would
+    // be right too, but this message says what to fix).
+    if is_malformed_password_key(key) {
+        return Err(ReadError::MalformedSecretKey { line });
+    }
+    if key.contains(is_invisible) {
+        return Err(ReadError::InvisibleCharacter { line });
+    }
     Ok(Line::Option(key, trimmed[split + 1..].trim_start()))
+}
+
+/// A key that starts like `-PASS` (any case) but is not exactly `-PASS`.
+fn is_malformed_password_key(key: &str) -> bool {
+    const PASS: &str = "-PASS";
+    key != PASS
+        && key
+            .get(..PASS.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(PASS))
+}
+
+/// Control characters and the invisible format characters that look like nothing on screen:
+/// soft hyphen, zero-width space/joiners, direction marks and overrides, word joiner and
+/// invisible operators, and the BOM/zero-width no-break space.
+fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{2069}'
+                | '\u{FEFF}'
+        )
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The typed, validated `cust.cfg`: every key cloud-init and the VMware Perl engine read.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -10,10 +10,13 @@ use crate::dns_name::DnsName;
 use crate::error::{SpecError, Warning};
 use crate::file_name::FileName;
 use crate::hostname::HostName;
+use crate::limits::MAX_NICS;
 use crate::nic::{parse_nic, Nic};
 use crate::password::{parse_password, Password};
 use crate::reader::{RawEntry, RawSpec};
 use crate::secret::Secret;
+use crate::shown;
+use crate::suggest::did_you_mean;
 use crate::timezone::Timezone;
 
 /// Sections this crate knows; `[NICn]` sections are known only when listed in `NIC-CONFIG|NICS`.
@@ -246,19 +249,24 @@ fn parse_network(ck: &mut Checker<'_>) -> Network {
 fn parse_nic_names(ck: &mut Checker<'_>) -> Option<(Vec<String>, usize)> {
     let entry = ck.take("NIC-CONFIG", "NICS")?;
     let names = ck.parse_entry(entry, |v| {
+        // Counted before anything is built: a hostile list of thousands of names stops here.
+        let count = v.split(',').count();
+        if count > MAX_NICS {
+            return Err(format!(
+                "{count} nics listed; at most {MAX_NICS} are supported (vSphere gives a vm at most 10), list only the nics to configure"
+            ));
+        }
         let names: Vec<String> = v.split(',').map(|n| n.trim().to_owned()).collect();
         if names.iter().any(String::is_empty) {
             return Err(
                 "empty nic name; use comma-separated section names such as NIC1,NIC2".to_owned(),
             );
         }
-        if let Some(dup) = names
-            .iter()
-            .enumerate()
-            .find_map(|(i, n)| names[..i].contains(n).then_some(n))
-        {
+        let mut seen = HashSet::new();
+        if let Some(dup) = names.iter().find(|n| !seen.insert(n.as_str())) {
             return Err(format!(
-                "nic {dup} is listed twice; list each nic section once"
+                "nic {} is listed twice; list each nic section once",
+                shown::name(dup)
             ));
         }
         Ok(names)
@@ -275,9 +283,9 @@ fn check_across_nics(ck: &mut Checker<'_>, nics: &[Nic]) {
             let (l1, l2) = (line_of(first, "PRIMARY"), line_of(other, "PRIMARY"));
             let message = format!(
                 "both {} (line {}) and {} (line {}) are primary; at most one nic may have PRIMARY = yes",
-                first.name,
+                shown::name(&first.name),
                 l1.unwrap_or(first.line),
-                other.name,
+                shown::name(&other.name),
                 l2.unwrap_or(other.line)
             );
             ck.problem(l2, &other.name, Some("PRIMARY"), message);
@@ -291,9 +299,9 @@ fn check_across_nics(ck: &mut Checker<'_>, nics: &[Nic]) {
         };
         let message = format!(
             "{} has the same mac address {} as {} (line {}); each nic needs its own MACADDR",
-            nic.name,
+            shown::name(&nic.name),
             nic.mac,
-            first.name,
+            shown::name(&first.name),
             line_of(first, "MACADDR").unwrap_or(first.line)
         );
         ck.problem(line_of(nic, "MACADDR"), &nic.name, Some("MACADDR"), message);
@@ -302,30 +310,42 @@ fn check_across_nics(ck: &mut Checker<'_>, nics: &[Nic]) {
 
 /// Keeps and reports every key no parser read; `[NICn]` sections not listed in NICS get one warning.
 fn collect_unknown(ck: &mut Checker<'_>, nic_names: Vec<String>) -> Vec<UnknownEntry> {
-    let is_known = |s: &str| KNOWN_SECTIONS.contains(&s) || nic_names.iter().any(|n| n == s);
+    let nic_names: HashSet<&str> = nic_names.iter().map(String::as_str).collect();
+    let is_known = |s: &str| KNOWN_SECTIONS.contains(&s) || nic_names.contains(s);
     let raw = ck.raw;
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<(usize, &str, Option<&str>, String)> = Vec::new();
     for section in raw.sections().iter().filter(|s| !is_known(&s.name)) {
         let message = if looks_like_nic(&section.name) {
             "nic section not listed in NIC-CONFIG|NICS; kept but not used"
         } else {
             "unknown section; kept but not used"
         };
-        warnings.push((section.line, section.name.as_str(), None, message));
+        warnings.push((
+            section.line,
+            section.name.as_str(),
+            None,
+            message.to_owned(),
+        ));
     }
     let unused: Vec<&RawEntry> = ck.unused().collect();
     for entry in &unused {
         if is_known(&entry.section) {
+            let is_nic = nic_names.contains(&*entry.section);
+            let message = match did_you_mean(&entry.section, is_nic, &entry.key) {
+                // Keys are case-sensitive: `ipaddr` is not read as `IPADDR`.
+                Some(known) => format!("unknown key; kept but not used; did you mean {known}?"),
+                None => "unknown key; kept but not used".to_owned(),
+            };
             warnings.push((
                 entry.line,
                 &*entry.section,
                 Some(entry.key.as_str()),
-                "unknown key; kept but not used",
+                message,
             ));
         }
     }
     for (line, section, key, message) in warnings {
-        ck.warn(Some(line), section, key, message);
+        ck.warn(Some(line), section, key, &message);
     }
     unused
         .into_iter()

@@ -121,7 +121,7 @@ fn defaults_and_accepted_forms() {
 
     let spec = Spec::parse(b"[PASSWORD]\nRESET = yes\n").unwrap().spec;
     assert!(spec.password.reset);
-    let spec = Spec::parse(b"").unwrap().spec;
+    let spec = Spec::parse(b"[MISC]\n").unwrap().spec;
     assert!(!spec.password.reset && !spec.misc.post_gc_status && spec.custom_script.is_none());
     assert!(spec.cloudinit.metadata.is_none() && spec.cloudinit.userdata.is_none());
 }

@@ -9,6 +9,11 @@ mod reader;
 
 pub use error::EnvError;
 
+/// Largest OVF environment document [`parse`] reads: 1 MiB, far above any real one (a
+/// vApp with a hundred properties is a few kilobytes). The same bound applies to the file
+/// on an ISO ([`crate::iso9660::DEFAULT_MAX_FILE_BYTES`]).
+pub const MAX_OVF_ENV_BYTES: u64 = 1024 * 1024;
+
 /// Namespace of the OVF environment (`oe:` in vSphere documents).
 pub const OVF_ENV_NS: &str = "http://schemas.dmtf.org/ovf/environment/1";
 
@@ -103,7 +108,44 @@ pub struct EthernetAdapter {
 /// - attributes are accepted in their element's namespace (`oe:key`, `ve:mac`) and, leniently,
 ///   unprefixed (`key=`), because hand-written documents use both; the prefixed one wins;
 /// - a UTF-8 BOM, leading whitespace and trailing NULs/whitespace (as guestinfo values carry)
-///   are accepted.
+///   are accepted;
+/// - a document over [`MAX_OVF_ENV_BYTES`], a duplicate attribute and a `<` inside an
+///   attribute value are refused; no message quotes an attribute value (any property may
+///   hold a password), and names are cut short.
 pub fn parse(xml: &[u8]) -> Result<Environment, EnvError> {
+    let size = xml.len() as u64;
+    if size > MAX_OVF_ENV_BYTES {
+        let max = MAX_OVF_ENV_BYTES;
+        return Err(EnvError::TooLarge { size, max });
+    }
     reader::parse(xml)
+}
+
+/// Why an OVF environment file could not be read (before parsing).
+#[derive(Debug, thiserror::Error)]
+pub enum EnvReadError {
+    /// Reading failed: the file is unreadable (exit 74, `EX_IOERR`). The `io::Error` is the
+    /// source, so a caller's error chain finds it.
+    #[error("cannot be read")]
+    Io(#[from] std::io::Error),
+    /// Larger than [`MAX_OVF_ENV_BYTES`]: invalid input (exit 65, `EX_DATAERR`).
+    #[error("larger than {max} bytes; an ovf environment is never that large, check that the right file was given")]
+    TooLarge {
+        /// The cap.
+        max: u64,
+    },
+}
+
+/// Reads an OVF environment file, stopping after [`MAX_OVF_ENV_BYTES`] + 1 bytes instead of
+/// reading a huge file whole.
+pub fn read_env_capped<R: std::io::Read>(reader: R) -> Result<Vec<u8>, EnvReadError> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    reader.take(MAX_OVF_ENV_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_OVF_ENV_BYTES {
+        return Err(EnvReadError::TooLarge {
+            max: MAX_OVF_ENV_BYTES,
+        });
+    }
+    Ok(bytes)
 }

@@ -90,6 +90,15 @@ pub enum IsoError {
     },
 }
 
+impl IsoError {
+    /// Whether the medium could not be read at all (an I/O error: exit 74, `EX_IOERR`), as
+    /// opposed to read but found invalid (malformed, not ISO9660, too large: exit 65,
+    /// `EX_DATAERR`).
+    pub fn is_unreadable(&self) -> bool {
+        matches!(self, IsoError::Io { .. })
+    }
+}
+
 /// Reads the volume label of an ISO9660 image (what blkid reports as `LABEL`).
 pub fn volume_label<R: Read + Seek>(r: &mut R, limits: &IsoLimits) -> Result<String, IsoError> {
     Ok(Volume::open(r, limits)?.label)

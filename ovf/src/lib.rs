@@ -9,7 +9,7 @@ pub mod environment;
 pub mod iso9660;
 
 pub use environment::{
-    parse, Entity, EnvError, Environment, EthernetAdapter, Platform, Property, OVF_ENV_NS,
-    VMWARE_OVFENV_NS,
+    parse, read_env_capped, Entity, EnvError, EnvReadError, Environment, EthernetAdapter, Platform,
+    Property, MAX_OVF_ENV_BYTES, OVF_ENV_NS, VMWARE_OVFENV_NS,
 };
 pub use iso9660::{read_ovf_env, volume_label, IsoError, IsoLimits, IsoOvfEnv};

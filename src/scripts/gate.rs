@@ -14,14 +14,16 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use ini::{Ini, ParseOption};
-
+use super::keyfile::KeyFile;
 use crate::root::Root;
 
 /// The tools command that prints tools.conf values.
 pub const TOOLBOX_CMD: &str = "vmware-toolbox-cmd";
 /// Tools' configuration file inside the root.
 pub const TOOLS_CONF: &str = "/etc/vmware-tools/tools.conf";
+/// Largest tools.conf read (1 MiB; the shipped one is 20 KiB). A larger one is unreadable,
+/// so the spec's default decides.
+pub const MAX_TOOLS_CONF_BYTES: u64 = 1024 * 1024;
 /// The tools.conf section holding the switch.
 pub const SECTION: &str = "deployPkg";
 /// The switch itself.
@@ -242,7 +244,11 @@ pub fn parse_toolbox_output(stdout: &str) -> Option<&str> {
 }
 
 fn read_tools_conf(root: &Root, default: bool) -> Gate {
-    let text = match root.read_text(Path::new(TOOLS_CONF)) {
+    let text = match crate::settings::read_capped_text(
+        root,
+        Path::new(TOOLS_CONF),
+        MAX_TOOLS_CONF_BYTES,
+    ) {
         Ok(Some(text)) => text,
         Ok(None) => return Gate::default(default, DefaultWhy::NoToolsConf),
         Err(e) => return Gate::default(default, DefaultWhy::ToolsConfUnreadable(e.to_string())),
@@ -254,18 +260,15 @@ fn read_tools_conf(root: &Root, default: bool) -> Gate {
     }
 }
 
-/// `[deployPkg] enable-custom-scripts` from tools.conf text. Quotes and backslashes are kept
-/// as written (glib's key files have no quoting), and a UTF-8 BOM is dropped.
+/// `[deployPkg] enable-custom-scripts` from tools.conf text, as `vmware-toolbox-cmd config
+/// get` prints it and cloud-init then reads it: glib's key-file rules ([`KeyFile`]; the last
+/// of two keys wins, `[ deployPkg ]` is another group, a file glib cannot load is an error),
+/// the string with glib's escapes processed (an invalid one means unset), trimmed.
 pub fn tools_conf_value(text: &str) -> Result<Option<String>, String> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let opt = ParseOption {
-        enabled_quote: false,
-        enabled_escape: false,
-        ..Default::default()
-    };
-    let ini = Ini::load_from_str_opt(text, opt).map_err(|e| e.to_string())?;
-    Ok(ini
-        .get_from(Some(SECTION), KEY)
+    let file = KeyFile::parse(text.as_bytes()).map_err(|e| e.to_string())?;
+    Ok(file
+        .string(SECTION, KEY)
+        .and_then(Result::ok)
         .map(|v| v.trim().to_string()))
 }
 
@@ -308,9 +311,15 @@ mod tests {
                 Ok(Some("true")),
             ),
             (
-                "\u{feff}[deployPkg]\nenable-custom-scripts=TRUE\r\n",
+                "[deployPkg]\nenable-custom-scripts=TRUE\r\n",
                 Ok(Some("TRUE")),
             ),
+            (
+                "[deployPkg]\nenable-custom-scripts = true\nenable-custom-scripts = false\n",
+                Ok(Some("false")),
+            ),
+            ("[ deployPkg ]\nenable-custom-scripts = true\n", Ok(None)),
+            ("[deployPkg]\nenable-custom-scripts = tr\\ue\n", Ok(None)),
             (
                 "[deployPkg]\nenable-custom-scripts = \"true\"\n",
                 Ok(Some("\"true\"")),
@@ -318,6 +327,8 @@ mod tests {
             ("[logging]\nlog = true\n", Ok(None)),
             ("[deploypkg]\nenable-custom-scripts = true\n", Ok(None)),
         ];
+        // glib cannot load a file with a BOM: vmware-toolbox-cmd exits 69.
+        assert!(tools_conf_value("\u{feff}[deployPkg]\nenable-custom-scripts = true\n").is_err());
         for (text, want) in cases {
             let got = tools_conf_value(text);
             assert_eq!(
@@ -326,6 +337,31 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_tools_conf_over_the_cap_means_the_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let mut text = b"[deployPkg]\nenable-custom-scripts = true\n".to_vec();
+        text.resize(MAX_TOOLS_CONF_BYTES as usize + 1, b'\n');
+        root.write_file(Path::new(TOOLS_CONF), &text, 0o644)
+            .unwrap();
+        let gate = read_tools_conf(&root, false);
+        assert!(
+            matches!(
+                gate.reason(),
+                GateReason::Default {
+                    why: DefaultWhy::ToolsConfUnreadable(_),
+                    ..
+                }
+            ),
+            "{gate}"
+        );
+        text.truncate(MAX_TOOLS_CONF_BYTES as usize);
+        root.write_file(Path::new(TOOLS_CONF), &text, 0o644)
+            .unwrap();
+        assert!(read_tools_conf(&root, false).is_enabled());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! codes it reports (6 when disabled, 100 when a script fails); see `docs/custom-scripts.md`.
 
 pub mod gate;
+pub mod keyfile;
 pub mod run;
 pub mod stage;
 

@@ -1,15 +1,20 @@
 //! Running the staged `customize.sh precustomization|postcustomization`.
 //!
 //! The script runs in its own process group with a cleared environment, its output read
-//! line by line into the log while it runs. On timeout or cancellation (SIGTERM to vmcust)
+//! line by line into the log while it runs. Output is bounded everywhere: a line is cut at
+//! [`MAX_LINE_BYTES`], memory keeps the last [`KEPT_BYTES`] of each stream (and at most
+//! [`KEPT_LINES`] lines), and the log gets the first [`LOGGED_BYTES`] of each stream and,
+//! at the end, the kept tail: a script printing gigabytes costs neither memory nor disk. On timeout or cancellation (SIGTERM to vmcust)
 //! the whole group gets SIGTERM, a grace period, then SIGKILL, and the script is reaped: a
 //! script's background children can neither outlive the step nor hold the boot hostage.
 
+use std::collections::VecDeque;
 use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::sys::signal::{killpg, Signal};
@@ -28,8 +33,15 @@ pub const SCRIPT_HOME: &str = "/root";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default time between SIGTERM and SIGKILL.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
-/// Output lines kept in [`ScriptRun::output`] (the newest; all of them go to the log).
+/// Output lines of each stream kept in [`ScriptRun::output`] (the newest).
 pub const KEPT_LINES: usize = 200;
+/// Bytes of each stream's newest lines kept in [`ScriptRun::output`].
+pub const KEPT_BYTES: usize = 64 * 1024;
+/// A longer output line is cut to this many bytes (the rest is counted, not kept).
+pub const MAX_LINE_BYTES: usize = 4096;
+/// Bytes of each stream logged while the script runs; after that only the kept tail is
+/// logged, once the script has ended, with the count of what was left out.
+pub const LOGGED_BYTES: usize = 64 * 1024;
 /// How long output is still read after the script exits, for background children that
 /// keep the pipes open.
 const DRAIN: Duration = Duration::from_millis(500);
@@ -117,7 +129,8 @@ pub enum Stream {
 pub struct ScriptRun {
     /// How it ended.
     pub outcome: Outcome,
-    /// The last [`KEPT_LINES`] lines of output, in the order they were read.
+    /// The last lines of output (per stream [`KEPT_LINES`] and [`KEPT_BYTES`] at most),
+    /// in the order they were read; lines are cut at [`MAX_LINE_BYTES`].
     pub output: Vec<(Stream, String)>,
     /// The process id (and process group id) the script had.
     pub pid: u32,
@@ -194,18 +207,17 @@ pub async fn run_script(
     let mut guard = GroupGuard { pgid, armed: true };
     tracing::info!(script = %script.display(), phase = phase.name(), pid, "custom script started");
 
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let tail = Arc::new(Mutex::new(Tail::default()));
     let readers = [
         child
             .stdout
             .take()
-            .map(|o| spawn_reader(o, Stream::Stdout, phase, tx.clone())),
+            .map(|o| spawn_reader(o, Stream::Stdout, phase, tail.clone())),
         child
             .stderr
             .take()
-            .map(|e| spawn_reader(e, Stream::Stderr, phase, tx.clone())),
+            .map(|e| spawn_reader(e, Stream::Stderr, phase, tail.clone())),
     ];
-    drop(tx);
 
     let wait_err = |source| RunError::Wait {
         path: script.to_path_buf(),
@@ -245,13 +257,10 @@ pub async fn run_script(
             );
         }
     }
-    let mut output = Vec::new();
-    while let Ok(line) = rx.try_recv() {
-        if output.len() == KEPT_LINES {
-            output.remove(0);
-        }
-        output.push(line);
-    }
+    let output = match tail.lock() {
+        Ok(mut tail) => tail.finish(phase),
+        Err(poisoned) => poisoned.into_inner().finish(phase),
+    };
     tracing::info!(
         pid,
         phase = phase.name(),
@@ -376,41 +385,195 @@ impl Drop for GroupGuard {
     }
 }
 
+/// The bounded output of one run: the newest lines of both streams, and what each stream
+/// has logged so far.
+#[derive(Default)]
+struct Tail {
+    /// Newest lines, oldest first, with whether each was logged when read.
+    lines: VecDeque<(Stream, String, bool)>,
+    /// Per stream (stdout, stderr): lines and bytes in `lines`, bytes logged, lines and
+    /// bytes not logged.
+    count: [usize; 2],
+    kept: [usize; 2],
+    logged: [usize; 2],
+    unlogged: [(u64, u64); 2],
+}
+
+impl Tail {
+    /// Records one (already cut) line; logs it while the stream's log budget lasts.
+    fn push(&mut self, stream: Stream, line: String, phase: Phase) {
+        let s = stream as usize;
+        let logged = self.logged[s] + line.len() <= LOGGED_BYTES;
+        if logged {
+            self.logged[s] += line.len();
+            log_line(stream, phase, &line);
+        } else {
+            if self.unlogged[s].0 == 0 {
+                tracing::warn!(
+                    phase = phase.name(),
+                    "custom script {} is over {LOGGED_BYTES} bytes; the rest is not logged, its last {KEPT_BYTES} bytes are logged when the script ends",
+                    stream.name()
+                );
+            }
+            self.unlogged[s].0 += 1;
+            self.unlogged[s].1 += line.len() as u64;
+        }
+        self.kept[s] += line.len();
+        self.count[s] += 1;
+        self.lines.push_back((stream, line, logged));
+        // Drop the oldest lines of this stream until its bounds hold again; the other
+        // stream's tail is left alone, so a chatty stderr cannot push stdout out.
+        while self.kept[s] > KEPT_BYTES || self.count[s] > KEPT_LINES {
+            let Some(at) = self.lines.iter().position(|(st, _, _)| *st == stream) else {
+                break;
+            };
+            if let Some((_, old, _)) = self.lines.remove(at) {
+                self.kept[s] -= old.len();
+                self.count[s] -= 1;
+            }
+        }
+    }
+
+    /// Logs what was left out and the kept lines not logged yet; returns the kept lines.
+    fn finish(&mut self, phase: Phase) -> Vec<(Stream, String)> {
+        for stream in [Stream::Stdout, Stream::Stderr] {
+            let (lines, bytes) = self.unlogged[stream as usize];
+            if lines > 0 {
+                tracing::warn!(
+                    phase = phase.name(),
+                    "custom script {}: {lines} lines ({bytes} bytes) were not logged; the last of them follow",
+                    stream.name()
+                );
+            }
+        }
+        for (stream, line, logged) in &self.lines {
+            if !logged {
+                log_line(*stream, phase, line);
+            }
+        }
+        self.lines
+            .drain(..)
+            .map(|(stream, line, _)| (stream, line))
+            .collect()
+    }
+}
+
+impl Stream {
+    fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
+
+fn log_line(stream: Stream, phase: Phase, line: &str) {
+    match stream {
+        Stream::Stdout => tracing::info!(target: "vmcust::script", phase = phase.name(), "{line}"),
+        Stream::Stderr => tracing::warn!(target: "vmcust::script", phase = phase.name(), "{line}"),
+    }
+}
+
+/// Reads one stream into `tail` line by line, never holding more than [`MAX_LINE_BYTES`] of
+/// one line: the rest of a longer line is skipped and counted.
 fn spawn_reader(
     pipe: impl AsyncRead + Unpin + Send + 'static,
     stream: Stream,
     phase: Phase,
-    tx: tokio::sync::mpsc::UnboundedSender<(Stream, String)>,
+    tail: Arc<Mutex<Tail>>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut reader = BufReader::new(pipe);
-        let mut buf = Vec::new();
+        let mut line = Vec::new();
+        let mut cut = 0u64;
         loop {
-            buf.clear();
-            match reader.read_until(b'\n', &mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {}
-            }
-            let line = String::from_utf8_lossy(&buf);
-            let line = line.trim_end_matches(['\n', '\r']).to_string();
-            match stream {
-                Stream::Stdout => {
-                    tracing::info!(target: "vmcust::script", phase = phase.name(), "{line}")
-                }
-                Stream::Stderr => {
-                    tracing::warn!(target: "vmcust::script", phase = phase.name(), "{line}")
-                }
-            }
-            if tx.send((stream, line)).is_err() {
-                break;
+            let chunk = match reader.fill_buf().await {
+                Ok([]) | Err(_) => break,
+                Ok(chunk) => chunk,
+            };
+            let (piece, ends_line) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (&chunk[..i], true),
+                None => (chunk, false),
+            };
+            let room = MAX_LINE_BYTES.saturating_sub(line.len());
+            line.extend_from_slice(&piece[..piece.len().min(room)]);
+            cut += piece.len().saturating_sub(room) as u64;
+            let used = piece.len() + usize::from(ends_line);
+            reader.consume(used);
+            if ends_line {
+                emit(&tail, stream, phase, &mut line, &mut cut);
             }
         }
+        if !line.is_empty() || cut > 0 {
+            emit(&tail, stream, phase, &mut line, &mut cut);
+        }
     })
+}
+
+/// Hands one finished line to the tail, noting how much of it was cut.
+fn emit(tail: &Mutex<Tail>, stream: Stream, phase: Phase, line: &mut Vec<u8>, cut: &mut u64) {
+    let mut text = String::from_utf8_lossy(line)
+        .trim_end_matches('\r')
+        .to_string();
+    if *cut > 0 {
+        text.push_str(&format!("… ({cut} more bytes of this line not kept)"));
+    }
+    line.clear();
+    *cut = 0;
+    let mut tail = match tail.lock() {
+        Ok(tail) => tail,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    tail.push(stream, text, phase);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The log gets the first [`LOGGED_BYTES`] of a stream, a note, and the kept tail: a
+    /// bounded amount however much the script prints.
+    #[test]
+    fn the_log_is_bounded() {
+        #[derive(Clone, Default)]
+        struct Capture(Arc<Mutex<Vec<u8>>>);
+        impl io::Write for Capture {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let capture = Capture::default();
+        let writer = capture.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let kept = tracing::subscriber::with_default(subscriber, || {
+            let mut tail = Tail::default();
+            for i in 0..200_000 {
+                tail.push(Stream::Stdout, format!("line {i:0>40}"), Phase::Post);
+            }
+            tail.finish(Phase::Post)
+        });
+        let log = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+        // Each logged line carries about 100 bytes of timestamp, level and fields.
+        let lines = log.lines().count();
+        assert!(
+            lines < 2 * (LOGGED_BYTES / 45) + KEPT_LINES,
+            "{lines} lines logged"
+        );
+        assert!(
+            log.contains("lines (") && log.contains("were not logged"),
+            "{log:.300}"
+        );
+        let last = log.lines().last().unwrap_or_default();
+        assert!(last.contains(&format!("line {:0>40} ", 199_999)), "{last}");
+        assert_eq!(kept.len(), KEPT_LINES);
+    }
 
     #[test]
     fn proc_stat_lines_are_read_past_odd_command_names() {

@@ -18,6 +18,8 @@ pub const STAGING_DIR: &str = "/root/.customization";
 pub const STAGED_NAME: &str = "customize.sh";
 /// Mode of the staging directory.
 pub const STAGING_DIR_MODE: u32 = 0o700;
+/// Largest custom script staged: 4 MiB (vCenter's own script field holds a few kilobytes).
+pub const MAX_SCRIPT_BYTES: u64 = 4 * 1024 * 1024;
 /// Mode of the staged script.
 pub const SCRIPT_MODE: u32 = 0o700;
 
@@ -47,6 +49,14 @@ pub enum StageError {
     NotRegular {
         /// The offending path.
         path: PathBuf,
+    },
+    /// The script is larger than [`MAX_SCRIPT_BYTES`].
+    #[error("custom script {path} is larger than {max} bytes; a customization script is small, ship larger tools in the template instead")]
+    TooLarge {
+        /// The script.
+        path: PathBuf,
+        /// The cap.
+        max: u64,
     },
     /// Reading the script failed.
     #[error("reading custom script {path}: {source}")]
@@ -134,7 +144,7 @@ pub fn unstage(root: &Root) -> io::Result<()> {
 
 fn read_script(path: &Path) -> Result<Vec<u8>, StageError> {
     // O_NOFOLLOW: a symlink in the package is refused rather than read wherever it points.
-    let mut file = match OpenOptions::new()
+    let file = match OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)
@@ -166,8 +176,18 @@ fn read_script(path: &Path) -> Result<Vec<u8>, StageError> {
             path: path.to_path_buf(),
         });
     }
+    // Read at most the cap and one byte more, so a huge file is refused without being
+    // read whole.
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(read_err)?;
+    file.take(MAX_SCRIPT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_err)?;
+    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+        return Err(StageError::TooLarge {
+            path: path.to_path_buf(),
+            max: MAX_SCRIPT_BYTES,
+        });
+    }
     Ok(bytes)
 }
 

@@ -8,8 +8,10 @@ use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 
-/// Largest decoded value accepted (a gzip bomb stops here).
+/// Largest decoded value accepted (a gzip bomb stops here, after reading this much).
 pub const MAX_DECODED_LEN: usize = 16 * 1024 * 1024;
+/// Largest raw (still encoded) value accepted, checked before anything else is done with it.
+pub const MAX_RAW_LEN: usize = 16 * 1024 * 1024;
 
 /// Standard alphabet; padding optional and stray trailing bits ignored (as Python's decoder).
 const BASE64: GeneralPurpose = GeneralPurpose::new(
@@ -61,6 +63,14 @@ pub enum DecodeError {
         /// The key.
         key: String,
     },
+    /// The raw value is larger than [`MAX_RAW_LEN`].
+    #[error("{key}: the value is {size} bytes, more than {MAX_RAW_LEN}; guestinfo values are small, check what was set")]
+    RawTooLarge {
+        /// The key.
+        key: String,
+        /// Its size.
+        size: usize,
+    },
     /// The value is not UTF-8 text.
     #[error("{key}: the value is not utf-8 text")]
     NotUtf8 {
@@ -88,6 +98,12 @@ impl Encoding {
 /// Normalizes a raw guestinfo value: UTF-8 text with trailing whitespace removed; empty or
 /// exactly `---` (cloud-init's redaction marker) means absent.
 pub fn normalize(key: &str, raw: &[u8]) -> Result<Option<String>, DecodeError> {
+    if raw.len() > MAX_RAW_LEN {
+        return Err(DecodeError::RawTooLarge {
+            key: key.to_string(),
+            size: raw.len(),
+        });
+    }
     let text = std::str::from_utf8(raw).map_err(|_| DecodeError::NotUtf8 {
         key: key.to_string(),
     })?;
@@ -97,6 +113,12 @@ pub fn normalize(key: &str, raw: &[u8]) -> Result<Option<String>, DecodeError> {
 
 /// Decodes a normalized value by its encoding into UTF-8 text bytes.
 pub fn decode(key: &str, encoding: Encoding, value: &str) -> Result<Vec<u8>, DecodeError> {
+    if value.len() > MAX_RAW_LEN {
+        return Err(DecodeError::RawTooLarge {
+            key: key.to_string(),
+            size: value.len(),
+        });
+    }
     let bytes = match encoding {
         Encoding::Plain => return Ok(value.as_bytes().to_vec()),
         Encoding::Base64 => base64(key, value)?,
@@ -207,6 +229,17 @@ mod tests {
         assert_eq!(normalize("k", b"---\n").unwrap(), None);
         assert_eq!(normalize("k", b"a: b\n").unwrap().as_deref(), Some("a: b"));
         assert!(normalize("k", b"\xff").is_err());
+    }
+
+    #[test]
+    fn raw_values_over_the_cap_are_refused_before_decoding() {
+        let big = vec![b'A'; MAX_RAW_LEN + 1];
+        let err = normalize("guestinfo.metadata", &big).unwrap_err();
+        assert!(matches!(err, DecodeError::RawTooLarge { size, .. } if size == MAX_RAW_LEN + 1));
+        let text = String::from_utf8(big).unwrap();
+        let err = decode("k", Encoding::Base64, &text).unwrap_err();
+        assert!(matches!(err, DecodeError::RawTooLarge { .. }));
+        assert!(normalize("k", &vec![b'A'; MAX_RAW_LEN]).is_ok());
     }
 
     #[test]

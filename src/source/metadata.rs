@@ -31,6 +31,13 @@ pub enum MetadataError {
         /// The parser's complaint, with line and column when known.
         detail: String,
     },
+    /// The document nests deeper than [`MAX_DEPTH`] (refused before parsing, since the YAML
+    /// parser is slow on deep nesting and nothing real nests this deep).
+    #[error("{key}: nested deeper than {MAX_DEPTH} levels; metadata is a flat mapping with a few nested lists and mappings")]
+    TooDeep {
+        /// Where the document came from.
+        key: String,
+    },
     /// A field has the wrong type.
     #[error("{key}: {field}: {detail}")]
     Field {
@@ -96,11 +103,21 @@ pub struct Metadata {
     pub raw: Mapping,
 }
 
+/// Deepest nesting of lists and mappings accepted in a metadata or network document.
+/// serde_json stops at 128 anyway; the YAML fallback has no such bound and is quadratic.
+pub const MAX_DEPTH: usize = 64;
+
 /// Parses a JSON or YAML document whose root must be a mapping; empty text is an empty
-/// mapping (cloud-init's `load_json_or_yaml`).
+/// mapping (cloud-init's `load_json_or_yaml`). A document nesting deeper than [`MAX_DEPTH`]
+/// is refused before either parser sees it.
 pub fn load_json_or_yaml(key: &str, text: &str) -> Result<Mapping, MetadataError> {
     if text.trim().is_empty() {
         return Ok(Mapping::new());
+    }
+    if nesting_depth(text) > MAX_DEPTH {
+        return Err(MetadataError::TooDeep {
+            key: key.to_string(),
+        });
     }
     if let Ok(Value::Mapping(m)) = serde_json::from_str::<Value>(text) {
         return Ok(m);
@@ -114,9 +131,74 @@ pub fn load_json_or_yaml(key: &str, text: &str) -> Result<Mapping, MetadataError
         }),
         Err(e) => Err(MetadataError::Syntax {
             key: key.to_string(),
-            detail: e.to_string(),
+            detail: cut_detail(&e.to_string()),
         }),
     }
+}
+
+/// A parser's message can quote the document; keep it to a line or two.
+fn cut_detail(detail: &str) -> String {
+    const MAX: usize = 240;
+    match detail.char_indices().nth(MAX) {
+        None => detail.to_owned(),
+        Some((end, _)) => format!("{}… ({} bytes)", &detail[..end], detail.len()),
+    }
+}
+
+/// An upper bound of how deep a JSON or YAML document nests, in one linear pass: flow
+/// brackets (`[`, `{`) outside quoted strings, plus block nesting (indentation levels and
+/// `- ` list markers). It may overestimate (a `[` inside a plain scalar counts), never
+/// underestimate by much, which is what a cap needs.
+pub fn nesting_depth(text: &str) -> usize {
+    let mut deepest = 0;
+    // Indentation of the enclosing block levels.
+    let mut indents: Vec<usize> = Vec::new();
+    let mut flow = 0usize;
+    let mut quote: Option<u8> = None;
+    for line in text.split('\n') {
+        if flow == 0 && quote.is_none() {
+            let indent = line.len() - line.trim_start_matches(' ').len();
+            let rest = &line[indent..];
+            if !rest.is_empty() && !rest.starts_with('#') {
+                while indents.last().is_some_and(|&i| i >= indent) {
+                    indents.pop();
+                }
+                indents.push(indent);
+                // `- - - a` opens a list level per marker on one line.
+                let markers = rest
+                    .as_bytes()
+                    .chunks(2)
+                    .take_while(|c| *c == b"- " || *c == b"-")
+                    .count();
+                deepest = deepest.max(indents.len() + markers);
+            }
+        }
+        // A quote opens a string only where a value starts (as in JSON, and YAML's quoted
+        // scalars), so that `it's` in a plain scalar hides no bracket from the count.
+        let mut at_value_start = true;
+        let mut bytes = line.bytes();
+        while let Some(b) = bytes.next() {
+            match (quote, b) {
+                (Some(b'"'), b'\\') => {
+                    bytes.next();
+                }
+                (Some(q), _) if b == q => quote = None,
+                (Some(_), _) => {}
+                (None, b'"' | b'\'') if at_value_start => quote = Some(b),
+                (None, b'[' | b'{') => {
+                    flow += 1;
+                    deepest = deepest.max(indents.len() + flow);
+                }
+                (None, b']' | b'}') => flow = flow.saturating_sub(1),
+                (None, b'#') if at_value_start => break,
+                _ => {}
+            }
+            at_value_start = quote.is_none()
+                && (b.is_ascii_whitespace()
+                    || matches!(b, b'[' | b'{' | b',' | b':' | b'-' | b'?'));
+        }
+    }
+    deepest
 }
 
 fn kind(v: &Value) -> &'static str {
@@ -355,6 +437,39 @@ pub fn customization(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        let start = std::time::Instant::now();
+        for text in [
+            "[".repeat(200_000),
+            format!("a: {}", "[".repeat(65)),
+            format!("{}1{}", "{\"a\":".repeat(100), "}".repeat(100)),
+            (0..100)
+                .map(|i| format!("{}k{i}:\n", " ".repeat(i)))
+                .collect::<String>(),
+            format!("a:\n{}x\n", "- ".repeat(100)),
+            format!("a: it's\nb: {}", "[".repeat(100)),
+            format!("a: [{}]", "\"]\", [".repeat(100)),
+        ] {
+            let err = load_json_or_yaml("guestinfo.metadata", &text).unwrap_err();
+            assert!(
+                matches!(err, MetadataError::TooDeep { .. }),
+                "{:.60}: {err}",
+                text
+            );
+        }
+        // Generous for a loaded machine; the YAML fallback took minutes on the first input.
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+        for text in [
+            "a: [1, [2, [3]]]\nb:\n  c:\n    - d: 'x[' \n",
+            "{\"a\": \"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}",
+            "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\na: 1\n",
+        ] {
+            assert!(nesting_depth(text) <= MAX_DEPTH, "{text}");
+            load_json_or_yaml("k", text).unwrap();
+        }
+    }
+
     use super::*;
 
     const KEY: &str = "guestinfo.metadata";

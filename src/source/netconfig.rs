@@ -40,17 +40,27 @@ fn err(msg: impl Into<String>) -> NetworkError {
     NetworkError(msg.into())
 }
 
+/// Most `{network: {...}}` wrappers unwrapped (cloud-init writes one): a bound, so that a
+/// hostile document cannot make the unwrapping recurse deeply.
+const MAX_WRAPPERS: usize = 4;
+
 /// Translates a v1 or v2 network config (the value of the metadata `network` key, already
-/// decoded). A `{network: {...}}` wrapper is accepted.
+/// decoded). A `{network: {...}}` wrapper is accepted (up to four of them).
 pub fn translate(config: &Value) -> Result<Translated, NetworkError> {
-    let Value::Mapping(map) = config else {
-        return Err(err("expected a mapping with a version key"));
-    };
-    if map.len() == 1 {
-        if let Some(inner @ Value::Mapping(_)) = map.get("network") {
-            return translate(inner);
+    let mut config = config;
+    let mut wrappers = 0;
+    let map = loop {
+        let Value::Mapping(map) = config else {
+            return Err(err("expected a mapping with a version key"));
+        };
+        match map.get("network") {
+            Some(inner @ Value::Mapping(_)) if map.len() == 1 && wrappers < MAX_WRAPPERS => {
+                config = inner;
+                wrappers += 1;
+            }
+            _ => break map,
         }
-    }
+    };
     let version = match map.get("version") {
         Some(Value::Number(n)) => n.as_u64(),
         Some(Value::String(s)) => s.trim().parse().ok(),

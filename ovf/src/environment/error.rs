@@ -1,4 +1,9 @@
 //! Errors of the OVF environment parser, each pointing at a line and column of the document.
+//!
+//! Names and values are shown through `vmcust_imc::shown`, cut to a short prefix; attribute
+//! values are never shown except where they cannot be secret (`ve:unitNumber`).
+
+use vmcust_imc::shown;
 
 /// Why an OVF environment document was rejected.
 ///
@@ -6,6 +11,14 @@
 /// found, so an operator can fix the vApp property or guestinfo value that produced it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnvError {
+    /// The document is larger than [`crate::MAX_OVF_ENV_BYTES`].
+    #[error("the document is {size} bytes, more than the {max} bytes an ovf environment may have")]
+    TooLarge {
+        /// Size of the input.
+        size: u64,
+        /// The cap.
+        max: u64,
+    },
     /// The bytes are not well-formed XML (or not UTF-8).
     #[error("line {line}, column {column}: malformed xml: {detail}")]
     Malformed {
@@ -29,8 +42,8 @@ pub enum EnvError {
     },
     /// The root element is not called `Environment`.
     #[error(
-        "line {line}, column {column}: not an ovf environment: root element is <{found}>, \
-         expected <Environment>"
+        "line {line}, column {column}: not an ovf environment: root element is <{}>, \
+         expected <Environment>", shown::name(.found)
     )]
     WrongRoot {
         /// 1-based line.
@@ -42,8 +55,8 @@ pub enum EnvError {
     },
     /// The root element is `Environment` but not in the OVF environment namespace.
     #[error(
-        "line {line}, column {column}: missing or wrong namespace on <Environment>: found {found}, \
-         declare xmlns=\"http://schemas.dmtf.org/ovf/environment/1\""
+        "line {line}, column {column}: missing or wrong namespace on <Environment>: found {}, \
+         declare xmlns=\"http://schemas.dmtf.org/ovf/environment/1\"", shown::name(.found)
     )]
     WrongNamespace {
         /// 1-based line.
@@ -54,7 +67,7 @@ pub enum EnvError {
         found: String,
     },
     /// A required attribute is absent (`key` on `Property`, `mac` on `ve:Adapter`).
-    #[error("line {line}, column {column}: <{element}> has no {attribute} attribute: add {attribute}=\"...\"")]
+    #[error("line {line}, column {column}: <{}> has no {attribute} attribute: add {attribute}=\"...\"", shown::name(.element))]
     MissingAttribute {
         /// 1-based line.
         line: usize,
@@ -67,7 +80,8 @@ pub enum EnvError {
     },
     /// An attribute value cannot be interpreted (e.g. a non-numeric `ve:unitNumber`).
     #[error(
-        "line {line}, column {column}: <{element}> {attribute}=\"{value}\" is invalid: {expected}"
+        "line {line}, column {column}: <{}> {attribute}={} is invalid: {expected}",
+        shown::name(.element), shown::quoted(.value)
     )]
     InvalidAttribute {
         /// 1-based line.
@@ -104,6 +118,7 @@ impl EnvError {
             | Self::WrongNamespace { line, column, .. }
             | Self::MissingAttribute { line, column, .. }
             | Self::InvalidAttribute { line, column, .. } => (*line, *column),
+            Self::TooLarge { .. } => (1, 1),
         }
     }
 }

@@ -8,6 +8,8 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::{Namespace, ResolveResult};
 use quick_xml::{NsReader, XmlVersion};
 
+use vmcust_imc::shown;
+
 use super::error::line_column;
 use super::{
     EnvError, Environment, EthernetAdapter, Platform, Property, OVF_ENV_NS, VMWARE_OVFENV_NS,
@@ -89,8 +91,8 @@ impl<'a> Walker<'a> {
         let root = loop {
             let offset = self.reader.buffer_position();
             match self.read()? {
-                Event::Start(start) => break self.element(start, false, offset),
-                Event::Empty(start) => break self.element(start, true, offset),
+                Event::Start(start) => break self.checked(start, false, offset)?,
+                Event::Empty(start) => break self.checked(start, true, offset)?,
                 Event::Text(text) if is_blank(&text) => {}
                 Event::Text(text) => {
                     return Err(self.malformed_at(
@@ -289,8 +291,8 @@ impl<'a> Walker<'a> {
         loop {
             let offset = self.reader.buffer_position();
             match self.read()? {
-                Event::Start(start) => return Ok(Some(self.element(start, false, offset))),
-                Event::Empty(start) => return Ok(Some(self.element(start, true, offset))),
+                Event::Start(start) => return Ok(Some(self.checked(start, false, offset)?)),
+                Event::Empty(start) => return Ok(Some(self.checked(start, true, offset)?)),
                 Event::End(_) => return Ok(None),
                 Event::Eof => {
                     return Err(self.malformed_at(
@@ -326,7 +328,7 @@ impl<'a> Walker<'a> {
                     match resolved {
                         Some(ch) => text.push(ch),
                         None => {
-                            let detail = format!("unknown entity &{};", &*r);
+                            let detail = format!("unknown entity &{};", shown::name(&r));
                             return Err(self.malformed_at(offset, &detail));
                         }
                     }
@@ -361,25 +363,73 @@ impl<'a> Walker<'a> {
     /// The value of attribute `local` in namespace `ns`, or unprefixed (the prefixed one wins).
     fn attr(&self, element: &Element<'a>, local: &str, ns: Ns) -> Result<Option<String>, EnvError> {
         let mut found = None;
-        for attr in element.start.attributes() {
-            let attr = attr.map_err(|e| self.malformed_at(element.offset, &e.to_string()))?;
+        // Attributes were checked when the element was read (`checked`).
+        for attr in element.start.attributes().flatten() {
             let (resolved, name) = self.reader.resolver().resolve_attribute(attr.key);
             let attr_ns = Ns::of(&resolved);
             if name.into_inner() != local || !(attr_ns == ns || attr_ns == Ns::None) {
                 continue;
             }
-            let value = attr
-                .normalized_value(XmlVersion::Implicit1_0)
-                .map_err(|e| self.malformed_at(element.offset, &e.to_string()))?;
+            // quick-xml's message would quote the bad entity, which is part of the value, and
+            // any property value may be a password: say where, never what.
+            let value = attr.normalized_value(XmlVersion::Implicit1_0).map_err(|_| {
+                let detail = format!(
+                    "invalid entity or character reference in the value of {} (the value is not shown); write & as &amp;",
+                    shown::name(attr.key.as_ref())
+                );
+                self.malformed_at(element.offset, &detail)
+            })?;
             let prefixed = attr_ns == ns;
             if prefixed || found.is_none() {
                 found = Some(value.into_owned());
             }
-            if prefixed {
-                break;
-            }
         }
         Ok(found)
+    }
+
+    /// [`Walker::element`] after checking the tag's attributes as XML requires: each name once
+    /// (also once per namespace and local name, whatever the prefix), no `<` in a value.
+    /// quick-xml accepts both; docs/ovf.md calls such documents malformed. Values are never
+    /// quoted in these messages.
+    fn checked(
+        &self,
+        start: BytesStart<'a>,
+        empty: bool,
+        offset: u64,
+    ) -> Result<Element<'a>, EnvError> {
+        let mut seen: Vec<(ResolveResult<'_>, &str)> = Vec::new();
+        for attr in start.attributes() {
+            let attr = attr.map_err(|e| {
+                let detail = match e {
+                    quick_xml::events::attributes::AttrError::Duplicated(..) => {
+                        "duplicate attribute; give each attribute once".to_owned()
+                    }
+                    other => other.to_string(),
+                };
+                self.malformed_at(offset, &detail)
+            })?;
+            let qname: &str = attr.key.as_ref();
+            if attr.value.contains('<') {
+                let detail = format!(
+                    "`<` inside the value of {} (the value is not shown); write it as &lt;",
+                    shown::name(qname)
+                );
+                return Err(self.malformed_at(offset, &detail));
+            }
+            let (resolved, local) = self.reader.resolver().resolve_attribute(attr.key);
+            if matches!(resolved, ResolveResult::Bound(_)) {
+                let local = local.into_inner();
+                if seen.iter().any(|(ns, l)| *ns == resolved && *l == local) {
+                    let detail = format!(
+                        "duplicate attribute {} (the same namespace and name as another); give each attribute once",
+                        shown::name(qname)
+                    );
+                    return Err(self.malformed_at(offset, &detail));
+                }
+                seen.push((resolved, local));
+            }
+        }
+        Ok(self.element(start, empty, offset))
     }
 
     fn element(&self, start: BytesStart<'a>, empty: bool, offset: u64) -> Element<'a> {
@@ -413,8 +463,17 @@ impl<'a> Walker<'a> {
         EnvError::Malformed {
             line,
             column,
-            detail: lower_first(detail),
+            detail: lower_first(&cut_detail(detail)),
         }
+    }
+}
+
+/// Messages from quick-xml can name elements of any length; keep them to a few lines.
+fn cut_detail(detail: &str) -> String {
+    const MAX: usize = 240;
+    match detail.char_indices().nth(MAX) {
+        None => detail.to_owned(),
+        Some((end, _)) => format!("{}… ({} bytes)", &detail[..end], detail.len()),
     }
 }
 

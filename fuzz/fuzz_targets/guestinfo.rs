@@ -1,0 +1,31 @@
+//! Guestinfo values: the first byte picks the `.encoding`, the rest is the raw value; the
+//! decoded text goes through the metadata reader (JSON or YAML, network config included).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use vmcust::source::encoding::{decode, normalize, Encoding};
+use vmcust::source::metadata;
+
+const KEY: &str = "guestinfo.metadata";
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, raw)) = data.split_first() else {
+        return;
+    };
+    let name = ["", "base64", "b64", "gzip+base64", "gz+b64", "other"][usize::from(selector) % 6];
+    let Ok(Some(value)) = normalize(KEY, raw) else {
+        return;
+    };
+    let Ok(encoding) = Encoding::parse(KEY, Some(name)) else {
+        return;
+    };
+    let Ok(bytes) = decode(KEY, encoding, &value) else {
+        return;
+    };
+    let Ok(text) = std::str::from_utf8(&bytes) else {
+        return;
+    };
+    if let Ok(md) = metadata::parse(KEY, text) {
+        let _ = metadata::network(KEY, &md);
+    }
+});
