@@ -18,8 +18,9 @@ targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
     targets=(cust_cfg ovf_env iso guestinfo netconfig settings tools_conf)
 fi
-shared=../shared/testdata/cloud-init
-[ -d "$shared" ] || shared=/work/shared/testdata/cloud-init
+# Seeds: the repository's own test inputs (never anything outside the repository).
+imc_inputs=imc/tests/data
+ovf_inputs=ovf/tests/data
 
 seed() {
     local target=$1
@@ -31,8 +32,8 @@ seed() {
     return 0
 }
 
-seed cust_cfg examples/specs/*.cfg "$shared"/imc/*.cfg
-seed ovf_env "$shared"/ovf/*.xml
+seed cust_cfg examples/specs/*.cfg "$imc_inputs"/*.cfg
+seed ovf_env "$ovf_inputs"/*.xml
 seed settings scripts/vmcust.conf.example
 seed tools_conf scripts/vmcust.conf.example
 printf '[deployPkg]\nenable-custom-scripts = true\n' > fuzz/corpus/tools_conf/seed-tools.conf
@@ -52,7 +53,7 @@ mkdir -p fuzz/corpus/iso
 if command -v genisoimage >/dev/null; then
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
-    for f in "$shared"/ovf/ci-doc-example-ovf-env.xml "$shared"/ovf/ci-ut-ovf-with_b64_userdata.xml; do
+    for f in "$ovf_inputs"/all-properties-example.xml "$ovf_inputs"/b64-userdata.xml; do
         [ -f "$f" ] || continue
         mkdir -p "$tmp/d" && cp "$f" "$tmp/d/ovf-env.xml"
         genisoimage -quiet -V OVF_ENV -r -J -o "fuzz/corpus/iso/seed-$(basename "$f").iso" "$tmp/d"

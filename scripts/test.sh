@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the tests need (Debian packages from
 # scripts/test-packages.txt with apt-get, crates through cargo) and runs every test:
-# format and lint checks, the workspace's unit and integration tests, and the real-boot
-# VM scenarios that CI runs (tests/vm/). Needs root (network namespaces, chroots, mounts).
+# format and lint checks, the workspace's unit and integration tests, every fuzz target for
+# 60 s, and the real-boot VM scenarios that CI runs (tests/vm/). Needs root (network
+# namespaces, chroots, mounts) and the nightly toolchain for cargo-fuzz.
 #   scripts/test.sh            everything
 #   scripts/test.sh --no-vm    everything but the VM scenarios (they take ~20 minutes)
 set -euo pipefail
@@ -33,6 +34,10 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 echo "== unit and integration tests"
 cargo test --workspace
+
+echo "== fuzzing: every target 60 s (fails on a crash, a timeout or memory over the bound)"
+command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+scripts/fuzz.sh 60
 
 if [ "$vm" = 1 ] && [ -x tests/vm/run.sh ]; then
     echo "== real-boot VM scenarios (CI subset; the full matrix: tests/vm/run.sh --all)"
