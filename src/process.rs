@@ -1,11 +1,18 @@
-//! Running a program the way the boot engine needs: its own process group (so that
-//! nothing it starts outlives it), a timeout after which the whole group gets SIGTERM,
-//! a grace period and SIGKILL, SIGTERM to vmcust stopping it the same way, retry while the
-//! program file is still open for writing elsewhere (ETXTBSY), and a bounded tail of its
-//! output. Synchronous: the early stage has nothing else to do while a tool runs.
+//! The one way vmcust runs another program — the custom scripts, user-data scripts,
+//! `vmware-rpctool`/`vmtoolsd`, `vmware-toolbox-cmd`, the network stack's reload
+//! commands: its own process group (so nothing it starts outlives it), a cleared
+//! environment, a timeout after which the whole group gets SIGTERM, a grace period and
+//! SIGKILL, SIGTERM to vmcust stopping it the same way, a retry while the program file is
+//! still open for writing elsewhere (ETXTBSY), and bounded output.
+//!
+//! Synchronous, with a thread per output stream and one waiting for the child: the boot
+//! engine has nothing else to do while a program runs, so an async runtime would only add
+//! weight (see `docs/architecture.md`). The stop flag set by the SIGTERM handler is looked
+//! at every [`STOP_CHECK`]; everything else wakes on the event itself.
 
-use std::io::Read;
+use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
@@ -15,32 +22,101 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
-/// Bytes of each output stream kept (the newest).
-pub const KEPT_OUTPUT: usize = 16 * 1024;
+/// `PATH` given to every program: the usual system directories.
+pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// A longer output line is cut to this many bytes (the rest is counted, not kept).
+pub const MAX_LINE_BYTES: usize = 4096;
 /// How often the stop flag is looked at while a program runs.
-const STOP_CHECK: Duration = Duration::from_millis(100);
+pub const STOP_CHECK: Duration = Duration::from_millis(50);
+/// How long output is still read after the program exits, for background children that
+/// keep the pipes open.
+const DRAIN: Duration = Duration::from_millis(500);
+/// How often the group is checked for survivors during the grace period.
+const GROUP_CHECK: Duration = Duration::from_millis(20);
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Cmd {
+    /// The program.
+    pub program: PathBuf,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Its working directory (default: `/`).
+    pub cwd: Option<PathBuf>,
+    /// Environment variables besides `PATH` and `LANG=C`.
+    pub env: Vec<(String, String)>,
+    /// How long it may run before its group is stopped.
+    pub timeout: Duration,
+    /// Time between SIGTERM and SIGKILL to the group.
+    pub grace: Duration,
+}
+
+impl Cmd {
+    /// `program args…` with the given timeout and a one-second grace period.
+    pub fn new(program: impl Into<PathBuf>, args: &[&str], timeout: Duration) -> Cmd {
+        Cmd {
+            program: program.into(),
+            args: args.iter().map(|a| a.to_string()).collect(),
+            cwd: None,
+            env: Vec::new(),
+            timeout,
+            grace: Duration::from_secs(1),
+        }
+    }
+}
+
+/// Which stream output came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
+impl Stream {
+    /// `stdout` or `stderr`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stream::Stdout => "stdout",
+            Stream::Stderr => "stderr",
+        }
+    }
+}
+
+/// How output is taken.
+pub enum Output<'a> {
+    /// Line by line, each line (cut at [`MAX_LINE_BYTES`]) handed to the callback as it is
+    /// read; the callback decides what to keep and log.
+    Lines(&'a mut dyn FnMut(Stream, String)),
+    /// The first `n` bytes of each stream, whole (a tool's reply).
+    Bytes(usize),
+}
 
 /// How a program ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
-    /// It exited with this status.
+    /// It exited by itself with this status.
     Exited(i32),
-    /// A signal killed it.
+    /// A signal we did not send killed it.
     Signalled(i32),
-    /// It ran past the timeout and its group was stopped.
+    /// It ran past the timeout; its group was stopped.
     TimedOut,
-    /// vmcust was asked to stop (SIGTERM) and stopped the group.
+    /// vmcust was asked to stop (SIGTERM); the group was stopped.
     Stopped,
 }
 
-/// The end of a run and the tail of its output.
+/// The end of a run.
 #[derive(Debug, Clone)]
 pub struct Finished {
     /// How it ended.
     pub ended: Ended,
-    /// The last [`KEPT_OUTPUT`] bytes of standard output and standard error, merged
-    /// per stream (stdout first), lossily decoded.
-    pub output: String,
+    /// Its process id, which is also its process group id.
+    pub pid: u32,
+    /// The first bytes of standard output ([`Output::Bytes`] only).
+    pub stdout: Vec<u8>,
+    /// The first bytes of standard error ([`Output::Bytes`] only).
+    pub stderr: Vec<u8>,
 }
 
 impl Finished {
@@ -50,56 +126,98 @@ impl Finished {
     }
 }
 
-/// Runs `program` with `args` and a cleared environment but for `PATH`, `timeout` at
-/// most, stopping early when `stop` is set. `grace` separates SIGTERM from SIGKILL.
-pub fn run(
-    program: &str,
-    args: &[&str],
-    timeout: Duration,
-    grace: Duration,
-    stop: &AtomicBool,
-) -> std::io::Result<Finished> {
-    let mut child = spawn(program, args)?;
-    let pid = Pid::from_raw(child.id() as i32);
-    let out = child.stdout.take().map(tail_reader);
-    let err = child.stderr.take().map(tail_reader);
+enum Event {
+    Line(Stream, String),
+    ReaderDone,
+    Exited(io::Result<ExitStatus>),
+}
+
+/// Runs `cmd`, taking its output as `output` says, until it ends, its timeout passes or
+/// `stop` is set. An error means it could not be started (or waited for).
+pub fn run(cmd: &Cmd, output: Output, stop: &AtomicBool) -> io::Result<Finished> {
+    let mut child = spawn(cmd)?;
+    let pid = child.id();
+    let pgid = Pid::from_raw(pid as i32);
     let (tx, rx) = mpsc::channel();
-    let waiter = thread::spawn(move || {
-        let status = child.wait();
-        let _ = tx.send(());
-        status
+    let limit = match &output {
+        Output::Bytes(n) => Some(*n),
+        Output::Lines(_) => None,
+    };
+    let readers = [
+        child
+            .stdout
+            .take()
+            .map(|p| read(p, Stream::Stdout, limit, tx.clone())),
+        child
+            .stderr
+            .take()
+            .map(|p| read(p, Stream::Stderr, limit, tx.clone())),
+    ];
+    let waiter = tx.clone();
+    thread::spawn(move || {
+        let _ = waiter.send(Event::Exited(child.wait()));
     });
-    let deadline = Instant::now() + timeout;
-    let mut ended = None;
-    loop {
+    drop(tx);
+
+    let mut on_line = match output {
+        Output::Lines(f) => Some(f),
+        Output::Bytes(_) => None,
+    };
+    let mut deliver = |stream: Stream, line: String| {
+        if let Some(f) = on_line.as_mut() {
+            f(stream, line);
+        }
+    };
+    let deadline = Instant::now() + cmd.timeout;
+    let mut readers_left = readers.iter().flatten().count();
+    let mut stopped = None;
+    let status = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left.min(STOP_CHECK)) {
-            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Ok(Event::Line(stream, line)) => deliver(stream, line),
+            Ok(Event::ReaderDone) => readers_left -= 1,
+            Ok(Event::Exited(status)) => break status?,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if stop.load(Ordering::SeqCst) {
+                    stopped = Some(Ended::Stopped);
+                } else if left.is_zero() {
+                    stopped = Some(Ended::TimedOut);
+                }
+                if let Some(why) = stopped {
+                    tracing::warn!(
+                        pid,
+                        ?why,
+                        "stopping the process group of {}",
+                        cmd.program.display()
+                    );
+                    break stop_group(pgid, cmd.grace, &rx, &mut deliver, &mut readers_left)?;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(io::Error::other("lost track of the child process"))
+            }
         }
-        if stop.load(Ordering::SeqCst) {
-            ended = Some(Ended::Stopped);
-        } else if left.is_zero() {
-            ended = Some(Ended::TimedOut);
-        }
-        if ended.is_some() {
-            stop_group(pid, grace, &rx);
-            break;
+    };
+    // Background children may hold the pipes open: read what is there, then stop reading.
+    let drain = Instant::now() + DRAIN;
+    while readers_left > 0 {
+        match rx.recv_timeout(drain.saturating_duration_since(Instant::now())) {
+            Ok(Event::Line(stream, line)) => deliver(stream, line),
+            Ok(Event::ReaderDone) => readers_left -= 1,
+            Ok(Event::Exited(_)) => {}
+            Err(_) => break,
         }
     }
-    let status = waiter.join().expect("the waiter does not panic")?;
-    // The group is gone or being killed: whatever it printed is read to the end.
-    let _ = killpg(pid, Signal::SIGKILL);
-    let mut output = out
-        .map(|h| h.join().unwrap_or_default())
-        .unwrap_or_default();
-    output.push_str(
-        &err.map(|h| h.join().unwrap_or_default())
-            .unwrap_or_default(),
-    );
+    let [out, err] = readers;
+    let bytes = |h: Option<thread::JoinHandle<Vec<u8>>>| match (h, readers_left) {
+        (Some(h), 0) => h.join().unwrap_or_default(),
+        _ => Vec::new(),
+    };
     Ok(Finished {
-        ended: ended.unwrap_or_else(|| from_status(status)),
-        output,
+        ended: stopped.unwrap_or_else(|| from_status(status)),
+        pid,
+        stdout: bytes(out),
+        stderr: bytes(err),
     })
 }
 
@@ -111,57 +229,161 @@ fn from_status(status: ExitStatus) -> Ended {
     }
 }
 
-/// Starts the program in its own process group; a program file another thread's fork
-/// still holds open for writing (ETXTBSY) is retried for a moment.
-fn spawn(program: &str, args: &[&str]) -> std::io::Result<std::process::Child> {
+/// Starts the program in its own process group with a cleared environment. A program file
+/// that another thread's fork still holds open for writing (ETXTBSY, seen with freshly
+/// written scripts) is retried for a moment.
+fn spawn(cmd: &Cmd) -> io::Result<std::process::Child> {
+    let mut command = Command::new(&cmd.program);
+    command
+        .args(&cmd.args)
+        .env_clear()
+        .env("PATH", PATH)
+        .env("LANG", "C")
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(cmd.cwd.as_deref().unwrap_or(Path::new("/")))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
     let mut attempt = 0;
     loop {
-        let result = Command::new(program)
-            .args(args)
-            .env_clear()
-            .env("PATH", crate::scripts::run::SCRIPT_PATH)
-            .env("LANG", "C")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn();
-        match result {
+        match command.spawn() {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
                 attempt += 1;
-                thread::sleep(Duration::from_millis(20));
+                thread::sleep(GROUP_CHECK);
             }
             other => return other,
         }
     }
 }
 
-/// SIGTERM to the group, up to `grace` for it to end, then SIGKILL.
-fn stop_group(pid: Pid, grace: Duration, exited: &mpsc::Receiver<()>) {
-    let _ = killpg(pid, Signal::SIGTERM);
-    if exited.recv_timeout(grace).is_err() {
-        let _ = killpg(pid, Signal::SIGKILL);
+/// SIGTERM to the group; after `grace` (or as soon as the group is empty) SIGKILL to
+/// whatever is left; returns the program's exit status. Lines read meanwhile are delivered.
+fn stop_group(
+    pgid: Pid,
+    grace: Duration,
+    rx: &mpsc::Receiver<Event>,
+    deliver: &mut dyn FnMut(Stream, String),
+    readers_left: &mut usize,
+) -> io::Result<ExitStatus> {
+    let _ = killpg(pgid, Signal::SIGTERM);
+    let deadline = Instant::now() + grace;
+    let mut status = None;
+    loop {
+        if status.is_some() && !group_alive(pgid) {
+            break;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            let _ = killpg(pgid, Signal::SIGKILL);
+            break;
+        }
+        match rx.recv_timeout(left.min(GROUP_CHECK)) {
+            Ok(Event::Exited(s)) => status = Some(s?),
+            Ok(Event::Line(stream, line)) => deliver(stream, line),
+            Ok(Event::ReaderDone) => *readers_left -= 1,
+            Err(_) => {}
+        }
+    }
+    match status {
+        Some(s) => Ok(s),
+        None => loop {
+            match rx.recv() {
+                Ok(Event::Exited(s)) => return s,
+                Ok(Event::Line(stream, line)) => deliver(stream, line),
+                Ok(Event::ReaderDone) => *readers_left -= 1,
+                Err(_) => return Err(io::Error::other("lost track of the child process")),
+            }
+        },
     }
 }
 
-/// Reads a stream to its end on a thread, keeping only its last [`KEPT_OUTPUT`] bytes.
-fn tail_reader(mut pipe: impl Read + Send + 'static) -> thread::JoinHandle<String> {
+/// Whether any process of the group still runs. Signal 0 probes without sending, but it
+/// also reaches zombies: children the program left behind are reparented to init, which may
+/// reap them late (or never, in a container whose pid 1 does not reap). So when the probe
+/// says yes, `/proc` decides: only members that are not zombies count.
+fn group_alive(pgid: Pid) -> bool {
+    if killpg(pgid, None).is_err() {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .any(|stat| running_member(&stat, pgid.as_raw()))
+}
+
+/// Whether a `/proc/<pid>/stat` line is of a live (not zombie) process in group `pgid`.
+/// Fields after the `)` that closes the command name: state, ppid, pgrp.
+fn running_member(stat: &str, pgid: i32) -> bool {
+    let Some((_, rest)) = stat.rsplit_once(") ") else {
+        return false;
+    };
+    let mut fields = rest.split_whitespace();
+    let state = fields.next().unwrap_or("Z");
+    let pgrp = fields.nth(1).and_then(|p| p.parse::<i32>().ok());
+    pgrp == Some(pgid) && state != "Z" && state != "X"
+}
+
+/// Reads one stream on a thread. With `limit`, keeps its first `limit` bytes (and reads
+/// the rest away); without, sends each line, never holding more than [`MAX_LINE_BYTES`]
+/// of one line (the rest of a longer one is counted).
+fn read(
+    mut pipe: impl Read + Send + 'static,
+    stream: Stream,
+    limit: Option<usize>,
+    tx: mpsc::Sender<Event>,
+) -> thread::JoinHandle<Vec<u8>> {
     thread::spawn(move || {
-        let mut kept: Vec<u8> = Vec::new();
+        let mut kept = Vec::new();
+        let mut line = Vec::new();
+        let mut cut = 0u64;
         let mut buf = [0u8; 8192];
+        let emit = |line: &mut Vec<u8>, cut: &mut u64| {
+            let mut text = String::from_utf8_lossy(line)
+                .trim_end_matches('\r')
+                .to_string();
+            if *cut > 0 {
+                text.push_str(&format!("… ({cut} more bytes of this line not kept)"));
+            }
+            line.clear();
+            *cut = 0;
+            let _ = tx.send(Event::Line(stream, text));
+        };
         while let Ok(n) = pipe.read(&mut buf) {
             if n == 0 {
                 break;
             }
-            kept.extend_from_slice(&buf[..n]);
-            if kept.len() > 2 * KEPT_OUTPUT {
-                kept.drain(..kept.len() - KEPT_OUTPUT);
+            if let Some(limit) = limit {
+                let room = limit.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+                continue;
+            }
+            for piece in buf[..n].split_inclusive(|&b| b == b'\n') {
+                let (body, ends) = match piece.strip_suffix(b"\n") {
+                    Some(b) => (b, true),
+                    None => (piece, false),
+                };
+                let room = MAX_LINE_BYTES.saturating_sub(line.len());
+                line.extend_from_slice(&body[..body.len().min(room)]);
+                cut += body.len().saturating_sub(room) as u64;
+                if ends {
+                    emit(&mut line, &mut cut);
+                }
             }
         }
-        if kept.len() > KEPT_OUTPUT {
-            kept.drain(..kept.len() - KEPT_OUTPUT);
+        if limit.is_none() && (!line.is_empty() || cut > 0) {
+            emit(&mut line, &mut cut);
         }
-        String::from_utf8_lossy(&kept).into_owned()
+        let _ = tx.send(Event::ReaderDone);
+        kept
     })
 }
 
@@ -170,23 +392,64 @@ mod tests {
     use super::*;
 
     const LONG: Duration = Duration::from_secs(10);
-    const GRACE: Duration = Duration::from_millis(200);
+
+    fn sh(script: &str, timeout: Duration) -> Cmd {
+        Cmd::new("/bin/sh", &["-c", script], timeout)
+    }
 
     #[test]
-    fn exit_status_and_output() {
+    fn exit_status_and_whole_output() {
         let no = AtomicBool::new(false);
         let f = run(
-            "sh",
-            &["-c", "echo out; echo err >&2; exit 3"],
-            LONG,
-            GRACE,
+            &sh("echo out; echo err >&2; exit 3", LONG),
+            Output::Bytes(1 << 20),
             &no,
         )
         .unwrap();
         assert_eq!(f.ended, Ended::Exited(3));
-        assert_eq!(f.output, "out\nerr\n");
-        assert!(run("true", &[], LONG, GRACE, &no).unwrap().success());
-        assert!(run("/nonexistent/tool", &[], LONG, GRACE, &no).is_err());
+        assert_eq!(
+            (f.stdout.as_slice(), f.stderr.as_slice()),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
+        assert!(run(
+            &Cmd::new("/nonexistent/tool", &[], LONG),
+            Output::Bytes(1),
+            &no
+        )
+        .is_err());
+    }
+
+    #[test]
+    fn lines_are_delivered_and_cut() {
+        let no = AtomicBool::new(false);
+        let mut got = Vec::new();
+        let mut take = |s: Stream, l: String| got.push((s, l));
+        let cmd = sh(
+            "echo a; printf 'b\\r\\n'; head -c 5000 /dev/zero | tr '\\0' x",
+            LONG,
+        );
+        assert!(run(&cmd, Output::Lines(&mut take), &no).unwrap().success());
+        assert_eq!(got[0], (Stream::Stdout, "a".to_string()));
+        assert_eq!(got[1].1, "b");
+        assert!(got[2].1.starts_with(&"x".repeat(MAX_LINE_BYTES)));
+        assert!(
+            got[2].1.ends_with("(904 more bytes of this line not kept)"),
+            "{}",
+            got[2].1
+        );
+    }
+
+    #[test]
+    fn bytes_are_bounded() {
+        let no = AtomicBool::new(false);
+        let f = run(
+            &sh("head -c 5000000 /dev/zero", LONG),
+            Output::Bytes(1000),
+            &no,
+        )
+        .unwrap();
+        assert!(f.success());
+        assert_eq!(f.stdout.len(), 1000);
     }
 
     #[test]
@@ -195,36 +458,39 @@ mod tests {
         let t = Instant::now();
         // The child leaves a background grandchild holding the pipes open.
         let f = run(
-            "sh",
-            &["-c", "sleep 30 & sleep 30"],
-            Duration::from_millis(300),
-            GRACE,
+            &sh("sleep 30 & sleep 30", Duration::from_millis(300)),
+            Output::Bytes(10),
             &no,
         )
         .unwrap();
         assert_eq!(f.ended, Ended::TimedOut);
         assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        assert!(!group_alive(Pid::from_raw(f.pid as i32)));
     }
 
     #[test]
-    fn output_is_bounded() {
-        let no = AtomicBool::new(false);
+    fn the_stop_flag_stops_the_group() {
+        let stop = AtomicBool::new(true);
         let f = run(
-            "sh",
-            &["-c", "head -c 5000000 /dev/zero | tr '\\0' x"],
-            LONG,
-            GRACE,
-            &no,
+            &Cmd::new("/bin/sleep", &["30"], LONG),
+            Output::Bytes(10),
+            &stop,
         )
         .unwrap();
-        assert!(f.success());
-        assert_eq!(f.output.len(), KEPT_OUTPUT);
+        assert_eq!(f.ended, Ended::Stopped);
     }
 
     #[test]
-    fn stop_flag_stops_the_group() {
-        let stop = AtomicBool::new(true);
-        let f = run("sleep", &["30"], LONG, GRACE, &stop).unwrap();
-        assert_eq!(f.ended, Ended::Stopped);
+    fn proc_stat_lines_are_read_past_odd_command_names() {
+        let cases = [
+            ("42 (sh) S 1 42 42 0 -1", 42, true),
+            ("43 (sleep) Z 1 42 42 0 -1", 42, false),
+            ("44 (a) b) R 1 42 42 0 -1", 42, true),
+            ("45 (sh) S 1 7 7 0 -1", 42, false),
+            ("garbage", 42, false),
+        ];
+        for (stat, pgid, want) in cases {
+            assert_eq!(running_member(stat, pgid), want, "{stat}");
+        }
     }
 }

@@ -32,8 +32,8 @@ fn empty_root() -> (tempfile::TempDir, Root) {
 
 /// Each row: tool output, exit code, default, and whether scripts end up enabled with
 /// which reason.
-#[tokio::test]
-async fn toolbox_rows() {
+#[test]
+fn toolbox_rows() {
     let toolbox = |v: &str| GateReason::Toolbox { value: v.into() };
     let default = |d: bool, why: DefaultWhy| GateReason::Default { default: d, why };
     let cases = vec![
@@ -101,7 +101,7 @@ async fn toolbox_rows() {
         let bin = tempfile::tempdir().unwrap();
         let tool = fake_toolbox(bin.path(), stdout, code);
         let (_d, root) = empty_root();
-        let gate = custom_scripts_gate(Some(&tool), &root, dflt).await;
+        let gate = custom_scripts_gate(Some(&tool), &root, dflt);
         let row = format!("{stdout:?} exit {code} default {dflt}");
         assert_eq!(gate.is_enabled(), enabled, "{row}: {gate}");
         assert_eq!(gate.reason(), &reason, "{row}");
@@ -109,15 +109,14 @@ async fn toolbox_rows() {
     }
 }
 
-#[tokio::test]
-async fn a_tool_that_cannot_start_means_the_default() {
+#[test]
+fn a_tool_that_cannot_start_means_the_default() {
     let (_d, root) = empty_root();
     let gate = custom_scripts_gate(
         Some(Path::new("/nonexistent/vmware-toolbox-cmd")),
         &root,
         true,
-    )
-    .await;
+    );
     assert!(matches!(
         gate,
         Gate::Enabled(GateReason::Default {
@@ -140,8 +139,8 @@ fn the_tool_is_found_on_a_path() {
 }
 
 /// Each row: tools.conf (None = absent), default, enabled, reason.
-#[tokio::test]
-async fn tools_conf_rows() {
+#[test]
+fn tools_conf_rows() {
     let conf = |v: &str| GateReason::ToolsConf { value: v.into() };
     let default = |d: bool, why: DefaultWhy| GateReason::Default { default: d, why };
     let cases = vec![
@@ -184,7 +183,7 @@ async fn tools_conf_rows() {
             fs::create_dir_all(dir.path().join("etc/vmware-tools")).unwrap();
             fs::write(dir.path().join("etc/vmware-tools/tools.conf"), text).unwrap();
         }
-        let gate = custom_scripts_gate(None, &root, dflt).await;
+        let gate = custom_scripts_gate(None, &root, dflt);
         assert_eq!(gate.is_enabled(), enabled, "{text:?}: {gate}");
         assert_eq!(gate.reason(), &reason, "{text:?}");
     }
@@ -196,7 +195,7 @@ async fn tools_conf_rows() {
         "[deployPkg]\nnovalue\n",
     )
     .unwrap();
-    let gate = custom_scripts_gate(None, &root, false).await;
+    let gate = custom_scripts_gate(None, &root, false);
     assert!(
         matches!(
             gate.reason(),

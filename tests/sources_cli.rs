@@ -203,6 +203,10 @@ fn malformed_sources_are_refused_with_where_and_what() {
     assert_eq!(out.status.code(), Some(65), "{err}");
     assert!(err.contains("guestinfo.metadata.encoding"), "{err}");
     let none = vmcust(&["show"]);
-    assert_eq!(none.status.code(), Some(64), "no source at all is a usage error");
+    assert_eq!(
+        none.status.code(),
+        Some(64),
+        "no source at all is a usage error"
+    );
     assert!(Path::new(env!("CARGO_BIN_EXE_vmcust")).exists());
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::plan::network::networkmanager::CONNECTIONS_DIR;
 use crate::plan::network::Renderer;
 use crate::plan::{Action, Plan};
-use crate::process::run;
+use crate::process::{run, Cmd, Output, PATH};
 
 /// How long one reload command may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -51,13 +51,19 @@ pub fn reconfigure(renderer: Renderer, plan: &Plan, stop: &AtomicBool) -> Vec<St
     for cmd in commands(renderer, plan) {
         let args: Vec<&str> = cmd[1..].iter().map(String::as_str).collect();
         let shown = cmd.join(" ");
-        match run(&cmd[0], &args, TIMEOUT, GRACE, stop) {
+        let mut run_cmd = Cmd::new(&cmd[0], &args, TIMEOUT);
+        run_cmd.grace = GRACE;
+        // `netplan` and friends are found on the fixed PATH by their name.
+        if let Some(found) = crate::host::rpctool::find_on_path(PATH.as_ref(), &cmd[0]) {
+            run_cmd.program = found;
+        }
+        match run(&run_cmd, Output::Bytes(16 * 1024), stop) {
             Ok(f) if f.success() => tracing::info!("network reconfigured: {shown}"),
             Ok(f) => warnings.push(format!(
                 "{shown} ended with {:?}; the new network configuration takes effect at the \
                  next boot: {}",
                 f.ended,
-                f.output.trim()
+                String::from_utf8_lossy(&f.stderr).trim()
             )),
             Err(e) => warnings.push(format!("could not run {shown}: {e}")),
         }

@@ -8,14 +8,12 @@
 //! hang when called in quick succession).
 
 use std::ffi::{OsStr, OsString};
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use super::{describe, info_get, info_set, short_reply, GuestRpc, RpcError, NO_VALUE_FOUND};
+use crate::process::{run, Cmd, Ended, Output};
 
 /// Per-call timeout used unless another is set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -126,50 +124,33 @@ impl RpcTool {
             tool: name.clone(),
             source,
         };
-        let mut command = Command::new(tool);
-        command
-            .args(args)
-            .arg(rpc)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0);
-        let mut attempt = 0;
-        let mut child = loop {
-            match command.spawn() {
-                // Another thread that forked while the tool was open for writing holds it
-                // until that child execs (seen with freshly written tools in tests).
-                Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
-                    attempt += 1;
-                    thread::sleep(Duration::from_millis(20));
-                }
-                other => break other.map_err(io)?,
-            }
+        let cmd = Cmd {
+            program: tool.to_path_buf(),
+            args: args
+                .iter()
+                .map(|a| a.to_string())
+                .chain([rpc.to_string()])
+                .collect(),
+            cwd: None,
+            env: Vec::new(),
+            timeout: self.timeout,
+            grace: Duration::ZERO,
         };
-        let stdout = child.stdout.take().map(reader);
-        let stderr = child.stderr.take().map(reader);
-        let deadline = Instant::now() + self.timeout;
-        let mut pause = Duration::from_millis(1);
-        let status: ExitStatus = loop {
-            if let Some(status) = child.try_wait().map_err(io)? {
-                break status;
-            }
-            if Instant::now() >= deadline {
-                kill_group(child.id());
-                let _ = child.wait();
-                // Readers are left to finish on their own once the group is gone.
+        let never = AtomicBool::new(false);
+        let finished = run(&cmd, Output::Bytes(MAX_OUTPUT as usize), &never).map_err(io)?;
+        let (mut out, err) = (finished.stdout, finished.stderr);
+        let code = match finished.ended {
+            Ended::Exited(code) => Some(code),
+            Ended::TimedOut | Ended::Stopped => {
                 return Err(RpcError::Timeout {
                     tool: name,
                     rpc: describe(rpc),
                     timeout: self.timeout,
-                });
+                })
             }
-            thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(50));
+            Ended::Signalled(_) => None,
         };
-        let mut out = stdout.map(join).unwrap_or_default();
-        let err = stderr.map(join).unwrap_or_default();
-        match status.code() {
+        match code {
             Some(0) => {
                 if out.last() == Some(&b'\n') {
                     out.pop();
@@ -271,30 +252,6 @@ where
     P: AsRef<Path>,
 {
     std::env::join_paths(dirs.into_iter().map(|d| d.as_ref().to_path_buf())).unwrap_or_default()
-}
-
-fn reader<R: Read + Send + 'static>(r: R) -> thread::JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = r.take(MAX_OUTPUT).read_to_end(&mut buf);
-        buf
-    })
-}
-
-fn join(h: thread::JoinHandle<Vec<u8>>) -> Vec<u8> {
-    h.join().unwrap_or_default()
-}
-
-/// Kills the process group led by `pid` (the child was started with `process_group(0)`).
-fn kill_group(pid: u32) {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return;
-    };
-    // SAFETY: kill(2) with a negative pid signals the process group we created for the
-    // child; it takes no pointers.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
 }
 
 #[cfg(test)]

@@ -11,7 +11,6 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use super::keyfile::KeyFile;
@@ -167,61 +166,46 @@ impl fmt::Display for Gate {
 /// Decides whether custom scripts may run. `toolbox` is the `vmware-toolbox-cmd` to ask
 /// (see [`find_in_path`]; pass `None` for an offline root, where the host's tools would
 /// answer for the wrong system); without it, `root`'s tools.conf is read.
-pub async fn custom_scripts_gate(toolbox: Option<&Path>, root: &Root, default: bool) -> Gate {
+pub fn custom_scripts_gate(toolbox: Option<&Path>, root: &Root, default: bool) -> Gate {
     match toolbox {
-        Some(cmd) => ask_toolbox(cmd, default).await,
+        Some(cmd) => ask_toolbox(cmd, default),
         None => read_tools_conf(root, default),
     }
 }
 
-/// Blocking form for synchronous callers (not from inside a tokio runtime): asks
-/// `vmware-toolbox-cmd` from the fixed script `PATH` when `root` is `/`, otherwise reads the
-/// root's tools.conf.
+/// Asks `vmware-toolbox-cmd` from the fixed script `PATH` when `root` is `/`, otherwise
+/// reads the root's tools.conf.
 pub fn custom_scripts_enabled(root: &Root, default: bool) -> Gate {
     let toolbox = (root.path() == Path::new("/"))
         .then(|| find_in_path(TOOLBOX_CMD, OsStr::new(super::run::SCRIPT_PATH)))
         .flatten();
-    match super::run::runtime() {
-        Ok(rt) => rt.block_on(custom_scripts_gate(toolbox.as_deref(), root, default)),
-        Err(e) => Gate::default(default, DefaultWhy::ToolNotRunnable(e.to_string())),
-    }
+    custom_scripts_gate(toolbox.as_deref(), root, default)
 }
 
-async fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
-    let mut command = tokio::process::Command::new(cmd);
-    command
-        .args(["config", "get", SECTION, KEY])
-        .env_clear()
-        .env("PATH", super::run::SCRIPT_PATH)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true);
-    let mut attempt = 0;
-    let output = loop {
-        match tokio::time::timeout(TOOLBOX_TIMEOUT, command.output()).await {
-            // Another thread that forked while the tool was open for writing holds it
-            // until that child execs (seen with freshly written tools in tests).
-            Ok(Err(e)) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
-                attempt += 1;
-                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-            }
-            other => break other,
-        }
+fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
+    let run = crate::process::Cmd::new(cmd, &["config", "get", SECTION, KEY], TOOLBOX_TIMEOUT);
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let output = match crate::process::run(&run, crate::process::Output::Bytes(64 * 1024), &never) {
+        Ok(out) => out,
+        Err(e) => return Gate::default(default, DefaultWhy::ToolNotRunnable(e.to_string())),
     };
-    let output = match output {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => return Gate::default(default, DefaultWhy::ToolNotRunnable(e.to_string())),
-        Err(_) => {
+    let code = match output.ended {
+        crate::process::Ended::Exited(code) => Some(code),
+        crate::process::Ended::TimedOut => {
             let why = format!("no answer in {} s", TOOLBOX_TIMEOUT.as_secs());
             return Gate::default(default, DefaultWhy::ToolNotRunnable(why));
         }
+        _ => None,
     };
-    match output.status.code() {
+    match code {
         Some(0) => {}
         Some(EX_UNAVAILABLE) => return Gate::default(default, DefaultWhy::ToolsConfUnavailable),
         _ => {
-            let why = DefaultWhy::ToolFailed(output.status.to_string());
+            let why = DefaultWhy::ToolFailed(match output.ended {
+                crate::process::Ended::Exited(c) => format!("exit status: {c}"),
+                crate::process::Ended::Signalled(s) => format!("killed by signal {s}"),
+                other => format!("{other:?}"),
+            });
             return Gate::default(default, why);
         }
     }

@@ -9,7 +9,7 @@ pub mod run;
 pub mod stage;
 
 pub use gate::{custom_scripts_enabled, custom_scripts_gate, Gate, GateReason};
-pub use run::{run_script, run_script_blocking, Limits, Outcome, Phase, RunError, ScriptRun};
+pub use run::{run_script_blocking, Limits, Outcome, Phase, RunError, ScriptRun};
 pub use stage::{stage_script, unstage, StageError, Staged};
 
 /// `deployPkg.update.state` error code for a failed custom script (customization failed).
