@@ -6,10 +6,12 @@
 //! on a [`root::Root`].
 
 pub mod apply;
+pub mod clean;
 pub mod cli;
 pub mod coexist;
 pub mod facts;
 pub mod host;
+pub mod hygiene;
 pub mod model;
 pub mod persona;
 pub mod plan;

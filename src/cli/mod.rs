@@ -1,9 +1,12 @@
 //! The `vmcust` command line: sub-commands, exit codes and error reporting.
 
 mod apply;
+mod clean;
 mod detect;
+mod generate;
 mod guestinfo;
 mod input;
+mod link;
 mod plan;
 mod run;
 mod show;
@@ -14,6 +17,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::root::Root;
+
+pub use clean::report as clean_report;
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
@@ -27,11 +32,15 @@ pub const EXIT_INVALID: u8 = 65;
 /// Exit status: reading or writing a file failed (sysexits `EX_IOERR`).
 pub const EXIT_IO: u8 = 74;
 
+/// The version `--version` prints: the package version and, when built from git, the
+/// revision (build.rs).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("VMCUST_VERSION_SUFFIX"));
+
 /// VMware/OVF guest customization engine.
 #[derive(Debug, Parser)]
 #[command(
     name = "vmcust",
-    version,
+    version = VERSION,
     propagate_version = true,
     help_expected = true
 )]
@@ -58,6 +67,14 @@ pub enum Command {
     Run(run::RunArgs),
     /// Show the run's state and each customized instance's outcome.
     Status(status::StatusArgs),
+    /// Seal a template: remove state, logs, machine-id and SSH host keys so clones start fresh.
+    Clean(clean::CleanArgs),
+    /// Write the man pages or shell completions (for packaging).
+    #[command(hide = true)]
+    Generate(generate::GenerateArgs),
+    /// Install or remove the `cloud-init` stand-in as the system needs (for packaging).
+    #[command(hide = true, name = "cloud-init-link")]
+    CloudInitLink(link::LinkArgs),
 }
 
 /// Output formats for machine-readable commands.
@@ -108,12 +125,24 @@ pub fn main() -> ExitCode {
                 }
             }
         }
-        Command::Status(args) => status::run(args),
+        Command::Status(args) => {
+            // cloud-init's exit codes: 0 ok, 1 error, 2 recoverable errors.
+            return match status::run(args) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("vmcust: error: {e:#}");
+                    ExitCode::from(exit_code(&e))
+                }
+            };
+        }
         Command::Show(args) => show::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Guestinfo(args) => guestinfo::run(args),
         Command::Detect(args) => detect::run(args),
+        Command::Clean(args) => clean::run(args),
+        Command::Generate(args) => generate::run(args),
+        Command::CloudInitLink(args) => link::run(args),
     };
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),
