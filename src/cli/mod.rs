@@ -7,8 +7,10 @@ mod generate;
 mod guestinfo;
 mod input;
 mod link;
+pub mod logline;
 mod plan;
 mod run;
+mod settings;
 mod show;
 mod status;
 
@@ -69,6 +71,8 @@ pub enum Command {
     Status(status::StatusArgs),
     /// Seal a template: remove state, logs, machine-id and SSH host keys so clones start fresh.
     Clean(clean::CleanArgs),
+    /// Check the settings file, /etc/vmcust/vmcust.conf.
+    Settings(settings::SettingsArgs),
     /// Write the man pages or shell completions (for packaging).
     #[command(hide = true)]
     Generate(generate::GenerateArgs),
@@ -142,6 +146,7 @@ pub fn main() -> ExitCode {
         Command::Detect(args) => detect::run(args),
         Command::Clean(args) => clean::run(args),
         Command::Generate(args) => generate::run(args),
+        Command::Settings(args) => settings::run(args),
         Command::CloudInitLink(args) => link::run(args),
     };
     match result {
@@ -171,9 +176,13 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 
 /// Logs go to stderr (the journal under systemd); `vmcust run` also appends them to
 /// `<root>/var/log/vmcust.log`, the file every status message sent to vCenter names.
-/// `VMCUST_LOG` overrides `level`.
+/// `VMCUST_LOG` overrides `level`. Every line reads `vmcust: warning: …` (or `error:`,
+/// `debug:`; info has no label); the file's lines start with the time, and stderr's carry
+/// an sd-daemon `<N>` priority when stderr is the journal, so `journalctl -p warning`
+/// filters them.
 fn init_logging(log_file: Option<&std::path::Path>, level: tracing::Level) {
-    use tracing_subscriber::fmt::writer::MakeWriterExt;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::builder()
         .with_default_directive(tracing::level_filters::LevelFilter::from_level(level).into())
         .with_env_var("VMCUST_LOG")
@@ -188,20 +197,26 @@ fn init_logging(log_file: Option<&std::path::Path>, level: tracing::Level) {
             .open(path)
             .ok()
     });
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false);
-    let _ = match file {
-        // The file gets times; the journal adds its own to stderr lines.
-        Some(f) => builder
+    let stderr = tracing_subscriber::fmt::layer()
+        .event_format(logline::Line {
+            priority: logline::stderr_is_journal(),
+            time: false,
+        })
+        .with_writer(std::io::stderr);
+    let file = file.map(|f| {
+        tracing_subscriber::fmt::layer()
+            .event_format(logline::Line {
+                priority: false,
+                time: true,
+            })
             .with_ansi(false)
-            .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
-            .try_init(),
-        None => builder
-            .without_time()
-            .with_writer(std::io::stderr)
-            .try_init(),
-    };
+            .with_writer(std::sync::Mutex::new(f))
+    });
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr)
+        .with(file)
+        .try_init();
 }
 
 #[cfg(test)]
