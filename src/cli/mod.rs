@@ -2,6 +2,7 @@
 
 mod apply;
 mod clean;
+mod collect_logs;
 mod detect;
 mod generate;
 mod guestinfo;
@@ -71,6 +72,8 @@ pub enum Command {
     Status(status::StatusArgs),
     /// Seal a template: remove state, logs, machine-id and SSH host keys so clones start fresh.
     Clean(clean::CleanArgs),
+    /// Write one tar.gz with the logs, status, records and settings, secrets redacted.
+    CollectLogs(collect_logs::CollectLogsArgs),
     /// Check the settings file, /etc/vmcust/vmcust.conf.
     Settings(settings::SettingsArgs),
     /// Write the man pages or shell completions (for packaging).
@@ -147,6 +150,7 @@ pub fn main() -> ExitCode {
         Command::Clean(args) => clean::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Settings(args) => settings::run(args),
+        Command::CollectLogs(args) => collect_logs::run(args),
         Command::CloudInitLink(args) => link::run(args),
     };
     match result {

@@ -41,7 +41,34 @@ pub fn run(args: SettingsArgs) -> Result<()> {
     for w in &warnings {
         println!("problem: {w}");
     }
-    println!("in effect: {settings:?}");
+    println!("in effect:");
+    let renderer = settings
+        .renderer
+        .map(|r| format!("{r:?}").to_lowercase())
+        .unwrap_or_else(|| "auto".into());
+    for (key, value) in [
+        ("[imc] enabled", settings.imc_enabled.to_string()),
+        ("[imc] allow_raw_data", settings.allow_raw_data.to_string()),
+        ("[imc] max_wait", settings.max_wait.as_secs().to_string()),
+        (
+            "[scripts] timeout",
+            settings.script_timeout.as_secs().to_string(),
+        ),
+        ("[network] renderer", renderer),
+        ("[ssh] user", settings.ssh_user.clone()),
+        ("[log] level", settings.log_level.to_string().to_lowercase()),
+        ("[cloud-init] step_aside", settings.step_aside.to_string()),
+        (
+            "[hygiene] ssh_host_keys",
+            settings.hygiene_ssh_host_keys.to_string(),
+        ),
+        (
+            "[hygiene] machine_id",
+            settings.hygiene_machine_id.to_string(),
+        ),
+    ] {
+        println!("  {key} = {value}");
+    }
     if warnings.is_empty() {
         println!("{SETTINGS_PATH}: no problems");
         Ok(())

@@ -1,0 +1,229 @@
+//! The template engineer's commands on the real binary and a temp root: `clean` seals a
+//! template and a clone then gets new SSH host keys and machine-id; `cloud-init clean`
+//! as Packer calls it exits 0; `status` exit codes; `settings check`; `collect-logs`.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use vmcust::root::Root;
+
+fn vmcust(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn template() -> (tempfile::TempDir, Root) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    root.write_file(
+        Path::new("/etc/machine-id"),
+        b"0123456789abcdef0123456789abcdef\n",
+        0o444,
+    )
+    .unwrap();
+    let key = dir.path().join("etc/ssh/ssh_host_ed25519_key");
+    std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-N", "", "-t", "ed25519", "-f"])
+        .arg(&key)
+        .status()
+        .expect("ssh-keygen must be installed (apt-get install openssh-client)");
+    assert!(ok.success());
+    root.write_file(Path::new("/var/log/vmcust.log"), b"old run\n", 0o600)
+        .unwrap();
+    (dir, root)
+}
+
+#[test]
+fn packer_style_cloud_init_clean_exits_0_and_a_clone_gets_a_new_identity() {
+    let (dir, root) = template();
+    // What a Packer build runs last, through the stand-in.
+    let link = dir.path().join("cloud-init");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
+    let o = Command::new(&link)
+        .args(["clean", "--logs", "--seed"])
+        .env(vmcust::persona::ROOT_ENV, dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(!root.is_file(Path::new("/var/log/vmcust.log")));
+    // The machine-id was kept, so it was recorded as the template's.
+    let key_before = std::fs::read(dir.path().join("etc/ssh/ssh_host_ed25519_key")).unwrap();
+    // The clone boots: the early stage refreshes a new instance's identity.
+    let changed = vmcust::hygiene::refresh(&root, &vmcust::settings::load(&root).0).unwrap();
+    assert_eq!(changed.len(), 3, "{changed:?}");
+    let id = root
+        .read_text(Path::new("/etc/machine-id"))
+        .unwrap()
+        .unwrap();
+    assert_ne!(id.trim(), "0123456789abcdef0123456789abcdef");
+    assert_eq!(id.trim().len(), 32);
+    let key_after = std::fs::read(dir.path().join("etc/ssh/ssh_host_ed25519_key")).unwrap();
+    assert_ne!(key_before, key_after);
+}
+
+#[test]
+fn vmcust_clean_dry_run_then_seal() {
+    let (dir, root) = template();
+    let r = dir.path().to_str().unwrap();
+    let o = vmcust(&[
+        "clean",
+        "--root",
+        r,
+        "--dry-run",
+        "--logs",
+        "--machine-id",
+        "--ssh-host-keys",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let out = text(&o.stdout);
+    assert!(out.contains("would remove /var/log/vmcust.log"), "{out}");
+    assert!(
+        out.contains("would remove /etc/ssh/ssh_host_ed25519_key"),
+        "{out}"
+    );
+    assert!(root.is_file(Path::new("/var/log/vmcust.log")));
+    let o = vmcust(&[
+        "clean",
+        "--root",
+        r,
+        "--logs",
+        "--machine-id",
+        "--ssh-host-keys",
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(
+        root.read_text(Path::new("/etc/machine-id"))
+            .unwrap()
+            .unwrap(),
+        ""
+    );
+    assert!(!root.is_file(Path::new("/etc/ssh/ssh_host_ed25519_key")));
+    // The clone gets a key of the type the template had.
+    vmcust::hygiene::refresh_host_keys(&root).unwrap();
+    assert!(root.is_file(Path::new("/etc/ssh/ssh_host_ed25519_key")));
+}
+
+#[test]
+fn status_exit_codes_follow_cloud_init() {
+    use vmcust::persona::{write_status, RunState, RunStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    let r = dir.path().to_str().unwrap();
+    assert_eq!(vmcust(&["status", "--root", r]).status.code(), Some(0));
+    write_status(
+        &root,
+        &RunStatus::now(RunState::Error, Some("early"), Some("boom".into())),
+    )
+    .unwrap();
+    let o = vmcust(&["status", "--root", r]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    assert!(text(&o.stdout).contains("last error: boom"));
+    write_status(&root, &RunStatus::now(RunState::Done, Some("late"), None)).unwrap();
+    assert_eq!(
+        vmcust(&["status", "--root", r, "--wait"]).status.code(),
+        Some(0)
+    );
+    // Readable times, not Unix seconds.
+    let out = text(&vmcust(&["status", "--root", r]).stdout);
+    assert!(out.contains("updated 20"), "{out}");
+    assert!(out.contains("Z)"), "{out}");
+    root.write_file(
+        Path::new("/etc/vmcust/vmcust.conf"),
+        b"[imc]\nmax_wait = soon\n",
+        0o644,
+    )
+    .unwrap();
+    let o = vmcust(&["status", "--root", r, "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    assert!(text(&o.stdout).contains("\"health\": \"degraded\""));
+}
+
+#[test]
+fn settings_check_names_each_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = Root::new(dir.path()).unwrap();
+    let r = dir.path().to_str().unwrap();
+    assert!(vmcust(&["settings", "check", "--root", r]).status.success());
+    root.write_file(
+        Path::new("/etc/vmcust/vmcust.conf"),
+        b"[imc]\nmax_wait = 5\n= x\n[log]\nlevel = loud\n",
+        0o644,
+    )
+    .unwrap();
+    let o = vmcust(&["settings", "check", "--root", r]);
+    assert_eq!(o.status.code(), Some(65), "{o:?}");
+    let out = text(&o.stdout);
+    assert!(out.contains("vmcust.conf:3"), "{out}");
+    assert!(out.contains("vmcust.conf:5: [log] level"), "{out}");
+    // The good line still applies.
+    assert!(out.contains("[imc] max_wait = 5\n"), "{out}");
+    assert!(
+        text(&o.stderr).starts_with("vmcust: error: 2 problem(s)"),
+        "{o:?}"
+    );
+}
+
+#[test]
+fn collect_logs_makes_one_redacted_tarball() {
+    let (dir, root) = template();
+    root.write_file(
+        Path::new("/var/log/vmware-imc/toolsDeployPkg.log"),
+        b"deploy ok\nadmin password: hunter2\n",
+        0o600,
+    )
+    .unwrap();
+    root.write_file(
+        Path::new("/var/lib/vmcust/pending/cust.cfg"),
+        b"-PASS = x\n",
+        0o600,
+    )
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let tar = out.path().join("logs.tar.gz");
+    let o = vmcust(&[
+        "collect-logs",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--tarfile",
+        tar.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let list = Command::new("tar").arg("-tzf").arg(&tar).output().unwrap();
+    let list = text(&list.stdout);
+    for want in [
+        "vmcust-logs/MANIFEST.txt",
+        "vmcust-logs/detect.txt",
+        "vmcust-logs/var/log/vmcust.log",
+        "vmcust-logs/var/log/vmware-imc/toolsDeployPkg.log",
+    ] {
+        assert!(list.lines().any(|l| l == want), "{want} not in {list}");
+    }
+    assert!(!list.contains("pending"), "{list}");
+    let x = tempfile::tempdir().unwrap();
+    assert!(Command::new("tar")
+        .arg("-C")
+        .arg(x.path())
+        .arg("-xzf")
+        .arg(&tar)
+        .status()
+        .unwrap()
+        .success());
+    let deploy = std::fs::read_to_string(
+        x.path()
+            .join("vmcust-logs/var/log/vmware-imc/toolsDeployPkg.log"),
+    )
+    .unwrap();
+    assert!(
+        !deploy.contains("hunter2") && deploy.contains("<redacted>"),
+        "{deploy}"
+    );
+    let detect = std::fs::read_to_string(x.path().join("vmcust-logs/detect.txt")).unwrap();
+    assert!(detect.contains("network renderer:"), "{detect}");
+}
