@@ -15,6 +15,8 @@ else
 fi
 root=$(mktemp -d /tmp/vmcust-bench.XXXXXX)
 cp -a examples/root/. "$root"
+# /etc/shadow as on a real system (git keeps no modes but the executable bit).
+chmod 0640 "$root/etc/shadow"
 json=$(mktemp)
 hyperfine -N --warmup 50 --runs 500 --export-json "$json" \
   "/bin/true" \

@@ -227,3 +227,28 @@ fn collect_logs_makes_one_redacted_tarball() {
     let detect = std::fs::read_to_string(x.path().join("vmcust-logs/detect.txt")).unwrap();
     assert!(detect.contains("network renderer:"), "{detect}");
 }
+
+#[test]
+fn the_example_ovf_environment_plans_onto_the_example_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new("cp")
+        .arg("-a")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/root/."))
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let o = vmcust(&[
+        "plan",
+        "--root",
+        dir.path().to_str().unwrap(),
+        "--ovf",
+        concat!(env!("CARGO_MANIFEST_DIR"), "/examples/ovf/ovf-env.xml"),
+    ]);
+    assert!(o.status.success(), "{o:?}");
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("app01") && out.contains("192.0.2.10/24"),
+        "{out}"
+    );
+}
