@@ -2,7 +2,8 @@
 # Installs vmcust on a system or into an image: the binary, the two systemd units
 # (enabled), an example settings file, and, only when no real cloud-init is present,
 # /usr/bin/cloud-init -> vmcust plus a cloud.cfg.d drop-in so open-vm-tools hands the
-# VMware customization to vmcust. See docs/boot.md.
+# VMware customization to vmcust. See docs/boot.md. The .deb and .rpm (docs/packaging.md)
+# are the way to install on a running system; this script is for images and checkouts.
 #
 # usage: install.sh [--root DIR] [--binary PATH] [--uninstall]
 set -eu
@@ -148,6 +149,13 @@ else
     install -D -m 0644 "$repo/systemd/99-vmcust.cfg" "$r$dropin"
     echo "no real cloud-init: installed /usr/bin/cloud-init -> vmcust and $dropin,"
     echo "so open-vm-tools hands the VMware customization to vmcust"
+fi
+# The root vmcust is installed into is the template: record its machine-id and SSH host
+# key types so clones are recognised (docs/boot.md, "Clone hygiene"). The binary runs on
+# this machine; for an image of another architecture run `vmcust clean --record-only`
+# in the image later.
+if ! "$r/usr/bin/vmcust" clean --record-only --root "$root" >/dev/null 2>&1; then
+    echo "install.sh: could not record the template's identity; run \`vmcust clean --record-only\` in the image" >&2
 fi
 reload_systemd
 echo "vmcust installed into $root (units enabled: $units)"
