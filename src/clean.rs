@@ -98,6 +98,7 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
             }
         }
         remove(Path::new(hygiene::LAST_ID_RECORD), &mut done)?;
+        remove(Path::new(hygiene::INSTANCE_RECORD), &mut done)?;
         remove(Path::new(STATUS_FILE), &mut done)?;
     }
     if opts.logs {

@@ -33,6 +33,8 @@ pub const RECORD_DIR: &str = "/var/lib/vmcust/hygiene";
 pub const TEMPLATE_ID_RECORD: &str = "/var/lib/vmcust/hygiene/template-machine-id";
 /// The machine-id the last customized instance ran with.
 pub const LAST_ID_RECORD: &str = "/var/lib/vmcust/hygiene/last-machine-id";
+/// The instance whose identity was last refreshed: a second call for it does nothing.
+pub const INSTANCE_RECORD: &str = "/var/lib/vmcust/hygiene/instance";
 /// SSH host key types removed by `vmcust clean --ssh-host-keys`, one per line.
 pub const KEY_TYPES_RECORD: &str = "/var/lib/vmcust/hygiene/ssh-host-key-types";
 
@@ -123,11 +125,16 @@ fn recorded_key_types(root: &Root) -> Result<Vec<String>> {
         .unwrap_or_default())
 }
 
-/// Gives a new instance its own identity, each part as switched on in `settings`: fresh
-/// SSH host keys and, where the clone still carries the template's, a fresh machine-id.
-/// Returns the files changed (paths inside the root). Call it once per new instance,
-/// before the network starts.
-pub fn refresh(root: &Root, settings: &Settings) -> Result<Vec<PathBuf>> {
+/// Gives instance `instance_id` its own identity, each part as switched on in
+/// `settings`: fresh SSH host keys and, where the clone still carries the template's, a
+/// fresh machine-id. Returns the files changed (paths inside the root). Call it in the
+/// early stage before the network starts, once the instance id is known; it does its work
+/// once per instance ([`INSTANCE_RECORD`]), so calling it again on a later boot or on a
+/// resumed run of the same instance changes nothing.
+pub fn refresh(root: &Root, settings: &Settings, instance_id: &str) -> Result<Vec<PathBuf>> {
+    if read_record(root, INSTANCE_RECORD)?.as_deref() == Some(instance_id) {
+        return Ok(Vec::new());
+    }
     let mut changed = Vec::new();
     if settings.hygiene_machine_id {
         changed.extend(refresh_machine_id(root)?);
@@ -135,6 +142,7 @@ pub fn refresh(root: &Root, settings: &Settings) -> Result<Vec<PathBuf>> {
     if settings.hygiene_ssh_host_keys {
         changed.extend(refresh_host_keys(root)?);
     }
+    write_record(root, INSTANCE_RECORD, instance_id)?;
     Ok(changed)
 }
 
@@ -313,11 +321,15 @@ mod tests {
         )
         .unwrap();
         record_template(&root, &[]).unwrap();
-        let changed = refresh(&root, &Settings::default()).unwrap();
+        let changed = refresh(&root, &Settings::default(), "i-1").unwrap();
         assert_eq!(
             changed,
             [PathBuf::from(MACHINE_ID), PathBuf::from(DBUS_MACHINE_ID)]
         );
+        // The same instance again (a reboot, a resumed run): nothing.
+        assert!(refresh(&root, &Settings::default(), "i-1")
+            .unwrap()
+            .is_empty());
         let new = machine_id(&root).unwrap().unwrap();
         assert_ne!(new, TEMPLATE_ID);
         let dbus = root.read_text(Path::new(DBUS_MACHINE_ID)).unwrap().unwrap();
@@ -355,7 +367,7 @@ mod tests {
             hygiene_ssh_host_keys: false,
             ..Settings::default()
         };
-        assert!(refresh(&root, &off).unwrap().is_empty());
+        assert!(refresh(&root, &off, "i-1").unwrap().is_empty());
     }
 
     #[test]
@@ -366,7 +378,7 @@ mod tests {
         let key = root.path().join("etc/ssh/ssh_host_ed25519_key");
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o640)).unwrap();
         let before = std::fs::read(&key).unwrap();
-        let changed = refresh(&root, &Settings::default()).unwrap();
+        let changed = refresh(&root, &Settings::default(), "i-1").unwrap();
         assert_eq!(changed.len(), 4, "{changed:?}");
         assert_ne!(std::fs::read(&key).unwrap(), before);
         assert_eq!(std::fs::metadata(&key).unwrap().mode() & 0o777, 0o640);

@@ -56,7 +56,8 @@ fn packer_style_cloud_init_clean_exits_0_and_a_clone_gets_a_new_identity() {
     // The machine-id was kept, so it was recorded as the template's.
     let key_before = std::fs::read(dir.path().join("etc/ssh/ssh_host_ed25519_key")).unwrap();
     // The clone boots: the early stage refreshes a new instance's identity.
-    let changed = vmcust::hygiene::refresh(&root, &vmcust::settings::load(&root).0).unwrap();
+    let changed =
+        vmcust::hygiene::refresh(&root, &vmcust::settings::load(&root).0, "clone-1").unwrap();
     assert_eq!(changed.len(), 3, "{changed:?}");
     let id = root
         .read_text(Path::new("/etc/machine-id"))
