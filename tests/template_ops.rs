@@ -253,3 +253,55 @@ fn the_example_ovf_environment_plans_onto_the_example_root() {
         "{out}"
     );
 }
+
+/// Runs vmcust with stderr to a file; with `journal`, `JOURNAL_STREAM` names that file as
+/// systemd would name the journal's stream. Returns stderr.
+fn stderr_of(args: &[&str], journal: bool) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("stderr");
+    let file = std::fs::File::create(&path).unwrap();
+    let meta = file.metadata().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmcust"));
+    cmd.args(args).stderr(file).env_remove("JOURNAL_STREAM");
+    if journal {
+        cmd.env("JOURNAL_STREAM", format!("{}:{}", meta.dev(), meta.ino()));
+    }
+    cmd.status().unwrap();
+    std::fs::read_to_string(&path).unwrap()
+}
+
+#[test]
+fn journal_lines_carry_syslog_priorities_and_one_format() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path().to_str().unwrap();
+    let info = stderr_of(&["run", "--stage", "early", "--root", r], true);
+    assert!(info.starts_with("<6>vmcust: not a VMware guest"), "{info}");
+    let plain = stderr_of(&["run", "--stage", "early", "--root", r], false);
+    assert!(plain.starts_with("vmcust: not a VMware guest"), "{plain}");
+    let err = stderr_of(&["status", "--root", "/nonexistent/root"], true);
+    assert!(err.starts_with("<3>vmcust: error: opening root"), "{err}");
+    // The log file has the time instead.
+    let log = std::fs::read_to_string(root.path().join("var/log/vmcust.log")).unwrap();
+    assert!(
+        log.lines()
+            .all(|l| l.contains("Z vmcust: ") && !l.starts_with('<')),
+        "{log}"
+    );
+}
+
+#[test]
+fn version_names_the_git_revision() {
+    let out = text(&vmcust(&["--version"]).stdout);
+    // Built from a git checkout here; a build without git prints the version alone.
+    let rev = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    let rev = text(&rev.stdout);
+    assert!(out.starts_with("vmcust 0."), "{out}");
+    if !rev.trim().is_empty() {
+        assert!(out.contains("(git "), "{out}");
+    }
+}

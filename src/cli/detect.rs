@@ -126,13 +126,30 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
     let (renderer, renderer_reason) = match settings.renderer {
         Some(r) => (r, "set by [network] renderer".to_string()),
         None => match crate::facts::network::NetworkFacts::gather(&root) {
-            Ok(facts) => (
-                crate::plan::network::detect::detect(&facts.stacks),
-                format!(
-                    "detected from the root's network stacks: {:?}",
-                    facts.stacks
-                ),
-            ),
+            Ok(facts) => {
+                let st = &facts.stacks;
+                let found: Vec<&str> = [
+                    (st.netplan, "netplan installed"),
+                    (st.network_manager, "NetworkManager enabled"),
+                    (st.networkd, "systemd-networkd enabled"),
+                    (st.sysconfig, "/etc/sysconfig/network-scripts"),
+                    (st.ifupdown, "ifupdown installed"),
+                    (st.suse, "SUSE sysconfig or wicked"),
+                ]
+                .into_iter()
+                .filter_map(|(on, name)| on.then_some(name))
+                .collect();
+                (
+                    crate::plan::network::detect::detect(st),
+                    if found.is_empty() {
+                        "no network stack recognised; netplan is the fallback, \
+                         set [network] renderer to choose"
+                            .to_string()
+                    } else {
+                        format!("detected: {}", found.join(", "))
+                    },
+                )
+            }
             Err(e) => (
                 crate::plan::network::Renderer::Netplan,
                 format!("the network stacks could not be read ({e:#}); netplan is the fallback"),

@@ -56,6 +56,13 @@ pub fn stderr_is_journal() -> bool {
     dev.parse() == Ok(meta.dev()) && ino.parse() == Ok(meta.ino())
 }
 
+/// Prints the error that ends a command, `vmcust: error: …`, with priority 3 when
+/// stderr is the journal, like every other line.
+pub fn print_error(e: &anyhow::Error) {
+    let prefix = if stderr_is_journal() { "<3>" } else { "" };
+    eprintln!("{prefix}vmcust: error: {e:#}");
+}
+
 impl<S, N> FormatEvent<S, N> for Line
 where
     S: Subscriber + for<'a> LookupSpan<'a>,

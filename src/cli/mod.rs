@@ -127,7 +127,7 @@ pub fn main() -> ExitCode {
             return match run::run(args) {
                 Ok(code) => code,
                 Err(e) => {
-                    eprintln!("vmcust: error: {e:#}");
+                    logline::print_error(&e);
                     ExitCode::from(exit_code(&e))
                 }
             }
@@ -137,7 +137,7 @@ pub fn main() -> ExitCode {
             return match status::run(args) {
                 Ok(code) => ExitCode::from(code),
                 Err(e) => {
-                    eprintln!("vmcust: error: {e:#}");
+                    logline::print_error(&e);
                     ExitCode::from(exit_code(&e))
                 }
             };
@@ -156,7 +156,7 @@ pub fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(e) => {
-            eprintln!("vmcust: error: {e:#}");
+            logline::print_error(&e);
             ExitCode::from(exit_code(&e))
         }
     }
