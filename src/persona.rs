@@ -4,7 +4,9 @@
 //! exists), the binary answers the two questions tools asks (reference open-vm-tools.md
 //! §2.5, §2.9): `cloud-init -v` (must succeed, and give a version ≥ 21.1 for raw data) and
 //! `cloud-init status` (tools waits while it says `not run` or `running`). The status is
-//! vmcust's own progress, which the run engine records with [`write_status`].
+//! vmcust's own progress, which the run engine records with [`write_status`]. It also
+//! answers what template builds and scripts ask: `status --format json` and `clean`
+//! (mapped onto [`crate::clean`]).
 //!
 //! The environment variable `VMCUST_ROOT` (default `/`) sets the root the persona reads
 //! its status and settings from; it exists for tests and image tooling and is read by
