@@ -176,6 +176,7 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
         }
         Some("status") => status(&args[1..], root_dir, out, err),
         Some("clean") => clean(&args[1..], root_dir, out, err),
+        Some("collect-logs") => collect_logs(&args[1..], root_dir, out, err),
         Some("-h" | "--help") => {
             let _ = writeln!(out, "{}", usage());
             0
@@ -185,7 +186,8 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
                 err,
                 "cloud-init {other}: not available; this is vmcust {} standing in for \
                  cloud-init, which answers only `cloud-init --version`, `cloud-init status [--wait] \
-                 [--long] [--format json]` and `cloud-init clean`; use `vmcust --help`",
+                 [--long] [--format json]`, `cloud-init clean` and `cloud-init collect-logs`; \
+                 use `vmcust --help`",
                 env!("CARGO_PKG_VERSION")
             );
             1
@@ -202,6 +204,7 @@ fn usage() -> String {
         "usage: cloud-init [-v | --version]\n\
          \x20      cloud-init status [-w | --wait] [-l | --long] [--format tabular|json|yaml]\n\
          \x20      cloud-init clean [-l | --logs] [-s | --seed] [--machine-id] [-c | --configs all|network|ssh_config] [-r | --reboot]\n\
+         \x20      cloud-init collect-logs [-t | --tarfile FILE]\n\
          vmcust {} standing in for cloud-init so open-vm-tools hands it the VMware \
          customization; see `vmcust --help`",
         env!("CARGO_PKG_VERSION")
@@ -384,6 +387,48 @@ pub fn rfc3339(secs: u64) -> String {
         rem / 60 % 60,
         rem % 60
     )
+}
+
+/// `cloud-init collect-logs [-t/--tarfile FILE]`, mapped onto `vmcust collect-logs`
+/// (default `cloud-init.tar.gz`, as cloud-init's). `-u/--include-userdata` is accepted
+/// and changes nothing: user-data may hold secrets and is never collected.
+fn collect_logs(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let mut tarfile = String::from("cloud-init.tar.gz");
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        match name {
+            "-t" | "--tarfile" => match inline.or_else(|| rest.next().cloned()) {
+                Some(t) => tarfile = t,
+                None => {
+                    let _ = writeln!(err, "cloud-init collect-logs: --tarfile needs a file name");
+                    return 2;
+                }
+            },
+            "-u" | "--include-userdata" | "-v" | "--verbose" => {}
+            other => {
+                let _ = writeln!(
+                    err,
+                    "cloud-init collect-logs: unknown option {other}; vmcust's cloud-init \
+                     accepts --tarfile"
+                );
+                return 2;
+            }
+        }
+    }
+    match crate::cli::collect_logs(root_dir, Path::new(&tarfile)) {
+        Ok(()) => {
+            let _ = writeln!(out, "wrote {tarfile}");
+            0
+        }
+        Err(e) => {
+            let _ = writeln!(err, "cloud-init collect-logs: error: {e:#}");
+            1
+        }
+    }
 }
 
 /// `cloud-init clean`, mapped onto `vmcust clean`: the state always (cloud-init always

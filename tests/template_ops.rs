@@ -305,3 +305,19 @@ fn version_names_the_git_revision() {
         assert!(out.contains("(git "), "{out}");
     }
 }
+
+#[test]
+fn the_stand_in_collects_logs_too() {
+    let (dir, _root) = template();
+    let link = dir.path().join("cloud-init");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(&link)
+        .args(["collect-logs", "-t", "ci.tar.gz"])
+        .current_dir(out.path())
+        .env(vmcust::persona::ROOT_ENV, dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(out.path().join("ci.tar.gz").is_file());
+}

@@ -73,14 +73,19 @@ pub fn redact(text: &str) -> String {
 
 /// Runs `vmcust collect-logs`.
 pub fn run(args: CollectLogsArgs) -> Result<()> {
-    let root =
-        Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
-    let stage = std::env::temp_dir().join(format!("vmcust-logs.{}", std::process::id()));
-    let result = collect(&root, &stage, &args.tarfile);
-    let _ = std::fs::remove_dir_all(&stage);
-    result?;
+    collect_logs(&args.root, &args.tarfile)?;
     println!("wrote {}", args.tarfile.display());
     Ok(())
+}
+
+/// Writes the tarball of `root_dir`'s logs to `tarfile` (also `cloud-init collect-logs`).
+pub fn collect_logs(root_dir: &Path, tarfile: &Path) -> Result<()> {
+    let root =
+        Root::new(root_dir).with_context(|| format!("opening root {}", root_dir.display()))?;
+    let stage = std::env::temp_dir().join(format!("vmcust-logs.{}", std::process::id()));
+    let result = collect(&root, &stage, tarfile);
+    let _ = std::fs::remove_dir_all(&stage);
+    result
 }
 
 fn collect(root: &Root, stage: &Path, tarfile: &Path) -> Result<()> {

@@ -22,6 +22,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::root::Root;
 
 pub use clean::report as clean_report;
+pub use collect_logs::collect_logs;
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
