@@ -230,37 +230,57 @@ pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
             Ok(m) if m.is_file() => (m.uid(), m.gid(), m.mode() & 0o7777),
             _ => (0, 0, 0o600),
         };
-        for p in [&host_key, &host_pub] {
-            match std::fs::remove_file(p) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(e).with_context(|| format!("removing {}", p.display())),
-            }
+        // The new pair is made beside the old one and renamed over it, so a missing or
+        // failing ssh-keygen leaves the template's keys rather than none (sshd would not
+        // start without them).
+        let new_key = host_key.with_file_name(format!("ssh_host_{t}_key.vmcust-new"));
+        let new_pub = host_key.with_file_name(format!("ssh_host_{t}_key.vmcust-new.pub"));
+        for p in [&new_key, &new_pub] {
+            let _ = std::fs::remove_file(p);
         }
         let out = Command::new("ssh-keygen")
             .args(["-q", "-N", "", "-C", "", "-t", t, "-f"])
-            .arg(&host_key)
+            .arg(&new_key)
             .output()
             .context(
                 "running ssh-keygen for fresh host keys; install openssh-client or switch off \
                  [hygiene] ssh_host_keys",
             )?;
         if !out.status.success() {
-            // An old type the installed OpenSSH no longer makes (dsa): the clone simply
-            // goes without it rather than keeping the template's.
-            tracing::warn!(
-                "ssh-keygen -t {t} failed ({}): the clone has no {t} host key",
-                String::from_utf8_lossy(&out.stderr).trim()
+            for p in [&new_key, &new_pub] {
+                let _ = std::fs::remove_file(p);
+            }
+            if *t == "dsa" {
+                // OpenSSH 9.8 and later cannot make DSA keys: the clone goes without one
+                // rather than sharing the template's (sshd uses the other types).
+                for p in [&host_key, &host_pub] {
+                    let _ = std::fs::remove_file(p);
+                }
+                tracing::warn!(
+                    "ssh-keygen cannot make dsa keys here ({}): removed the template's dsa host key",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                changed.push(key);
+                changed.push(pub_key);
+                continue;
+            }
+            bail!(
+                "ssh-keygen -t {t} failed ({}); the template's {t} host key is still in place: \
+                 remove {} or switch off [hygiene] ssh_host_keys",
+                String::from_utf8_lossy(&out.stderr).trim(),
+                key.display()
             );
-            changed.push(key);
-            continue;
         }
-        std::fs::set_permissions(&host_key, std::fs::Permissions::from_mode(mode))
-            .with_context(|| format!("setting the mode of {}", host_key.display()))?;
-        std::os::unix::fs::lchown(&host_key, Some(uid), Some(gid))
-            .with_context(|| format!("setting the owner of {}", host_key.display()))?;
-        std::fs::set_permissions(&host_pub, std::fs::Permissions::from_mode(0o644))
-            .with_context(|| format!("setting the mode of {}", host_pub.display()))?;
+        std::fs::set_permissions(&new_key, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("setting the mode of {}", new_key.display()))?;
+        std::os::unix::fs::lchown(&new_key, Some(uid), Some(gid))
+            .with_context(|| format!("setting the owner of {}", new_key.display()))?;
+        std::fs::set_permissions(&new_pub, std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("setting the mode of {}", new_pub.display()))?;
+        std::fs::rename(&new_pub, &host_pub)
+            .with_context(|| format!("replacing {}", pub_key.display()))?;
+        std::fs::rename(&new_key, &host_key)
+            .with_context(|| format!("replacing {}", key.display()))?;
         changed.push(key);
         changed.push(pub_key);
     }
