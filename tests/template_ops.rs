@@ -340,3 +340,27 @@ fn the_stand_in_collects_logs_too() {
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     assert!(out.path().join("ci.tar.gz").is_file());
 }
+
+#[test]
+fn man_pages_and_completions_are_generated_from_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let man = dir.path().join("man");
+    let comp = dir.path().join("completions");
+    assert!(vmcust(&["generate", "man", man.to_str().unwrap()])
+        .status
+        .success());
+    assert!(vmcust(&["generate", "completions", comp.to_str().unwrap()])
+        .status
+        .success());
+    let page = std::fs::read_to_string(man.join("vmcust.1")).unwrap();
+    assert!(page.contains(".TH vmcust 1"), "{page}");
+    for cmd in ["clean", "status", "collect-logs", "settings"] {
+        assert!(man.join(format!("vmcust-{cmd}.1")).is_file(), "{cmd}");
+    }
+    // The packaging helpers stay out of the pages people read.
+    assert!(!man.join("vmcust-generate.1").exists());
+    assert!(!man.join("vmcust-cloud-init-link.1").exists());
+    let bash = std::fs::read_to_string(comp.join("vmcust.bash")).unwrap();
+    assert!(bash.contains("complete") && bash.contains("collect-logs"));
+    assert!(comp.join("_vmcust").is_file() && comp.join("vmcust.fish").is_file());
+}
