@@ -2,7 +2,8 @@
 # Installs vmcust on a system or into an image: the binary, the two systemd units
 # (enabled), an example settings file, and, only when no real cloud-init is present,
 # /usr/bin/cloud-init -> vmcust plus a cloud.cfg.d drop-in so open-vm-tools hands the
-# VMware customization to vmcust. See docs/boot.md.
+# VMware customization to vmcust. See docs/boot.md. The .deb and .rpm (docs/packaging.md)
+# are the way to install on a running system; this script is for images and checkouts.
 #
 # usage: install.sh [--root DIR] [--binary PATH] [--uninstall]
 set -eu
@@ -59,7 +60,7 @@ if [ "$root" = / ]; then r=; else r=$root; fi
 
 unitdir=/etc/systemd/system
 wantsdir=$unitdir/multi-user.target.wants
-units="vmcust-early.service vmcust-late.service"
+units="vmcust-early.service vmcust-late.service vmcust-imc.path"
 dropin=/etc/cloud/cloud.cfg.d/99-vmcust.cfg
 marker=vmcust-cloud-init-persona-c3a1f7
 
@@ -92,7 +93,7 @@ reload_systemd() {
 }
 
 if [ "$uninstall" = yes ]; then
-    for unit in $units; do
+    for unit in $units vmcust-imc.service; do
         rm -f "$r$wantsdir/$unit" "$r$unitdir/$unit"
     done
     if cloud_init_is_vmcust; then
@@ -114,6 +115,7 @@ if [ -z "$binary" ]; then
 fi
 [ -f "$binary" ] && [ -x "$binary" ] || die "no vmcust binary at $binary; build it with \`cargo build --release\` or pass --binary PATH"
 for f in "$repo/systemd/vmcust-early.service" "$repo/systemd/vmcust-late.service" \
+    "$repo/systemd/vmcust-imc.path" "$repo/systemd/vmcust-imc.service" \
     "$repo/systemd/99-vmcust.cfg" "$repo/scripts/vmcust.conf.example"; do
     [ -f "$f" ] || die "missing $f; run install.sh from a complete vmcust checkout"
 done
@@ -129,6 +131,8 @@ for unit in $units; do
     mkdir -p "$r$wantsdir"
     ln -sfn "$unitdir/$unit" "$r$wantsdir/$unit"
 done
+# Started by vmcust-imc.path, never enabled by itself.
+install -D -m 0644 "$repo/systemd/vmcust-imc.service" "$r$unitdir/vmcust-imc.service"
 install -D -m 0644 "$repo/scripts/vmcust.conf.example" "$r/etc/vmcust/vmcust.conf.example"
 
 if [ "$has_real" = yes ]; then
@@ -148,6 +152,13 @@ else
     install -D -m 0644 "$repo/systemd/99-vmcust.cfg" "$r$dropin"
     echo "no real cloud-init: installed /usr/bin/cloud-init -> vmcust and $dropin,"
     echo "so open-vm-tools hands the VMware customization to vmcust"
+fi
+# The root vmcust is installed into is the template: record its machine-id and SSH host
+# key types so clones are recognised (docs/boot.md, "Clone hygiene"). The binary runs on
+# this machine; for an image of another architecture run `vmcust clean --record-only`
+# in the image later.
+if ! "$r/usr/bin/vmcust" clean --record-only --root "$root" >/dev/null 2>&1; then
+    echo "install.sh: could not record the template's identity; run \`vmcust clean --record-only\` in the image" >&2
 fi
 reload_systemd
 echo "vmcust installed into $root (units enabled: $units)"

@@ -7,11 +7,13 @@
 
 pub mod apply;
 pub mod boot;
+pub mod clean;
 pub mod cli;
 pub mod coexist;
 pub mod engine;
 pub mod facts;
 pub mod host;
+pub mod hygiene;
 pub mod log_file;
 pub mod model;
 pub mod persona;

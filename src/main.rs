@@ -1,10 +1,42 @@
 //! The `vmcust` command; everything lives in the library's `cli` module. Started under
 //! the name `cloud-init` (the symlink the install script makes for open-vm-tools), it
 //! answers as cloud-init instead (`vmcust::persona`).
+//!
+//! `main` is the C entry point (`no_main`) rather than Rust's: std's start-up reads
+//! `/proc/self/maps` through glibc's sscanf to place a stack guard, a third of what a
+//! whole `vmcust plan` costs over a trivial process (docs/benchmarks.md). What that
+//! start-up did that vmcust relies on is done here: SIGPIPE ignored (a closed pipe is an
+//! error to handle, not death mid-customization; std resets it for children it spawns)
+//! and stdout flushed before exit. Arguments still come from std (glibc hands them to
+//! std's init_array hook). A stack overflow now ends in SIGSEGV instead of a message.
+#![no_main]
 
-fn main() -> std::process::ExitCode {
+use std::process::ExitCode;
+
+fn run() -> ExitCode {
     if vmcust::persona::invoked_as_cloud_init() {
         return vmcust::persona::main();
     }
     vmcust::cli::main()
+}
+
+/// The process entry point, called by the C runtime.
+#[no_mangle]
+extern "C" fn main(
+    _argc: std::ffi::c_int,
+    _argv: *const *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let code = match std::panic::catch_unwind(run) {
+        Ok(code) => code,
+        // The panic message is already on stderr; 101 as Rust's own runtime exits.
+        Err(_) => ExitCode::from(101),
+    };
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    (0..=255u8)
+        .find(|&n| ExitCode::from(n) == code)
+        .map_or(1, std::ffi::c_int::from)
 }

@@ -4,7 +4,9 @@
 //! exists), the binary answers the two questions tools asks (reference open-vm-tools.md
 //! §2.5, §2.9): `cloud-init -v` (must succeed, and give a version ≥ 21.1 for raw data) and
 //! `cloud-init status` (tools waits while it says `not run` or `running`). The status is
-//! vmcust's own progress, which the run engine records with [`write_status`].
+//! vmcust's own progress, which the run engine records with [`write_status`]. It also
+//! answers what template builds and scripts ask: `status --format json` and `clean`
+//! (mapped onto [`crate::clean`]).
 //!
 //! The environment variable `VMCUST_ROOT` (default `/`) sets the root the persona reads
 //! its status and settings from; it exists for tests and image tooling and is read by
@@ -173,6 +175,8 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
             0
         }
         Some("status") => status(&args[1..], root_dir, out, err),
+        Some("clean") => clean(&args[1..], root_dir, out, err),
+        Some("collect-logs") => collect_logs(&args[1..], root_dir, out, err),
         Some("-h" | "--help") => {
             let _ = writeln!(out, "{}", usage());
             0
@@ -181,8 +185,9 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
             let _ = writeln!(
                 err,
                 "cloud-init {other}: not available; this is vmcust {} standing in for \
-                 cloud-init, which answers only `cloud-init --version` and `cloud-init status \
-                 [--wait] [--long]` for open-vm-tools; use `vmcust --help`",
+                 cloud-init, which answers only `cloud-init --version`, `cloud-init status [--wait] \
+                 [--long] [--format json]`, `cloud-init clean` and `cloud-init collect-logs`; \
+                 use `vmcust --help`",
                 env!("CARGO_PKG_VERSION")
             );
             1
@@ -196,7 +201,10 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
 
 fn usage() -> String {
     format!(
-        "usage: cloud-init [-v | --version] | status [--wait] [--long]\n\
+        "usage: cloud-init [-v | --version]\n\
+         \x20      cloud-init status [-w | --wait] [-l | --long] [--format tabular|json|yaml]\n\
+         \x20      cloud-init clean [-l | --logs] [-s | --seed] [--machine-id] [-c | --configs all|network|ssh_config] [-r | --reboot]\n\
+         \x20      cloud-init collect-logs [-t | --tarfile FILE]\n\
          vmcust {} standing in for cloud-init so open-vm-tools hands it the VMware \
          customization; see `vmcust --help`",
         env!("CARGO_PKG_VERSION")
@@ -206,16 +214,35 @@ fn usage() -> String {
 fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let mut wait = false;
     let mut long = false;
-    for arg in args {
-        match arg.as_str() {
+    let mut json = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        match name {
             "-w" | "--wait" => wait = true,
             "-l" | "--long" => long = true,
+            "--format" => match inline.or_else(|| rest.next().cloned()).as_deref() {
+                // cloud-init's YAML output of this document is the same JSON text.
+                Some("json" | "yaml") => json = true,
+                Some("tabular") => json = false,
+                other => {
+                    let _ = writeln!(
+                        err,
+                        "cloud-init status: --format takes json, yaml or tabular, not {}",
+                        other.unwrap_or("nothing")
+                    );
+                    return 2;
+                }
+            },
             other => {
                 // argparse's usage-error code, so tools never mistakes it for an error state (1).
                 let _ = writeln!(
                     err,
                     "cloud-init status: unknown option {other}; vmcust's cloud-init accepts \
-                     --wait and --long"
+                     --wait, --long and --format"
                 );
                 return 2;
             }
@@ -233,22 +260,7 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
             return 1;
         }
     };
-    let deadline = Instant::now() + wait_limit(&root);
-    let current = loop {
-        let current = read_status(&root);
-        let busy = matches!(
-            &current,
-            Ok(None)
-                | Ok(Some(RunStatus {
-                    state: RunState::NotStarted | RunState::Running,
-                    ..
-                }))
-        );
-        if !wait || !busy || Instant::now() >= deadline {
-            break current;
-        }
-        std::thread::sleep(WAIT_POLL);
-    };
+    let current = wait_for_status(&root, wait);
     let status = match current {
         Ok(s) => s.unwrap_or(RunStatus {
             state: RunState::NotStarted,
@@ -264,13 +276,48 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
             return 1;
         }
     };
+    let recoverable: Vec<String> = crate::settings::load(&root)
+        .1
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let code = exit_code(status.state, !recoverable.is_empty());
+    if json {
+        let doc = serde_json::json!({
+            "status": status.state.word(),
+            "extended_status": status.state.word(),
+            "datasource": "vmware",
+            "stage": status.stage,
+            "detail": format!("vmcust {} standing in for cloud-init", env!("CARGO_PKG_VERSION")),
+            "last_update": (status.updated > 0).then(|| rfc3339(status.updated)),
+            "errors": status
+                .last_error
+                .iter()
+                .filter(|_| status.state == RunState::Error)
+                .collect::<Vec<_>>(),
+            "recoverable_errors": if recoverable.is_empty() {
+                serde_json::json!({})
+            } else {
+                serde_json::json!({ "WARNING": recoverable })
+            },
+        });
+        let _ = writeln!(
+            out,
+            "{}",
+            serde_json::to_string_pretty(&doc).unwrap_or_default()
+        );
+        return code;
+    }
     let _ = writeln!(out, "status: {}", status.state.word());
     if long {
         if let Some(stage) = &status.stage {
             let _ = writeln!(out, "stage: {stage}");
         }
         if status.updated > 0 {
-            let _ = writeln!(out, "last_update: {} (unix time)", status.updated);
+            let _ = writeln!(out, "last_update: {}", rfc3339(status.updated));
+        }
+        for w in &recoverable {
+            let _ = writeln!(out, "recoverable error: {w}");
         }
         let _ = writeln!(
             out,
@@ -285,11 +332,176 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
             }
         }
     }
-    if status.state == RunState::Error {
-        1
-    } else {
-        0
+    code
+}
+
+/// cloud-init 23.4's exit codes: 1 for an error, 2 for a finished run with recoverable
+/// errors (settings problems), else 0. Never 2 while busy: tools before 13.0.10 stop
+/// waiting on any exit code but 0 (reference open-vm-tools.md §2.9).
+pub fn exit_code(state: RunState, recoverable: bool) -> u8 {
+    match state {
+        RunState::Error => 1,
+        RunState::Done | RunState::Disabled if recoverable => 2,
+        _ => 0,
     }
+}
+
+/// Reads the run status; with `wait`, until no stage is starting or running (bounded by
+/// [`wait_limit`]). A missing status counts as "not started".
+pub fn wait_for_status(root: &Root, wait: bool) -> anyhow::Result<Option<RunStatus>> {
+    let deadline = Instant::now() + wait_limit(root);
+    loop {
+        let current = read_status(root);
+        let busy = matches!(
+            &current,
+            Ok(None)
+                | Ok(Some(RunStatus {
+                    state: RunState::NotStarted | RunState::Running,
+                    ..
+                }))
+        );
+        if !wait || !busy || Instant::now() >= deadline {
+            return current;
+        }
+        std::thread::sleep(WAIT_POLL);
+    }
+}
+
+/// Seconds since the epoch as an RFC 3339 UTC time, `2026-05-01T12:00:00Z`.
+pub fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Howard Hinnant's days-to-civil, valid for every u64 second count we will meet.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// `cloud-init collect-logs [-t/--tarfile FILE]`, mapped onto `vmcust collect-logs`
+/// (default `cloud-init.tar.gz`, as cloud-init's). `-u/--include-userdata` is accepted
+/// and changes nothing: user-data may hold secrets and is never collected.
+fn collect_logs(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let mut tarfile = String::from("cloud-init.tar.gz");
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        match name {
+            "-t" | "--tarfile" => match inline.or_else(|| rest.next().cloned()) {
+                Some(t) => tarfile = t,
+                None => {
+                    let _ = writeln!(err, "cloud-init collect-logs: --tarfile needs a file name");
+                    return 2;
+                }
+            },
+            "-u" | "--include-userdata" | "-v" | "--verbose" => {}
+            other => {
+                let _ = writeln!(
+                    err,
+                    "cloud-init collect-logs: unknown option {other}; vmcust's cloud-init \
+                     accepts --tarfile"
+                );
+                return 2;
+            }
+        }
+    }
+    match crate::cli::collect_logs(root_dir, Path::new(&tarfile)) {
+        Ok(()) => {
+            let _ = writeln!(out, "wrote {tarfile}");
+            0
+        }
+        Err(e) => {
+            let _ = writeln!(err, "cloud-init collect-logs: error: {e:#}");
+            1
+        }
+    }
+}
+
+/// `cloud-init clean`, mapped onto `vmcust clean`: the state always (cloud-init always
+/// removes /var/lib/cloud), `--logs`, `--machine-id`, `--seed` (part of vmcust's state),
+/// `--configs network|all` (the network files vmcust wrote; `ssh_config` has nothing to
+/// remove, vmcust writes no sshd configuration) and `--reboot` (honoured on `/` only).
+fn clean(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+    let mut opts = crate::clean::CleanOptions {
+        state: true,
+        ..Default::default()
+    };
+    let mut reboot = false;
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        match name {
+            "-l" | "--logs" => opts.logs = true,
+            "-s" | "--seed" => {}
+            "--machine-id" => opts.machine_id = true,
+            "-r" | "--reboot" => reboot = true,
+            "-c" | "--configs" => match inline.or_else(|| rest.next().cloned()).as_deref() {
+                Some("all" | "network") => opts.network_configs = true,
+                Some("ssh_config") => {}
+                other => {
+                    let _ = writeln!(
+                        err,
+                        "cloud-init clean: --configs takes all, network or ssh_config, not {}",
+                        other.unwrap_or("nothing")
+                    );
+                    return 2;
+                }
+            },
+            other => {
+                let _ = writeln!(
+                    err,
+                    "cloud-init clean: unknown option {other}; vmcust's cloud-init accepts \
+                     --logs, --seed, --machine-id, --configs and --reboot"
+                );
+                return 2;
+            }
+        }
+    }
+    let done = Root::new(root_dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|root| crate::clean::clean(&root, &opts));
+    match done {
+        Ok(done) => {
+            let _ = write!(out, "{}", crate::cli::clean_report(&done, false));
+        }
+        Err(e) => {
+            let _ = writeln!(err, "cloud-init clean: error: {e:#}");
+            return 1;
+        }
+    }
+    if reboot {
+        if root_dir != Path::new("/") {
+            let _ = writeln!(
+                err,
+                "cloud-init clean: not rebooting: {ROOT_ENV} names {}, not the running system",
+                root_dir.display()
+            );
+        } else if let Err(e) = std::process::Command::new("systemctl")
+            .arg("reboot")
+            .status()
+        {
+            let _ = writeln!(err, "cloud-init clean: cannot run systemctl reboot: {e}");
+            return 1;
+        }
+    }
+    0
 }
 
 /// How long `status --wait` waits at most: both stages' worst case by the settings (the
@@ -368,7 +580,78 @@ mod tests {
             msg.contains("vmcust") && msg.contains("standing in for cloud-init"),
             "{msg}"
         );
-        let (code, _) = run_status(dir.path(), &["status", "--format", "json"]);
+        let (code, _) = run_status(dir.path(), &["status", "--format", "xml"]);
         assert_eq!(code, 2);
+    }
+
+    #[test]
+    fn status_json_is_cloud_inits_shape() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let mut st = RunStatus::now(RunState::Done, Some("late"), None);
+        st.updated = 1_780_000_000;
+        write_status(&root, &st).unwrap();
+        for args in [
+            &["status", "--format", "json"][..],
+            &["status", "--format=json"],
+        ] {
+            let (code, text) = run_status(dir.path(), args);
+            assert_eq!(code, 0, "{text}");
+            let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(doc["status"], "done");
+            assert_eq!(doc["last_update"], "2026-05-28T20:26:40Z");
+            assert_eq!(doc["errors"], serde_json::json!([]));
+        }
+        // A settings problem is a recoverable error: exit 2 once the run is over.
+        root.write_file(
+            Path::new(crate::settings::SETTINGS_PATH),
+            b"[imc]\nmax_wait = x\n",
+            0o644,
+        )
+        .unwrap();
+        let (code, text) = run_status(dir.path(), &["status", "--format", "json"]);
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains("max_wait"), "{text}");
+        assert_eq!(exit_code(RunState::Running, true), 0);
+    }
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_780_000_000), "2026-05-28T20:26:40Z");
+    }
+
+    #[test]
+    fn clean_seals_the_root_with_cloud_inits_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        for (p, t) in [
+            ("/etc/machine-id", "0123456789abcdef0123456789abcdef\n"),
+            ("/var/log/vmcust.log", "x"),
+            ("/var/lib/vmcust/instances/a/result.json", "{}"),
+        ] {
+            root.write_file(Path::new(p), t.as_bytes(), 0o644).unwrap();
+        }
+        let args: Vec<OsString> = ["clean", "--logs", "--seed", "--machine-id", "-c", "all"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(&args, dir.path(), &mut out, &mut err);
+        assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+        assert!(!root.is_file(Path::new("/var/log/vmcust.log")));
+        assert!(!root.is_dir(Path::new("/var/lib/vmcust/instances")));
+        assert_eq!(
+            root.read_text(Path::new("/etc/machine-id"))
+                .unwrap()
+                .unwrap(),
+            ""
+        );
+        // --reboot is refused for a root that is not the running system, still exit 0.
+        let args: Vec<OsString> = ["clean", "-r"].iter().map(OsString::from).collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        assert_eq!(run(&args, dir.path(), &mut out, &mut err), 0);
+        assert!(String::from_utf8_lossy(&err).contains("not rebooting"));
     }
 }

@@ -276,6 +276,12 @@ fn stop_group(
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             let _ = killpg(pgid, Signal::SIGKILL);
+            // SIGKILL is delivered asynchronously: wait (briefly) until nothing of the
+            // group runs any more, so callers never see a survivor.
+            let killed = Instant::now() + Duration::from_secs(2);
+            while group_alive(pgid) && Instant::now() < killed {
+                thread::sleep(Duration::from_millis(5));
+            }
             break;
         }
         match rx.recv_timeout(left.min(GROUP_CHECK)) {

@@ -59,6 +59,12 @@ pub struct Settings {
     /// `[cloud-init] step_aside`: when a real cloud-init is installed and configured for
     /// VMware customization, leave the IMC spec to it. Default `true`.
     pub step_aside: bool,
+    /// `[hygiene] ssh_host_keys`: give a new instance fresh SSH host keys of the types the
+    /// template had. Default `true` (cloud-init's `ssh_deletekeys`).
+    pub hygiene_ssh_host_keys: bool,
+    /// `[hygiene] machine_id`: give a new instance a fresh `/etc/machine-id` when it still
+    /// carries the template's. Default `true`.
+    pub hygiene_machine_id: bool,
 }
 
 impl Default for Settings {
@@ -72,6 +78,8 @@ impl Default for Settings {
             ssh_user: Some(UserName::parse("root").expect("root is a valid user name")),
             log_level: tracing::Level::INFO,
             step_aside: true,
+            hygiene_ssh_host_keys: true,
+            hygiene_machine_id: true,
         }
     }
 }
@@ -115,6 +123,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("ssh", &["user"]),
     ("log", &["level"]),
     ("cloud-init", &["step_aside"]),
+    ("hygiene", &["ssh_host_keys", "machine_id"]),
 ];
 
 const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
@@ -178,7 +187,22 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
         enabled_escape: false,
         ..Default::default()
     };
-    let parsed = match ini::Ini::load_from_str_opt(text, options) {
+    // One bad line must not cost the good ones: lines rust-ini would reject are blanked
+    // (keeping the line numbers) and each gets its own warning.
+    let mut cleaned = String::with_capacity(text.len());
+    for (i, raw) in text.lines().enumerate() {
+        match bad_line(raw) {
+            Some(why) => warnings.push(warn(
+                None,
+                None,
+                Some(i + 1),
+                format!("{why}; line ignored, the other lines still apply"),
+            )),
+            None => cleaned.push_str(raw),
+        }
+        cleaned.push('\n');
+    }
+    let parsed = match ini::Ini::load_from_str_opt(&cleaned, options) {
         Ok(p) => p,
         Err(e) => {
             warnings.push(warn(
@@ -194,7 +218,7 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
             return (settings, warnings);
         }
     };
-    let lines = KeyLines::scan(text);
+    let lines = KeyLines::scan(&cleaned);
     let mut seen: Vec<(Option<String>, String)> = Vec::new();
     for (section, props) in parsed.iter() {
         let known_keys = section.and_then(|s| KNOWN.iter().find(|(name, _)| *name == s));
@@ -234,6 +258,10 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
                 ));
                 continue;
             };
+            // `ssh-host-keys` and `ssh_host_keys` are the same key: cloud-init's files
+            // use both spellings.
+            let canonical = key.replace('-', "_");
+            let key = canonical.as_str();
             if !keys.contains(&key) {
                 warnings.push(warn(
                     Some(sname),
@@ -272,6 +300,30 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
     (settings, warnings)
 }
 
+/// Why a line is neither blank, a comment, a `[section]` header nor a `key = value`
+/// entry; `None` for a good line.
+fn bad_line(raw: &str) -> Option<String> {
+    let line = raw.trim();
+    if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+        return None;
+    }
+    if let Some(rest) = line.strip_prefix('[') {
+        return match rest.strip_suffix(']') {
+            Some(name) if !name.trim().is_empty() && !name.contains(['[', ']']) => None,
+            _ => Some(format!(
+                "{line:?} is not a section header; write it as [name]"
+            )),
+        };
+    }
+    match line.find(['=', ':']) {
+        Some(0) => Some(format!(
+            "{line:?} has no key before the '='; write key = value"
+        )),
+        Some(_) => None,
+        None => Some(format!("{line:?} is not a setting; write key = value")),
+    }
+}
+
 /// Stores one known setting; the error says what is accepted.
 fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Result<(), String> {
     match (section, key) {
@@ -285,6 +337,8 @@ fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Resu
         ("ssh", "user") => settings.ssh_user = Some(parse_user(value)?),
         ("log", "level") => settings.log_level = parse_level(value)?,
         ("cloud-init", "step_aside") => settings.step_aside = parse_bool(value)?,
+        ("hygiene", "ssh_host_keys") => settings.hygiene_ssh_host_keys = parse_bool(value)?,
+        ("hygiene", "machine_id") => settings.hygiene_machine_id = parse_bool(value)?,
         _ => unreachable!("apply is only called for keys listed in KNOWN"),
     }
     Ok(())
@@ -622,7 +676,9 @@ mod tests {
                 &["[imcc]", "unknown section", "[imc]"],
             ),
             ("max_wait = 3", 1, &["max_wait", "outside any section"]),
-            ("[imc]\n= 3\n", 2, &["missing key", "whole file is ignored"]),
+            ("[imc]\n= 3\n", 2, &["no key before", "line ignored"]),
+            ("[imc]\n[log\n", 2, &["not a section header", "[name]"]),
+            ("[imc]\nmax_wait\n", 2, &["\"max_wait\" is not a setting"]),
         ];
         for (text, line, words) in cases {
             let (got, warnings) = p(text);
@@ -645,6 +701,26 @@ mod tests {
         assert_eq!(s.max_wait, Duration::from_secs(15));
         assert!(!s.imc_enabled);
         assert_eq!(s.log_level, tracing::Level::DEBUG);
+    }
+
+    #[test]
+    fn one_bad_line_keeps_the_good_lines() {
+        let text = "[imc]\nmax_wait = 3\n= oops\nnonsense here\n[log\n[log]\nlevel = debug\n";
+        let (s, w) = p(text);
+        assert_eq!(s.max_wait, Duration::from_secs(3));
+        assert_eq!(s.log_level, tracing::Level::DEBUG);
+        let lines: Vec<_> = w.iter().map(|w| w.line).collect();
+        assert_eq!(lines, [Some(3), Some(4), Some(5)], "{w:?}");
+    }
+
+    #[test]
+    fn hygiene_switches_take_either_spelling() {
+        let (s, w) = p("[hygiene]\nssh-host-keys = false\nmachine_id = no\n");
+        assert!(w.is_empty(), "{w:?}");
+        assert!(!s.hygiene_ssh_host_keys && !s.hygiene_machine_id);
+        assert!(
+            Settings::default().hygiene_ssh_host_keys && Settings::default().hygiene_machine_id
+        );
     }
 
     #[test]

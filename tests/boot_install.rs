@@ -21,10 +21,15 @@ fn text(bytes: &[u8]) -> String {
 fn units_pass_systemd_analyze_verify() {
     let dir = tempfile::tempdir().unwrap();
     let mut paths = Vec::new();
-    for unit in ["vmcust-early.service", "vmcust-late.service"] {
+    for unit in [
+        "vmcust-early.service",
+        "vmcust-late.service",
+        "vmcust-imc.path",
+        "vmcust-imc.service",
+    ] {
         let body = std::fs::read_to_string(repo().join("systemd").join(unit)).unwrap();
         assert!(
-            body.contains("ExecStart=/usr/bin/vmcust run --stage "),
+            unit.ends_with(".path") || body.contains("ExecStart=/usr/bin/vmcust run --stage "),
             "{unit}"
         );
         // verify checks that ExecStart's program exists; point it at the built binary.

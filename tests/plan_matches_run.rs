@@ -43,7 +43,8 @@ fn ran(vm: &Vm) -> BTreeSet<String> {
     assert!(out.status.success(), "{log}");
     log.lines()
         .filter_map(|l| {
-            let rest = l.split_once(" INFO ")?.1;
+            // Info lines are `vmcust: <message>` (docs/troubleshooting.md).
+            let rest = l.strip_prefix("vmcust: ")?;
             let (verb, rest) = rest.split_once(' ')?;
             matches!(verb, "created" | "updated")
                 .then(|| rest.split(" (").next().unwrap().to_string())

@@ -135,7 +135,7 @@ fn a_full_filesystem_changes_nothing() {
     let mnt = tempfile::tempdir().unwrap();
     let mount = |args: &[&str]| Command::new(args[0]).args(&args[1..]).status().unwrap();
     let dir = mnt.path().to_str().unwrap();
-    assert!(mount(&["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", dir]).success());
+    assert!(mount(&["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", dir]).success());
     let mut mid_plan = false;
     for free_pages in 1..8u64 {
         let root = mnt.path().join(format!("root{free_pages}"));
@@ -151,6 +151,7 @@ fn a_full_filesystem_changes_nothing() {
         let err = String::from_utf8_lossy(&out.stderr).into_owned();
         let _ = fs::remove_file(&filler);
         if out.status.success() {
+            fs::remove_dir_all(&root).unwrap();
             continue;
         }
         assert_eq!(out.status.code(), Some(74), "{err}");

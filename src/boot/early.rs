@@ -450,6 +450,19 @@ pub(super) fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), F
             );
         }
     }
+    // Clone hygiene (fresh SSH host keys, a machine-id of its own) once per new instance,
+    // before any network stack starts; only after the customization applied, so a bad
+    // spec still changes nothing.
+    if let Some(id) = &prepared.steps.instance_id {
+        match crate::hygiene::refresh(&ctx.root, &ctx.settings, id.as_str()) {
+            Ok(changed) => {
+                for p in changed {
+                    tracing::info!("clone hygiene: replaced {}", p.display());
+                }
+            }
+            Err(e) => tracing::warn!("clone hygiene: {e:#}"),
+        }
+    }
     if let (true, Some(renderer)) = (
         ctx.reconfigure_network && ctx.root.path() == Path::new("/"),
         prepared.renderer,

@@ -50,6 +50,158 @@ pub struct Detection {
     pub sources_skipped: Option<String>,
     /// Each guestinfo source looked for.
     pub sources: Vec<Source>,
+    /// What a boot would do with this root, and why.
+    pub doctor: Doctor,
+}
+
+/// What a boot would do with the root: the customization waiting, the settings, the
+/// network renderer, and whether vmcust steps aside for a real cloud-init.
+#[derive(Debug, Serialize)]
+pub struct Doctor {
+    /// A spec handed over by open-vm-tools and not yet taken in, or an interrupted run.
+    pub pending: Vec<String>,
+    /// The run status of this boot (`not run` when no stage ran).
+    pub run: String,
+    /// Instances customized so far.
+    pub instances: usize,
+    /// Problems in the settings file (each setting concerned keeps its default).
+    pub settings_problems: Vec<String>,
+    /// The renderer a customization would write for.
+    pub renderer: String,
+    /// Why that renderer.
+    pub renderer_reason: String,
+    /// What `/usr/bin/cloud-init` is.
+    pub cloud_init: String,
+    /// Why vmcust would leave a vSphere spec to a real cloud-init; `None` when it would not.
+    pub step_aside: Option<String>,
+    /// The cloud-init file whose `disable_vmware_customization` decided, if any.
+    pub decided_by: Option<PathBuf>,
+}
+
+/// Looks at `root` as a boot would; problems become lines, never errors.
+pub fn doctor(root_dir: &std::path::Path) -> Doctor {
+    use crate::boot::state::{CUST_CFG, IMC_DIR, PENDING_DIR};
+    use crate::coexist::{self, VmwareCustomization};
+    use std::path::Path;
+    let Ok(root) = crate::root::Root::new(root_dir) else {
+        return Doctor {
+            pending: Vec::new(),
+            run: format!("cannot open root {}", root_dir.display()),
+            instances: 0,
+            settings_problems: Vec::new(),
+            renderer: "-".into(),
+            renderer_reason: "-".into(),
+            cloud_init: "-".into(),
+            step_aside: None,
+            decided_by: None,
+        };
+    };
+    let (settings, warnings) = crate::settings::load(&root);
+    let mut pending = Vec::new();
+    let cust = Path::new(IMC_DIR).join(CUST_CFG);
+    if root.is_file(&cust) {
+        pending.push(format!(
+            "{} (handed over by open-vm-tools, not yet taken in)",
+            cust.display()
+        ));
+    }
+    if root.is_dir(Path::new(PENDING_DIR)) {
+        pending.push(format!(
+            "{PENDING_DIR} (a customization in progress or interrupted; the next boot resumes it)"
+        ));
+    }
+    let run = match crate::persona::read_status(&root) {
+        Ok(Some(st)) => format!(
+            "{} (stage {}, updated {})",
+            st.state.word(),
+            st.stage.as_deref().unwrap_or("-"),
+            crate::persona::rfc3339(st.updated)
+        ),
+        Ok(None) => "not run".into(),
+        Err(e) => format!("unreadable: {e:#}"),
+    };
+    let instances = crate::boot::state::read_results(&root)
+        .map(|r| r.len())
+        .unwrap_or(0);
+    let (renderer, renderer_reason) = match settings.renderer {
+        Some(r) => (r, "set by [network] renderer".to_string()),
+        None => match crate::facts::network::NetworkFacts::gather(&root) {
+            Ok(facts) => {
+                let st = &facts.stacks;
+                let found: Vec<&str> = [
+                    (st.netplan, "netplan installed"),
+                    (st.network_manager, "NetworkManager enabled"),
+                    (st.networkd, "systemd-networkd enabled"),
+                    (st.sysconfig, "/etc/sysconfig/network-scripts"),
+                    (st.ifupdown, "ifupdown installed"),
+                    (st.suse, "SUSE sysconfig or wicked"),
+                ]
+                .into_iter()
+                .filter_map(|(on, name)| on.then_some(name))
+                .collect();
+                (
+                    crate::plan::network::detect::detect(st),
+                    if found.is_empty() {
+                        "no network stack recognised; netplan is the fallback, \
+                         set [network] renderer to choose"
+                            .to_string()
+                    } else {
+                        format!("detected: {}", found.join(", "))
+                    },
+                )
+            }
+            Err(e) => (
+                crate::plan::network::Renderer::Netplan,
+                format!("the network stacks could not be read ({e:#}); netplan is the fallback"),
+            ),
+        },
+    };
+    let real = coexist::real_cloud_init(&root);
+    let decided_by = match coexist::vmware_customization(&root) {
+        VmwareCustomization::Enabled { file } | VmwareCustomization::Disabled { file } => {
+            Some(file)
+        }
+        VmwareCustomization::Unset => None,
+    };
+    let cloud_init = match &real {
+        None if coexist::is_vmcust_persona(&root) => {
+            "vmcust's stand-in (no real cloud-init installed)".to_string()
+        }
+        None => "absent: open-vm-tools will not hand a spec to vmcust; install the package \
+                 or run `vmcust cloud-init-link sync`"
+            .to_string(),
+        Some(r) => format!(
+            "a real cloud-init, VMware customization {}{}",
+            if r.vmware.enabled() {
+                "enabled"
+            } else {
+                "not enabled"
+            },
+            if r.disabled {
+                ", but cloud-init itself is disabled"
+            } else {
+                ""
+            }
+        ),
+    };
+    Doctor {
+        pending,
+        run,
+        instances,
+        settings_problems: warnings.iter().map(ToString::to_string).collect(),
+        renderer: format!("{renderer:?}").to_lowercase(),
+        renderer_reason,
+        cloud_init,
+        step_aside: if settings.imc_enabled {
+            coexist::should_step_aside(&root, &settings)
+        } else {
+            Some(format!(
+                "vSphere customization is switched off by [imc] enabled = false in {}",
+                crate::settings::SETTINGS_PATH
+            ))
+        },
+        decided_by,
+    }
 }
 
 /// The guest RPC transports.
@@ -146,6 +298,7 @@ pub fn run(args: DetectArgs) -> Result<()> {
         transport_used,
         sources_skipped: skipped,
         sources,
+        doctor: doctor(&args.root),
     };
     let out = match args.format {
         Format::Json => serde_json::to_string_pretty(&d)? + "\n",
@@ -238,6 +391,44 @@ pub fn text(d: &Detection) -> String {
                 why.as_deref().unwrap_or("no transport")
             );
         }
+    }
+    let doc = &d.doctor;
+    let _ = writeln!(s, "customization:");
+    if doc.pending.is_empty() {
+        let _ = writeln!(s, "  pending: none");
+    }
+    for p in &doc.pending {
+        let _ = writeln!(s, "  pending: {p}");
+    }
+    let _ = writeln!(s, "  run this boot: {}", doc.run);
+    let _ = writeln!(s, "  instances customized: {}", doc.instances);
+    let _ = writeln!(s, "settings:");
+    if doc.settings_problems.is_empty() {
+        let _ = writeln!(s, "  no problems");
+    }
+    for w in &doc.settings_problems {
+        let _ = writeln!(s, "  problem: {w}");
+    }
+    let _ = writeln!(
+        s,
+        "network renderer: {} ({})",
+        doc.renderer, doc.renderer_reason
+    );
+    let _ = writeln!(s, "cloud-init: {}", doc.cloud_init);
+    match (&doc.step_aside, &doc.decided_by) {
+        (Some(why), _) => {
+            let _ = writeln!(s, "step aside: yes: {why}");
+        }
+        (None, _) => {
+            let _ = writeln!(s, "step aside: no, vmcust handles vSphere customization");
+        }
+    }
+    if let Some(f) = &doc.decided_by {
+        let _ = writeln!(
+            s,
+            "  disable_vmware_customization decided by {}",
+            f.display()
+        );
     }
     s
 }

@@ -1,11 +1,17 @@
 //! The `vmcust` command line: sub-commands, exit codes and error reporting.
 
 mod apply;
+mod clean;
+mod collect_logs;
 mod detect;
+mod generate;
 mod guestinfo;
 mod input;
+mod link;
+pub mod logline;
 mod plan;
 mod run;
+mod settings;
 mod show;
 mod status;
 
@@ -14,6 +20,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::root::Root;
+
+pub use clean::report as clean_report;
+pub use collect_logs::collect_logs;
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
@@ -27,11 +36,15 @@ pub const EXIT_INVALID: u8 = 65;
 /// Exit status: reading or writing a file failed (sysexits `EX_IOERR`).
 pub const EXIT_IO: u8 = 74;
 
+/// The version `--version` prints: the package version and, when built from git, the
+/// revision (build.rs).
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("VMCUST_VERSION_SUFFIX"));
+
 /// VMware/OVF guest customization engine.
 #[derive(Debug, Parser)]
 #[command(
     name = "vmcust",
-    version,
+    version = VERSION,
     propagate_version = true,
     help_expected = true
 )]
@@ -58,6 +71,18 @@ pub enum Command {
     Run(run::RunArgs),
     /// Show the run's state and each customized instance's outcome.
     Status(status::StatusArgs),
+    /// Seal a template: remove state, logs, machine-id and SSH host keys so clones start fresh.
+    Clean(clean::CleanArgs),
+    /// Write one tar.gz with the logs, status, records and settings, secrets redacted.
+    CollectLogs(collect_logs::CollectLogsArgs),
+    /// Check the settings file, /etc/vmcust/vmcust.conf.
+    Settings(settings::SettingsArgs),
+    /// Write the man pages or shell completions (for packaging).
+    #[command(hide = true)]
+    Generate(generate::GenerateArgs),
+    /// Install or remove the `cloud-init` stand-in as the system needs (for packaging).
+    #[command(hide = true, name = "cloud-init-link")]
+    CloudInitLink(link::LinkArgs),
 }
 
 /// Output formats for machine-readable commands.
@@ -109,22 +134,36 @@ pub fn main() -> ExitCode {
             return match run::run(args) {
                 Ok(code) => code,
                 Err(e) => {
-                    eprintln!("vmcust: error: {e:#}");
+                    logline::print_error(&e);
                     ExitCode::from(exit_code(&e))
                 }
             }
         }
-        Command::Status(args) => status::run(args),
+        Command::Status(args) => {
+            // cloud-init's exit codes: 0 ok, 1 error, 2 recoverable errors.
+            return match status::run(args) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    logline::print_error(&e);
+                    ExitCode::from(exit_code(&e))
+                }
+            };
+        }
         Command::Show(args) => show::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Apply(args) => apply::run(args),
         Command::Guestinfo(args) => guestinfo::run(args),
         Command::Detect(args) => detect::run(args),
+        Command::Clean(args) => clean::run(args),
+        Command::Generate(args) => generate::run(args),
+        Command::Settings(args) => settings::run(args),
+        Command::CollectLogs(args) => collect_logs::run(args),
+        Command::CloudInitLink(args) => link::run(args),
     };
     match result {
         Ok(()) => ExitCode::from(EXIT_OK),
         Err(e) => {
-            eprintln!("vmcust: error: {e:#}");
+            logline::print_error(&e);
             ExitCode::from(exit_code(&e))
         }
     }
@@ -151,9 +190,13 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
 
 /// Logs go to stderr (the journal under systemd); `vmcust run` also appends them to
 /// `<root>/var/log/vmcust.log`, the file every status message sent to vCenter names.
-/// `VMCUST_LOG` overrides `level`.
+/// `VMCUST_LOG` overrides `level`. Every line reads `vmcust: warning: …` (or `error:`,
+/// `debug:`; info has no label); the file's lines start with the time, and stderr's carry
+/// an sd-daemon `<N>` priority when stderr is the journal, so `journalctl -p warning`
+/// filters them.
 fn init_logging(log_file: Option<&std::path::Path>, level: tracing::Level) {
-    use tracing_subscriber::fmt::writer::MakeWriterExt;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
     let filter = tracing_subscriber::EnvFilter::builder()
         .with_default_directive(tracing::level_filters::LevelFilter::from_level(level).into())
         .with_env_var("VMCUST_LOG")
@@ -168,20 +211,26 @@ fn init_logging(log_file: Option<&std::path::Path>, level: tracing::Level) {
             .open(path)
             .ok()
     });
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_target(false);
-    let _ = match file {
-        // The file gets times; the journal adds its own to stderr lines.
-        Some(f) => builder
+    let stderr = tracing_subscriber::fmt::layer()
+        .event_format(logline::Line {
+            priority: logline::stderr_is_journal(),
+            time: false,
+        })
+        .with_writer(std::io::stderr);
+    let file = file.map(|f| {
+        tracing_subscriber::fmt::layer()
+            .event_format(logline::Line {
+                priority: false,
+                time: true,
+            })
             .with_ansi(false)
-            .with_writer(std::io::stderr.and(std::sync::Mutex::new(f)))
-            .try_init(),
-        None => builder
-            .without_time()
-            .with_writer(std::io::stderr)
-            .try_init(),
-    };
+            .with_writer(std::sync::Mutex::new(f))
+    });
+    let _ = tracing_subscriber::registry()
+        .with(filter)
+        .with(stderr)
+        .with(file)
+        .try_init();
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! `vmcust status`: the run's state and every customized instance's outcome.
+//! `vmcust status`: the run's state and every customized instance's outcome, with
+//! cloud-init's exit codes (0 ok, 1 error, 2 recoverable errors such as settings problems).
 
 use std::path::PathBuf;
 
@@ -8,7 +9,8 @@ use serde::Serialize;
 
 use super::Format;
 use crate::boot::state::{read_results, InstanceResult};
-use crate::persona::{read_status, RunStatus};
+
+use crate::persona::{exit_code, rfc3339, wait_for_status, RunState, RunStatus};
 use crate::root::Root;
 
 /// Arguments of `vmcust status`.
@@ -20,59 +22,112 @@ pub struct StatusArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Wait until no stage is starting or running (at most the stages' worst case by the
+    /// settings), then report. Off VMware, with no run recorded, it does not wait.
+    #[arg(long, short = 'w')]
+    pub wait: bool,
 }
 
 #[derive(Serialize)]
 struct Status {
+    /// `ok`, `error` or `degraded`: what the exit code says.
+    health: &'static str,
     run: Option<RunStatus>,
+    /// `run.updated` as RFC 3339.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    updated: Option<String>,
+    /// Settings problems: each one's setting kept its default.
+    settings_warnings: Vec<String>,
     instances: Vec<InstanceResult>,
 }
 
-/// Runs `vmcust status`.
-pub fn run(args: StatusArgs) -> Result<()> {
+/// Runs `vmcust status` and returns its exit code: 1 when the run or the newest
+/// customization failed, 2 when the settings file has problems, else 0.
+pub fn run(args: StatusArgs) -> Result<u8> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
+    // Off VMware the units never start (ConditionVirtualization), so no status will come:
+    // waiting would only run into the bound.
+    let wait = args.wait
+        && (crate::persona::read_status(&root)?.is_some()
+            || crate::host::platform::Platform::detect(&args.root).is_vmware());
+    let run = wait_for_status(&root, wait)?;
+    let instances = read_results(&root)?;
+    let settings_warnings: Vec<String> = crate::settings::load(&root)
+        .1
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    let newest_failed = instances
+        .iter()
+        .max_by_key(|i| i.finished)
+        .is_some_and(|i| i.outcome != "done");
+    let state = match &run {
+        _ if newest_failed => RunState::Error,
+        Some(r) => r.state,
+        // No stage ran this boot, but earlier boots did their work.
+        None if !instances.is_empty() => RunState::Done,
+        None => RunState::NotStarted,
+    };
+    let code = exit_code(state, !settings_warnings.is_empty());
     let status = Status {
-        run: read_status(&root)?,
-        instances: read_results(&root)?,
+        health: match code {
+            0 => "ok",
+            1 => "error",
+            _ => "degraded",
+        },
+        updated: run.as_ref().map(|r| rfc3339(r.updated)),
+        run,
+        settings_warnings,
+        instances,
     };
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&status)?),
         Format::Yaml => print!("{}", crate::yaml::to_string(&status)?),
-        Format::Text => {
-            match &status.run {
-                Some(r) => {
-                    println!(
-                        "run: {} (stage {})",
-                        r.state.word(),
-                        r.stage.as_deref().unwrap_or("-")
-                    );
-                    if let Some(e) = &r.last_error {
-                        println!("last error: {e}");
-                    }
-                }
-                None => println!("run: not run"),
-            }
-            if status.instances.is_empty() {
-                println!("no instance has been customized");
-            }
-            for i in &status.instances {
-                println!(
-                    "instance {}: {} (code {}), steps: {}",
-                    i.instance_id,
-                    i.outcome,
-                    i.code,
-                    if i.steps.is_empty() {
-                        "-".to_string()
-                    } else {
-                        i.steps.join(", ")
-                    }
-                );
-                if let Some(e) = &i.error {
-                    println!("  error: {e}");
-                }
+        Format::Text => print!("{}", text(&status)),
+    }
+    Ok(code)
+}
+
+fn text(status: &Status) -> String {
+    let mut s = String::new();
+    match &status.run {
+        Some(r) => {
+            s += &format!(
+                "run: {} (stage {}, updated {})\n",
+                r.state.word(),
+                r.stage.as_deref().unwrap_or("-"),
+                rfc3339(r.updated)
+            );
+            if let Some(e) = &r.last_error {
+                s += &format!("last error: {e}\n");
             }
         }
+        None => s += "run: not run this boot\n",
     }
-    Ok(())
+    for w in &status.settings_warnings {
+        s += &format!("settings: {w}\n");
+    }
+    if status.instances.is_empty() {
+        s += "no instance has been customized\n";
+    }
+    for i in &status.instances {
+        s += &format!(
+            "instance {}: {} (code {}) at {}, steps: {}\n",
+            i.instance_id,
+            i.outcome,
+            i.code,
+            rfc3339(i.finished),
+            if i.steps.is_empty() {
+                "-".to_string()
+            } else {
+                i.steps.join(", ")
+            }
+        );
+        if let Some(e) = &i.error {
+            s += &format!("  error: {e}\n");
+        }
+    }
+    s += &format!("health: {}\n", status.health);
+    s
 }

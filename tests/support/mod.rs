@@ -33,6 +33,14 @@ pub fn ovf_input(name: &str) -> PathBuf {
 pub fn scratch_root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     copy_tree(&repo().join("examples/root"), dir.path());
+    // As on a real system (Debian's 0640 root:shadow); git keeps no modes but the
+    // executable bit, so the copy sets it.
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(
+        dir.path().join("etc/shadow"),
+        fs::Permissions::from_mode(0o640),
+    )
+    .unwrap();
     dir
 }
 

@@ -1,0 +1,424 @@
+//! Clone hygiene: a clone of a template must not keep the template's SSH host keys or
+//! machine-id.
+//!
+//! [`refresh`] runs on a new instance, before the network starts (systemd-networkd and
+//! NetworkManager derive the DHCP client identity from `/etc/machine-id`):
+//!
+//! - **SSH host keys**: the keys of every type the template had are replaced by fresh ones
+//!   (`ssh-keygen`, types only, as `ssh-keygen -A` would but never adding a type). "The
+//!   types the template had" are the types present now plus those `vmcust clean
+//!   --ssh-host-keys` removed and recorded in [`KEY_TYPES_RECORD`], so a template sealed
+//!   without keys still boots clones that have them.
+//! - **machine-id**: replaced only when the clone still carries an id known to be the
+//!   template's: the one recorded in [`TEMPLATE_ID_RECORD`] (written by `vmcust clean` and
+//!   by the packages' install scripts) or the one the previous instance ran with
+//!   ([`LAST_ID_RECORD`], written here at every refresh). An empty or `uninitialized`
+//!   file is left to systemd, which generates one at boot.
+//!
+//! The records live in `/var/lib/vmcust/hygiene/`; docs/boot.md, "Clone hygiene".
+
+use std::io::Read as _;
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context as _, Result};
+
+use crate::root::{Existing, Root};
+use crate::settings::Settings;
+
+/// The directory of hygiene records, inside the root.
+pub const RECORD_DIR: &str = "/var/lib/vmcust/hygiene";
+/// The template's machine-id, as recorded when the template was sealed or vmcust installed.
+pub const TEMPLATE_ID_RECORD: &str = "/var/lib/vmcust/hygiene/template-machine-id";
+/// The machine-id the last customized instance ran with.
+pub const LAST_ID_RECORD: &str = "/var/lib/vmcust/hygiene/last-machine-id";
+/// The instance whose identity was last refreshed: a second call for it does nothing.
+pub const INSTANCE_RECORD: &str = "/var/lib/vmcust/hygiene/instance";
+/// SSH host key types removed by `vmcust clean --ssh-host-keys`, one per line.
+pub const KEY_TYPES_RECORD: &str = "/var/lib/vmcust/hygiene/ssh-host-key-types";
+
+/// systemd's machine-id file.
+pub const MACHINE_ID: &str = "/etc/machine-id";
+/// D-Bus's copy of the machine-id (a symlink to /etc/machine-id on most distributions).
+pub const DBUS_MACHINE_ID: &str = "/var/lib/dbus/machine-id";
+/// Where OpenSSH keeps its host keys.
+pub const SSH_DIR: &str = "/etc/ssh";
+/// The host key types OpenSSH knows, in `ssh-keygen -A` order.
+pub const KEY_TYPES: &[&str] = &["rsa", "ecdsa", "ed25519", "dsa"];
+
+/// The private host key file of a type.
+pub fn host_key_path(key_type: &str) -> PathBuf {
+    Path::new(SSH_DIR).join(format!("ssh_host_{key_type}_key"))
+}
+
+/// The host key types whose private key exists in the root now.
+pub fn present_key_types(root: &Root) -> Vec<&'static str> {
+    KEY_TYPES
+        .iter()
+        .copied()
+        .filter(|t| root.is_file(&host_key_path(t)))
+        .collect()
+}
+
+/// Reads the root's machine-id: `None` when missing, empty or `uninitialized` (systemd
+/// generates one at boot then).
+pub fn machine_id(root: &Root) -> Result<Option<String>> {
+    let text = root
+        .read(Path::new(MACHINE_ID))
+        .with_context(|| format!("reading {MACHINE_ID}"))?;
+    let id = text
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .filter(|s| !s.is_empty() && s != "uninitialized");
+    Ok(id)
+}
+
+fn read_record(root: &Root, path: &str) -> Result<Option<String>> {
+    let text = root
+        .read(Path::new(path))
+        .with_context(|| format!("reading {path}"))?;
+    Ok(text
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .filter(|s| !s.is_empty()))
+}
+
+fn write_record(root: &Root, path: &str, value: &str) -> Result<()> {
+    root.write_file(Path::new(path), format!("{value}\n").as_bytes(), 0o600)
+        .with_context(|| format!("writing {path}"))
+}
+
+/// Records the template's identity before it is sealed: its machine-id (unless cleared)
+/// and its SSH host key types (`removed_key_types` adds types about to be removed).
+/// Returns the record files written.
+pub fn record_template(root: &Root, removed_key_types: &[&str]) -> Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    if let Some(id) = machine_id(root)? {
+        write_record(root, TEMPLATE_ID_RECORD, &id)?;
+        written.push(PathBuf::from(TEMPLATE_ID_RECORD));
+    }
+    let mut types: Vec<String> = recorded_key_types(root)?;
+    for t in present_key_types(root)
+        .into_iter()
+        .chain(removed_key_types.iter().copied())
+    {
+        if !types.iter().any(|have| have == t) {
+            types.push(t.to_string());
+        }
+    }
+    if !types.is_empty() {
+        write_record(root, KEY_TYPES_RECORD, &types.join("\n"))?;
+        written.push(PathBuf::from(KEY_TYPES_RECORD));
+    }
+    Ok(written)
+}
+
+/// The key types recorded by `vmcust clean`, known types only.
+fn recorded_key_types(root: &Root) -> Result<Vec<String>> {
+    Ok(read_record(root, KEY_TYPES_RECORD)?
+        .map(|text| {
+            text.lines()
+                .map(str::trim)
+                .filter(|t| KEY_TYPES.contains(t))
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// Gives instance `instance_id` its own identity, each part as switched on in
+/// `settings`: fresh SSH host keys and, where the clone still carries the template's, a
+/// fresh machine-id. Returns the files changed (paths inside the root). Call it in the
+/// early stage before the network starts, once the instance id is known; it does its work
+/// once per instance ([`INSTANCE_RECORD`]), so calling it again on a later boot or on a
+/// resumed run of the same instance changes nothing.
+pub fn refresh(root: &Root, settings: &Settings, instance_id: &str) -> Result<Vec<PathBuf>> {
+    if read_record(root, INSTANCE_RECORD)?.as_deref() == Some(instance_id) {
+        return Ok(Vec::new());
+    }
+    let mut changed = Vec::new();
+    if settings.hygiene_machine_id {
+        changed.extend(refresh_machine_id(root)?);
+    }
+    if settings.hygiene_ssh_host_keys {
+        changed.extend(refresh_host_keys(root)?);
+    }
+    write_record(root, INSTANCE_RECORD, instance_id)?;
+    Ok(changed)
+}
+
+/// Replaces a machine-id that is the template's (or the previous instance's) and records
+/// the one this instance runs with.
+pub fn refresh_machine_id(root: &Root) -> Result<Vec<PathBuf>> {
+    let Some(current) = machine_id(root)? else {
+        return Ok(Vec::new());
+    };
+    let known = [
+        read_record(root, TEMPLATE_ID_RECORD)?,
+        read_record(root, LAST_ID_RECORD)?,
+    ];
+    let mut changed = Vec::new();
+    let mut id = current.clone();
+    if known.iter().flatten().any(|k| *k == current) {
+        id = new_machine_id()?;
+        root.write_file(Path::new(MACHINE_ID), format!("{id}\n").as_bytes(), 0o444)
+            .with_context(|| format!("writing a new {MACHINE_ID}"))?;
+        changed.push(PathBuf::from(MACHINE_ID));
+        // D-Bus keeps a copy where it is not a symlink (older distributions).
+        if let Existing::File { contents, .. } = root
+            .existing(Path::new(DBUS_MACHINE_ID))
+            .with_context(|| format!("reading {DBUS_MACHINE_ID}"))?
+        {
+            if String::from_utf8_lossy(&contents).trim() == current {
+                root.write_file(
+                    Path::new(DBUS_MACHINE_ID),
+                    format!("{id}\n").as_bytes(),
+                    0o444,
+                )
+                .with_context(|| format!("writing {DBUS_MACHINE_ID}"))?;
+                changed.push(PathBuf::from(DBUS_MACHINE_ID));
+            }
+        }
+    }
+    write_record(root, LAST_ID_RECORD, &id)?;
+    Ok(changed)
+}
+
+/// A random machine-id as systemd makes one: 128 random bits marked as a version 4 UUID,
+/// 32 lower-case hex digits.
+pub fn new_machine_id() -> Result<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .context("reading /dev/urandom for a new machine-id")?;
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Replaces the host keys of every type the template had with fresh ones, keeping each
+/// private key's owner, group and mode (RHEL's `ssh_keys` group, mode 0640).
+pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
+    let mut types: Vec<String> = present_key_types(root)
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    for t in recorded_key_types(root)? {
+        if !types.contains(&t) {
+            types.push(t);
+        }
+    }
+    let mut changed = Vec::new();
+    if types.is_empty() {
+        return Ok(changed);
+    }
+    let dir = root
+        .resolve(Path::new(SSH_DIR), true)
+        .with_context(|| format!("resolving {SSH_DIR}"))?;
+    if !dir.is_dir() {
+        bail!(
+            "{SSH_DIR} is missing but host keys of types {} were recorded; reinstall the \
+             ssh server or switch off [hygiene] ssh_host_keys",
+            types.join(", ")
+        );
+    }
+    for t in &types {
+        let key = host_key_path(t);
+        let pub_key = key.with_extension("pub");
+        let host_key = root.resolve(&key, false)?;
+        let host_pub = root.resolve(&pub_key, false)?;
+        let (uid, gid, mode) = match std::fs::symlink_metadata(&host_key) {
+            Ok(m) if m.is_file() => (m.uid(), m.gid(), m.mode() & 0o7777),
+            _ => (0, 0, 0o600),
+        };
+        // The new pair is made beside the old one and renamed over it, so a missing or
+        // failing ssh-keygen leaves the template's keys rather than none (sshd would not
+        // start without them).
+        let new_key = host_key.with_file_name(format!("ssh_host_{t}_key.vmcust-new"));
+        let new_pub = host_key.with_file_name(format!("ssh_host_{t}_key.vmcust-new.pub"));
+        for p in [&new_key, &new_pub] {
+            let _ = std::fs::remove_file(p);
+        }
+        let out = Command::new("ssh-keygen")
+            .args(["-q", "-N", "", "-C", "", "-t", t, "-f"])
+            .arg(&new_key)
+            .output()
+            .context(
+                "running ssh-keygen for fresh host keys; install openssh-client or switch off \
+                 [hygiene] ssh_host_keys",
+            )?;
+        if !out.status.success() {
+            for p in [&new_key, &new_pub] {
+                let _ = std::fs::remove_file(p);
+            }
+            if *t == "dsa" {
+                // OpenSSH 9.8 and later cannot make DSA keys: the clone goes without one
+                // rather than sharing the template's (sshd uses the other types).
+                for p in [&host_key, &host_pub] {
+                    let _ = std::fs::remove_file(p);
+                }
+                tracing::warn!(
+                    "ssh-keygen cannot make dsa keys here ({}): removed the template's dsa host key",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+                changed.push(key);
+                changed.push(pub_key);
+                continue;
+            }
+            bail!(
+                "ssh-keygen -t {t} failed ({}); the template's {t} host key is still in place: \
+                 remove {} or switch off [hygiene] ssh_host_keys",
+                String::from_utf8_lossy(&out.stderr).trim(),
+                key.display()
+            );
+        }
+        std::fs::set_permissions(&new_key, std::fs::Permissions::from_mode(mode))
+            .with_context(|| format!("setting the mode of {}", new_key.display()))?;
+        std::os::unix::fs::lchown(&new_key, Some(uid), Some(gid))
+            .with_context(|| format!("setting the owner of {}", new_key.display()))?;
+        std::fs::set_permissions(&new_pub, std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("setting the mode of {}", new_pub.display()))?;
+        std::fs::rename(&new_pub, &host_pub)
+            .with_context(|| format!("replacing {}", pub_key.display()))?;
+        std::fs::rename(&new_key, &host_key)
+            .with_context(|| format!("replacing {}", key.display()))?;
+        changed.push(key);
+        changed.push(pub_key);
+    }
+    Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root() -> (tempfile::TempDir, Root) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    fn keygen(root: &Root, t: &str) {
+        let path = root
+            .path()
+            .join("etc/ssh")
+            .join(format!("ssh_host_{t}_key"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let ok = Command::new("ssh-keygen")
+            .args(["-q", "-N", "", "-t", t, "-f"])
+            .arg(&path)
+            .status()
+            .expect("ssh-keygen must be installed (apt-get install openssh-client)");
+        assert!(ok.success());
+    }
+
+    const TEMPLATE_ID: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn new_ids_look_like_systemds() {
+        let a = new_machine_id().unwrap();
+        let b = new_machine_id().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 32);
+        assert!(a
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert_eq!(&a[12..13], "4", "{a}");
+    }
+
+    #[test]
+    fn the_templates_machine_id_is_replaced_once() {
+        let (_d, root) = root();
+        root.write_file(
+            Path::new(MACHINE_ID),
+            format!("{TEMPLATE_ID}\n").as_bytes(),
+            0o444,
+        )
+        .unwrap();
+        root.write_file(
+            Path::new(DBUS_MACHINE_ID),
+            format!("{TEMPLATE_ID}\n").as_bytes(),
+            0o444,
+        )
+        .unwrap();
+        record_template(&root, &[]).unwrap();
+        let changed = refresh(&root, &Settings::default(), "i-1").unwrap();
+        assert_eq!(
+            changed,
+            [PathBuf::from(MACHINE_ID), PathBuf::from(DBUS_MACHINE_ID)]
+        );
+        // The same instance again (a reboot, a resumed run): nothing.
+        assert!(refresh(&root, &Settings::default(), "i-1")
+            .unwrap()
+            .is_empty());
+        let new = machine_id(&root).unwrap().unwrap();
+        assert_ne!(new, TEMPLATE_ID);
+        let dbus = root.read_text(Path::new(DBUS_MACHINE_ID)).unwrap().unwrap();
+        assert_eq!(dbus.trim(), new);
+        // The next new instance on this clone is a clone of it: replaced again.
+        assert_eq!(refresh_machine_id(&root).unwrap().len(), 2);
+        assert_ne!(machine_id(&root).unwrap().unwrap(), new);
+    }
+
+    #[test]
+    fn an_unknown_or_empty_machine_id_is_kept() {
+        let (_d, root) = root();
+        // Nothing recorded: vmcust cannot tell this is a clone, so it keeps the id.
+        root.write_file(
+            Path::new(MACHINE_ID),
+            format!("{TEMPLATE_ID}\n").as_bytes(),
+            0o444,
+        )
+        .unwrap();
+        assert!(refresh_machine_id(&root).unwrap().is_empty());
+        assert_eq!(machine_id(&root).unwrap().unwrap(), TEMPLATE_ID);
+        // Empty: systemd generates one at boot.
+        root.write_file(Path::new(MACHINE_ID), b"", 0o444).unwrap();
+        assert!(refresh_machine_id(&root).unwrap().is_empty());
+        // Switched off.
+        root.write_file(
+            Path::new(MACHINE_ID),
+            format!("{TEMPLATE_ID}\n").as_bytes(),
+            0o444,
+        )
+        .unwrap();
+        record_template(&root, &[]).unwrap();
+        let off = Settings {
+            hygiene_machine_id: false,
+            hygiene_ssh_host_keys: false,
+            ..Settings::default()
+        };
+        assert!(refresh(&root, &off, "i-1").unwrap().is_empty());
+    }
+
+    #[test]
+    fn host_keys_are_replaced_type_for_type() {
+        let (_d, root) = root();
+        keygen(&root, "ed25519");
+        keygen(&root, "rsa");
+        let key = root.path().join("etc/ssh/ssh_host_ed25519_key");
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let before = std::fs::read(&key).unwrap();
+        let changed = refresh(&root, &Settings::default(), "i-1").unwrap();
+        assert_eq!(changed.len(), 4, "{changed:?}");
+        assert_ne!(std::fs::read(&key).unwrap(), before);
+        assert_eq!(std::fs::metadata(&key).unwrap().mode() & 0o777, 0o640);
+        assert_eq!(present_key_types(&root), ["rsa", "ed25519"]);
+        assert!(!root.is_file(&host_key_path("ecdsa")));
+    }
+
+    #[test]
+    fn recorded_types_come_back_after_a_sealed_template() {
+        let (_d, root) = root();
+        std::fs::create_dir_all(root.path().join("etc/ssh")).unwrap();
+        record_template(&root, &["ecdsa"]).unwrap();
+        let changed = refresh_host_keys(&root).unwrap();
+        assert_eq!(
+            changed,
+            [
+                PathBuf::from("/etc/ssh/ssh_host_ecdsa_key"),
+                PathBuf::from("/etc/ssh/ssh_host_ecdsa_key.pub")
+            ]
+        );
+        assert_eq!(present_key_types(&root), ["ecdsa"]);
+    }
+}
