@@ -161,7 +161,7 @@ fn exit_codes_for_io_and_usage() {
 #[test]
 fn show_redacts_the_password_everywhere() {
     let spec = example("password-marker-script.cfg");
-    for format in ["json", "yaml"] {
+    for format in ["text", "json", "yaml"] {
         let out = vmcust(&["show", spec.to_str().unwrap(), "--format", format]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let all = text(&out.stdout) + &text(&out.stderr);
@@ -174,7 +174,12 @@ fn show_redacts_the_password_everywhere() {
 
 #[test]
 fn show_prints_the_network_as_netplan_v2() {
-    let out = vmcust(&["show", example("dhcp.cfg").to_str().unwrap()]);
+    let out = vmcust(&[
+        "show",
+        example("dhcp.cfg").to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let nic = &v["netplan"]["network"]["ethernets"]["NIC1"];
     assert_eq!(v["netplan"]["network"]["version"], 2);

@@ -10,7 +10,12 @@ use std::process::{Command, Output};
 
 use support::{example, scratch_root};
 
+/// Runs vmcust; `show` prints JSON here (its default is a summary for people).
 fn vmcust(args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    if args.first() == Some(&"show") && !args.contains(&"--format") {
+        args.extend(["--format", "json"]);
+    }
     Command::new(env!("CARGO_BIN_EXE_vmcust"))
         .args(args)
         .env("VMCUST_LOG", "error")

@@ -22,8 +22,8 @@ pub struct ShowArgs {
     /// Other sources to show and merge.
     #[command(flatten)]
     pub input: InputArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Json)]
+    /// Output format: a summary for people (default), or everything as JSON or YAML.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
 }
 
@@ -94,9 +94,136 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
         netplan,
     };
     let text = match args.format {
-        Format::Json | Format::Text => serde_json::to_string_pretty(&shown)? + "\n",
+        Format::Text => summary(g),
+        Format::Json => serde_json::to_string_pretty(&shown)? + "\n",
         Format::Yaml => crate::yaml::to_string(&shown)?,
     };
     print!("{text}");
     Ok(())
+}
+
+/// The customization for people: one line per setting with the source it came from, each
+/// interface on its own lines, warnings last. Secrets show as `<redacted>`.
+fn summary(g: &crate::engine::gather::Gathered) -> String {
+    use crate::model::{Ipv4Config, Ipv6Config};
+    use std::fmt::Write as _;
+    let c = &g.customization;
+    let mut out = String::new();
+    let from = |field: &str| {
+        g.origins
+            .get(field)
+            .map_or(String::new(), |k| format!("  (from {})", k.name()))
+    };
+    let mut line = |label: &str, value: String, field: &str| {
+        let _ = writeln!(out, "{label:<16}{value}{}", from(field));
+    };
+    if let Some(id) = &c.instance_id {
+        let id = match g.origins.contains_key("instance-id") {
+            true => id.to_string(),
+            false => format!("{id}  (no source names one: the VM's BIOS UUID)"),
+        };
+        line("instance id", id, "instance-id");
+    }
+    let id = &c.identity;
+    if let Some(h) = &id.host_name {
+        let name = id.fqdn().unwrap_or_else(|| h.to_string());
+        line("host name", name, "host-name");
+    }
+    if let Some(tz) = &id.time_zone {
+        line("time zone", tz.to_string(), "time-zone");
+    }
+    if let Some(clock) = id.hardware_clock {
+        line(
+            "hardware clock",
+            format!("{clock:?}").to_lowercase(),
+            "hardware-clock",
+        );
+    }
+    if let Some(pw) = &id.root_password {
+        let what = match (&pw.password, pw.expire) {
+            (Some(_), true) => "set to <redacted>, change forced at next login",
+            (Some(_), false) => "set to <redacted>",
+            (None, _) => "change forced at next login",
+        };
+        line("root password", what.to_string(), "root-password");
+    }
+    if !id.ssh_authorized_keys.is_empty() {
+        let user = id.ssh_user.as_ref().map_or("root", |u| u.as_str());
+        line(
+            "ssh keys",
+            format!("{} for {user}", id.ssh_authorized_keys.len()),
+            "ssh-keys",
+        );
+    }
+    if let Some(m) = &c.marker_id {
+        line("marker id", m.to_string(), "marker-id");
+    }
+    if let Some(s) = &c.custom_script {
+        line("custom script", s.to_string(), "custom-script");
+    }
+    if let Some(net) = &c.network {
+        line(
+            "network",
+            format!("{} interface(s)", net.interfaces.len()),
+            "network",
+        );
+        for i in &net.interfaces {
+            let v4 = match &i.ipv4 {
+                Ipv4Config::Dhcp => "dhcp".to_string(),
+                Ipv4Config::Static(a) => a
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Ipv4Config::Disabled => "off".to_string(),
+            };
+            let v6 = match &i.ipv6 {
+                Ipv6Config::Auto => "auto".to_string(),
+                Ipv6Config::Dhcp => "dhcp".to_string(),
+                Ipv6Config::Static(a) => a
+                    .iter()
+                    .map(|a| a.to_string())
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Ipv6Config::Disabled => "off".to_string(),
+            };
+            let _ = writeln!(out, "  {} {}: ipv4 {v4}; ipv6 {v6}", i.id, i.mac);
+            for r in &i.routes {
+                let metric = r.metric.map_or(String::new(), |m| format!(" metric {m}"));
+                let _ = writeln!(out, "    route {} via {}{metric}", r.to, r.via);
+            }
+            if !i.dns.is_empty() {
+                let _ = writeln!(out, "    dns {}", dns_text(&i.dns));
+            }
+        }
+        if !net.dns.is_empty() {
+            let _ = writeln!(out, "  dns {}", dns_text(&net.dns));
+        }
+    }
+    if let Some(ud) = &g.userdata {
+        let _ = writeln!(
+            out,
+            "{:<16}{} bytes  (from {})",
+            "user-data",
+            ud.bytes.len(),
+            ud.from.name()
+        );
+    }
+    if c.instance_id.is_some() && g.origins.is_empty() && g.userdata.is_none() {
+        let _ = writeln!(out, "nothing to do: the sources ask for no change");
+    }
+    for w in &g.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+fn dns_text(dns: &crate::model::Dns) -> String {
+    let servers: Vec<String> = dns.servers.iter().map(|s| s.to_string()).collect();
+    let search: Vec<String> = dns.search.iter().map(|s| s.to_string()).collect();
+    format!(
+        "servers [{}] search [{}]",
+        servers.join(" "),
+        search.join(" ")
+    )
 }
