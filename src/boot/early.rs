@@ -463,11 +463,9 @@ pub(super) fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), F
             Err(e) => tracing::warn!("clone hygiene: {e:#}"),
         }
     }
-    if let (true, Some(renderer)) = (
-        ctx.reconfigure_network && ctx.root.path() == Path::new("/"),
-        prepared.renderer,
-    ) {
-        for w in super::reconfigure_network::reconfigure(renderer, &prepared.plan, ctx.stop) {
+    if let (true, Some(renderer)) = (ctx.root.path() == Path::new("/"), prepared.renderer) {
+        let up = ctx.reconfigure_network;
+        for w in super::reconfigure_network::reconfigure(renderer, &prepared.plan, up, ctx.stop) {
             tracing::warn!("{w}");
         }
     }

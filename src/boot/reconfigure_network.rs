@@ -1,7 +1,9 @@
-//! A customization applied while the network is already up (a late hand-over, applied by
-//! `vmcust-imc.service`) has written files the running network stack read long ago: this
-//! asks the stack to take them now. At boot the early stage runs before any stack starts,
-//! so nothing is needed there.
+//! Making the network stack see the files just written. At boot the early stage runs
+//! before any stack starts, so only netplan needs a step: its systemd generator already
+//! turned the template's YAML into `/run/systemd/network` (or NetworkManager's) files when
+//! systemd started, so `netplan generate` must run again. A customization applied while
+//! the network is up (a late hand-over, `vmcust-imc.service`) also asks the running stack
+//! to take the new files.
 
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -15,9 +17,16 @@ use crate::process::{run, Cmd, Output, PATH};
 const TIMEOUT: Duration = Duration::from_secs(60);
 const GRACE: Duration = Duration::from_secs(5);
 
-/// The commands that make `renderer`'s stack apply the files of `plan`, in order.
-pub fn commands(renderer: Renderer, plan: &Plan) -> Vec<Vec<String>> {
+/// The commands that make `renderer`'s stack see the files of `plan`: before the network
+/// starts (`network_up` false) or while it runs, in order.
+pub fn commands(renderer: Renderer, plan: &Plan, network_up: bool) -> Vec<Vec<String>> {
     let words = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    if !network_up {
+        return match renderer {
+            Renderer::Netplan => vec![words(&["netplan", "generate"])],
+            _ => Vec::new(),
+        };
+    }
     match renderer {
         // Regenerates /run/systemd/network (or NetworkManager's) and applies it.
         Renderer::Netplan => vec![words(&["netplan", "apply"])],
@@ -46,9 +55,14 @@ pub fn commands(renderer: Renderer, plan: &Plan) -> Vec<Vec<String>> {
 
 /// Runs [`commands`]; each failure is a warning (the files are right, and the next boot
 /// uses them), returned for the log.
-pub fn reconfigure(renderer: Renderer, plan: &Plan, stop: &AtomicBool) -> Vec<String> {
+pub fn reconfigure(
+    renderer: Renderer,
+    plan: &Plan,
+    network_up: bool,
+    stop: &AtomicBool,
+) -> Vec<String> {
     let mut warnings = Vec::new();
-    for cmd in commands(renderer, plan) {
+    for cmd in commands(renderer, plan, network_up) {
         let args: Vec<&str> = cmd[1..].iter().map(String::as_str).collect();
         let shown = cmd.join(" ");
         let mut run_cmd = Cmd::new(&cmd[0], &args, TIMEOUT);
