@@ -103,11 +103,20 @@ mod tests {
                 purpose: "test",
             }],
         };
-        let cmds = commands(Renderer::NetworkManager, &plan);
+        let cmds = commands(Renderer::NetworkManager, &plan, true);
         assert_eq!(
             cmds[1],
             ["nmcli", "connection", "up", "id", "vmcust-ens192"]
         );
-        assert_eq!(commands(Renderer::Netplan, &plan), [["netplan", "apply"]]);
+        assert_eq!(
+            commands(Renderer::Netplan, &plan, true),
+            [["netplan", "apply"]]
+        );
+        // At boot, before any stack starts: only netplan's generator must run again.
+        assert_eq!(
+            commands(Renderer::Netplan, &plan, false),
+            [["netplan", "generate"]]
+        );
+        assert!(commands(Renderer::Networkd, &plan, false).is_empty());
     }
 }
