@@ -4,7 +4,8 @@
 //! exists), the binary answers the two questions tools asks (reference open-vm-tools.md
 //! §2.5, §2.9): `cloud-init -v` (must succeed, and give a version ≥ 21.1 for raw data) and
 //! `cloud-init status` (tools waits while it says `not run` or `running`). The status is
-//! vmcust's own progress, which the run engine records with [`write_status`].
+//! vmcust's own progress, which the run engine records with [`write_status`]; off VMware,
+//! where vmcust never runs, it is `disabled` from the start.
 //!
 //! The environment variable `VMCUST_ROOT` (default `/`) sets the root the persona reads
 //! its status and settings from; it exists for tests and image tooling and is read by
@@ -234,8 +235,20 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
         }
     };
     let deadline = Instant::now() + wait_limit(&root);
+    // Off VMware vmcust never runs (its units are conditioned on VMware), so no stage
+    // will ever write a status: say `disabled` at once, as cloud-init does where it is
+    // switched off, instead of `not run` (which `status --wait` would wait out).
+    let off_vmware = !crate::host::platform::Platform::detect(root_dir).is_vmware();
     let current = loop {
-        let current = read_status(&root);
+        let current = match read_status(&root) {
+            Ok(None) if off_vmware => Ok(Some(RunStatus {
+                state: RunState::Disabled,
+                stage: None,
+                last_error: None,
+                updated: 0,
+            })),
+            other => other,
+        };
         let busy = matches!(
             &current,
             Ok(None)
