@@ -141,12 +141,23 @@ hand_over_spec() {
     printf '1' >"$scn_dir/disk/host/imc/nics.txt"
 }
 
+# unit_prop FILE UNIT PROP: a property of UNIT in `systemctl show` output of several
+# units (one blank-line-separated block per unit, properties in systemd's own order).
+unit_prop() {
+    awk -v RS= -v unit="$2" -v prop="$3" '
+        { delete p; n = split($0, lines, "\n")
+          for (i = 1; i <= n; i++) { k = lines[i]; sub(/=.*/, "", k); v = lines[i]; sub(/^[^=]*=/, "", v); p[k] = v }
+          if (p["Id"] == unit) { print p[prop]; exit } }' "$1"
+}
+
 # units_ok N: both vmcust units ran and succeeded.
 units_ok() {
-    local u=$(r "$1" units.txt)
-    awk -F= '/^Id=/{id=$2} /^Result=/{res[id]=$2} /^ActiveState=/{st[id]=$2}
-        END { exit !(st["vmcust-early.service"] == "active" && res["vmcust-early.service"] == "success" &&
-                     st["vmcust-late.service"] == "active" && res["vmcust-late.service"] == "success") }' "$u"
+    local u u_file
+    u_file=$(r "$1" units.txt)
+    for u in vmcust-early.service vmcust-late.service; do
+        [ "$(unit_prop "$u_file" "$u" ActiveState)" = active ] || return 1
+        [ "$(unit_prop "$u_file" "$u" Result)" = success ] || return 1
+    done
 }
 
 # nic_handshake_then_success N: 4 103 answered, 4 104 answered "connected", then 5 0.

@@ -292,21 +292,24 @@ boot() {
     note "boot $n: $((SECONDS - t0)) s wall; $(unit_times "$b")"
 }
 
-# unit_times DIR: the early and late units' run times and when the early unit started,
-# from systemd's monotonic timestamps.
+# unit_times DIR: the early and late units' run times, when the early unit started, and
+# its first log line, from systemd's monotonic timestamps (µs) and the journal.
 unit_times() {
-    awk -F= '
-        /^Id=/ { id = $2 }
-        /^ExecMainStartTimestampMonotonic=/ { start[id] = $2 }
-        /^ExecMainExitTimestampMonotonic=/ { stop[id] = $2 }
-        END {
-            e = "vmcust-early.service"; l = "vmcust-late.service"
-            if (start[e] > 0)
-                printf "early unit %.2f s (started %.1f s into boot)", (stop[e] - start[e]) / 1e6, start[e] / 1e6
-            else
-                printf "early unit did not run"
-            if (start[l] > 0) printf ", late unit %.2f s", (stop[l] - start[l]) / 1e6
-        }' "$1/units.txt"
+    local f=$1/units.txt e=vmcust-early.service l=vmcust-late.service first
+    first=$(awk '/ vmcust\[[0-9]+\]: / { match($0, /[0-9]+\.[0-9]+/); print substr($0, RSTART, RLENGTH); exit }' \
+        "$1/vmcust-journal.txt")
+    awk -v es="$(unit_prop "$f" $e ExecMainStartTimestampMonotonic)" \
+        -v ee="$(unit_prop "$f" $e ExecMainExitTimestampMonotonic)" \
+        -v ls="$(unit_prop "$f" $l ExecMainStartTimestampMonotonic)" \
+        -v le="$(unit_prop "$f" $l ExecMainExitTimestampMonotonic)" \
+        -v first="${first:-0}" 'BEGIN {
+            if (es > 0) {
+                printf "early unit %.2f s (started %.1f s into boot", (ee - es) / 1e6, es / 1e6
+                if (first > 0) printf "; first log line after %.2f s", first - es / 1e6
+                printf ")"
+            } else printf "early unit did not run"
+            if (ls > 0) printf ", late unit %.2f s", (le - ls) / 1e6
+        }'
 }
 
 # ---------------------------------------------------------------------------------------
@@ -420,3 +423,4 @@ main() {
 }
 
 main "$@"
+exit

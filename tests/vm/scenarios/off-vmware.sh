@@ -7,8 +7,10 @@ describe="off VMware: both units skipped by their condition, cloud-init stand-in
 scenario_prepare() { hand_over_spec "$(static_spec)"; }
 scenario_boots() { boot 1; }
 condition_false() {
-    awk -F= '/^Id=/{id=$2} /^ConditionResult=/{c[id]=$2}
-        END { exit !(c["vmcust-early.service"] == "no" && c["vmcust-late.service"] == "no") }' "$(r 1 units.txt)"
+    local f
+    f=$(r 1 units.txt)
+    [ "$(unit_prop "$f" vmcust-early.service ConditionResult)" = no ] &&
+        [ "$(unit_prop "$f" vmcust-late.service ConditionResult)" = no ]
 }
 scenario_checks() {
     check "boot 1: systemd does not see VMware" lacks 1 detect-virt.txt '^vmware$'
