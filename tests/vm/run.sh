@@ -22,6 +22,9 @@
 #   VMCUST_VM_BOOT_TIMEOUT  seconds one boot may take before QEMU is killed (default 480)
 #   VMCUST_VM_APT_SOURCES   apt sources file for mmdebstrap (default: the host's own)
 #   VMCUST_VM_BINARY        vmcust binary to install (default: cargo build --release)
+#   VMCUST_VM_LOG_LEVEL     vmcust's [log] level in the images (default: none set, info)
+#   VMCUST_VM_IMAGE_HOOK    a script run as HOOK ROOTDIR STACK on each image before it is
+#                           packed (experiments; results of such runs prove nothing)
 #
 # Needs root (mmdebstrap's root mode; image files keep root ownership). Exit status is
 # non-zero when any check of any scenario failed.
@@ -193,6 +196,9 @@ image() {
     template_network "$stack" "$root"
     # vmcust as a user installs it.
     "$repo/scripts/install.sh" --root "$root" --binary "$binary" >/dev/null
+    if [ -n "${VMCUST_VM_LOG_LEVEL:-}" ]; then
+        printf '[log]\nlevel = %s\n' "$VMCUST_VM_LOG_LEVEL" >"$root/etc/vmcust/vmcust.conf"
+    fi
     # The test stand-ins for the host side (tests/vm/guest/).
     install -m 0755 "$here/guest/vmware-rpctool" "$root/usr/bin/vmware-rpctool"
     install -D -m 0755 "$here/guest/vmtest-tools" "$root/usr/local/sbin/vmtest-tools"
@@ -203,6 +209,11 @@ image() {
     done
     systemctl --root="$root" enable open-vm-tools.service vmtest-boot.service \
         vmtest-collect.service >/dev/null 2>&1
+    # An experiment on the image (e.g. trying a fix in the guest): a script run with the
+    # image's root directory and the stack's name.
+    if [ -n "${VMCUST_VM_IMAGE_HOOK:-}" ]; then
+        "$VMCUST_VM_IMAGE_HOOK" "$root" "$stack"
+    fi
     cp -L "$root"/boot/vmlinuz-* "$img.vmlinuz"
     cp -L "$root"/boot/initrd.img-* "$img.initrd"
     mkfs.ext4 -q -F -L vmroot -d "$root" "$img.raw.tmp" 3G >/dev/null

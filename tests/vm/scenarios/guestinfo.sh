@@ -23,7 +23,6 @@ network:
         addresses: [192.168.70.2]
         search: [gi.test]
 META
-    printf 'yaml' >"$g/guestinfo.metadata.encoding"
     printf '%s' "$userdata_script" | base64 -w0 >"$g/guestinfo.userdata"
     printf 'base64' >"$g/guestinfo.userdata.encoding"
 }
