@@ -222,3 +222,12 @@ userdata_script='#!/bin/sh
 echo "ran $(cut -d" " -f1 /proc/uptime)" >>/var/lib/vmtest-userdata-runs
 '
 test_ssh_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdA vmtest@host"
+
+# early_unit_under N SECONDS: the early unit of boot N took less than SECONDS.
+early_unit_under() {
+    local f
+    f=$(r "$1" units.txt)
+    awk -v s="$(unit_prop "$f" vmcust-early.service ExecMainStartTimestampMonotonic)" \
+        -v e="$(unit_prop "$f" vmcust-early.service ExecMainExitTimestampMonotonic)" \
+        -v max="$2" 'BEGIN { exit !(s > 0 && (e - s) / 1e6 < max) }'
+}
