@@ -27,9 +27,7 @@ pub fn plan(net: &Network, renderer: Renderer, facts: &NetworkFacts) -> Vec<Acti
         // networkd hands DNS only to systemd-resolved, which reaches glibc only through
         // a link to its file (managed, below). A plain file (a template without
         // resolved, keeping its last DHCP server) is never rewritten by anything else.
-        Renderer::Netplan | Renderer::Networkd => {
-            !matches!(facts.resolv_conf, ResolvConf::File(_))
-        }
+        Renderer::Netplan | Renderer::Networkd => !matches!(facts.resolv_conf, ResolvConf::File(_)),
         Renderer::Eni => facts.stacks.resolvconf,
         Renderer::Sysconfig => facts.stacks.network_manager,
     };
