@@ -4,9 +4,10 @@
 //! exists), the binary answers the two questions tools asks (reference open-vm-tools.md
 //! §2.5, §2.9): `cloud-init -v` (must succeed, and give a version ≥ 21.1 for raw data) and
 //! `cloud-init status` (tools waits while it says `not run` or `running`). The status is
-//! vmcust's own progress, which the run engine records with [`write_status`]. It also
-//! answers what template builds and scripts ask: `status --format json` and `clean`
-//! (mapped onto [`crate::clean`]).
+//! vmcust's own progress, which the run engine records with [`write_status`]; off VMware,
+//! where vmcust never runs, it is `disabled` from the start. It also answers what
+//! template builds and scripts ask: `status --format json` and `clean` (mapped onto
+//! [`crate::clean`]).
 //!
 //! The environment variable `VMCUST_ROOT` (default `/`) sets the root the persona reads
 //! its status and settings from; it exists for tests and image tooling and is read by
@@ -350,8 +351,20 @@ pub fn exit_code(state: RunState, recoverable: bool) -> u8 {
 /// [`wait_limit`]). A missing status counts as "not started".
 pub fn wait_for_status(root: &Root, wait: bool) -> anyhow::Result<Option<RunStatus>> {
     let deadline = Instant::now() + wait_limit(root);
+    // Off VMware vmcust never runs (its units are conditioned on VMware), so no stage will
+    // ever write a status: `disabled` at once, as cloud-init says where it is switched off,
+    // instead of `not run` (which `status --wait` would wait out).
+    let off_vmware = !crate::host::platform::Platform::detect(root.path()).is_vmware();
     loop {
-        let current = read_status(root);
+        let current = match read_status(root) {
+            Ok(None) if off_vmware => Ok(Some(RunStatus {
+                state: RunState::Disabled,
+                stage: None,
+                last_error: None,
+                updated: 0,
+            })),
+            other => other,
+        };
         let busy = matches!(
             &current,
             Ok(None)

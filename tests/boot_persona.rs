@@ -22,7 +22,11 @@ fn persona() -> Persona {
     let link = bin.join("cloud-init");
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
     let root = dir.path().join("root");
-    std::fs::create_dir(&root).unwrap();
+    // A VMware guest, where vmcust's units run.
+    let dmi = root.join("sys/class/dmi/id");
+    std::fs::create_dir_all(&dmi).unwrap();
+    std::fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
+    std::fs::write(dmi.join("product_name"), "VMware Virtual Platform\n").unwrap();
     Persona {
         _dir: dir,
         link,
@@ -135,6 +139,31 @@ fn status_follows_the_run_engine() {
         long.contains("network failed") && long.contains("stage: early"),
         "{long}"
     );
+}
+
+#[test]
+fn off_vmware_status_is_disabled_at_once() {
+    // No VMware DMI (and not a VMware CPU): vmcust's units never run, so `status --wait`
+    // must not wait for them (seen blocking on a real Debian 12 boot off VMware, tests/vm).
+    let p = persona();
+    std::fs::remove_dir_all(p.root.join("sys")).unwrap();
+    for args in [
+        &["status"][..],
+        &["status", "--wait"],
+        &["status", "--long"],
+    ] {
+        let start = Instant::now();
+        let o = p.run(args);
+        assert!(start.elapsed() < Duration::from_secs(2), "{args:?} waited");
+        assert_eq!(
+            (o.status.code(), tools_status(&o)),
+            (Some(0), "DISABLED"),
+            "{args:?} {o:?}"
+        );
+    }
+    // A status the engine wrote still wins (e.g. `vmcust run` forced with a source).
+    p.set(RunState::Done);
+    assert_eq!(tools_status(&p.run(&["status"])), "DONE");
 }
 
 #[test]

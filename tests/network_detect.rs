@@ -256,6 +256,63 @@ fn leftovers_for_our_nics_are_moved_aside_never_deleted() {
     assert_eq!(files(r), after);
 }
 
+/// A Debian template's DHCP configuration in the common shape: by name pattern, not by
+/// MAC or device name (seen winning over ours on real Debian 12 boots, tests/vm).
+const TEMPLATE_NETPLAN: &str = "network:\n  version: 2\n  renderer: networkd\n  ethernets:\n    template:\n      match:\n        name: \"en*\"\n      dhcp4: true\n";
+const TEMPLATE_NETWORKD: &str = "[Match]\nName=en*\n\n[Network]\nDHCP=ipv4\n";
+const OTHER_NETWORKD: &str = "[Match]\nName=eth*\n\n[Network]\nDHCP=ipv4\n";
+
+#[test]
+fn template_configuration_by_name_pattern_is_moved_aside() {
+    let dir = root_with_nic();
+    let r = dir.path();
+    put(r, "sys/class/net/ens224/address", "00:50:56:a6:ef:7d\n");
+    put(r, "etc/netplan/01-template.yaml", TEMPLATE_NETPLAN);
+    put(
+        r,
+        "etc/systemd/network/01-template.network",
+        TEMPLATE_NETWORKD,
+    );
+    put(r, "etc/systemd/network/20-eth.network", OTHER_NETWORKD);
+    let before = files(r);
+
+    for renderer in [Renderer::Netplan, Renderer::Networkd] {
+        let actions = plan_network(&static_net(), &facts(r), Some(renderer)).unwrap();
+        let moved: Vec<String> = actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Rename { from, .. } => Some(from.display().to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            moved,
+            [
+                "/etc/netplan/01-template.yaml",
+                "/etc/systemd/network/01-template.network"
+            ],
+            "{}",
+            renderer.name()
+        );
+    }
+
+    let actions = plan_network(&static_net(), &facts(r), Some(Renderer::Networkd)).unwrap();
+    let after = apply_keeping_originals(r, &actions, &before);
+    assert_eq!(
+        after[Path::new("etc/systemd/network/.vmcust-disabled/01-template.network")],
+        TEMPLATE_NETWORKD
+    );
+    assert_eq!(
+        after[Path::new("etc/netplan/.vmcust-disabled/01-template.yaml")],
+        TEMPLATE_NETPLAN
+    );
+    assert_eq!(
+        after[Path::new("etc/systemd/network/20-eth.network")],
+        OTHER_NETWORKD
+    );
+    assert!(!after.contains_key(Path::new("etc/systemd/network/01-template.network")));
+}
+
 #[test]
 fn resolv_conf_is_written_only_where_nothing_else_carries_dns() {
     let net = static_net();
@@ -276,13 +333,12 @@ fn resolv_conf_is_written_only_where_nothing_else_carries_dns() {
     put(dir.path(), "etc/resolv.conf", "nameserver 192.0.2.1\n");
     assert!(writes_resolv(dir.path(), Renderer::Eni));
     assert!(writes_resolv(dir.path(), Renderer::Sysconfig));
+    // networkd (alone or under netplan) without systemd-resolved: nothing turns the
+    // .network file's DNS= into this file (seen on a real Debian 12 boot, tests/vm).
+    assert!(writes_resolv(dir.path(), Renderer::Networkd));
+    assert!(writes_resolv(dir.path(), Renderer::Netplan));
     // Stacks that carry DNS themselves.
-    for r in [
-        Renderer::Netplan,
-        Renderer::Networkd,
-        Renderer::NetworkManager,
-        Renderer::Suse,
-    ] {
+    for r in [Renderer::NetworkManager, Renderer::Suse] {
         assert!(!writes_resolv(dir.path(), r), "{}", r.name());
     }
     // resolvconf turns ENI's dns-* lines into the file.
@@ -297,6 +353,8 @@ fn resolv_conf_is_written_only_where_nothing_else_carries_dns() {
     )
     .unwrap();
     assert!(!writes_resolv(dir.path(), Renderer::Eni));
+    assert!(!writes_resolv(dir.path(), Renderer::Networkd));
+    assert!(!writes_resolv(dir.path(), Renderer::Netplan));
     // So is a file NetworkManager generated, and any root where NetworkManager runs.
     fs::remove_file(dir.path().join("etc/resolv.conf")).unwrap();
     put(

@@ -2,6 +2,7 @@
 //! what every stack needs around it (choosing the stack, moving fighting configuration
 //! aside, `/etc/resolv.conf`). See `docs/network.md`.
 
+pub mod claims;
 pub mod detect;
 pub mod eni;
 pub mod netplan;

@@ -14,6 +14,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::claims::claims;
 use super::{written_by_vmcust, Device};
 use crate::facts::network::ConfigFile;
 use crate::model::{MacAddr, Network};
@@ -23,7 +24,8 @@ use crate::plan::Action;
 pub const DISABLED_DIR: &str = ".vmcust-disabled";
 
 /// Rename actions for every configuration file not written by vmcust that names one of
-/// our interfaces, by MAC address or device name.
+/// our interfaces, by MAC address or device name, or would configure it anyway through
+/// a name pattern or as a catch-all ([`claims`]).
 pub fn leftovers(net: &Network, devices: &[Device], configs: &[ConfigFile]) -> Vec<Action> {
     configs
         .iter()
@@ -33,6 +35,7 @@ pub fn leftovers(net: &Network, devices: &[Device], configs: &[ConfigFile]) -> V
                 mentions_mac(&c.text, iface.mac)
                     || mentions_word(&c.text, &dev.name)
                     || named_after(&c.path, &dev.name)
+                    || claims(&c.path, &c.text, &dev.name)
             })
         })
         .map(|c| Action::Rename {

@@ -1,8 +1,9 @@
 //! `/etc/resolv.conf`, written only where nothing else will put our DNS there: the
-//! renderer cannot carry DNS (ENI without `resolvconf`, sysconfig without
-//! NetworkManager) and nothing manages the file (it is not a link to systemd-resolved's
-//! or NetworkManager's file, no NetworkManager, no `resolvconf`). Everywhere else DNS
-//! travels through the stack, and writing the file would be undone at the next boot.
+//! renderer cannot carry DNS to it (ENI without `resolvconf`, sysconfig without
+//! NetworkManager, networkd or netplan without systemd-resolved) and nothing manages the
+//! file (it is not a link to systemd-resolved's or NetworkManager's file, no
+//! NetworkManager, no `resolvconf`). Everywhere else DNS travels through the stack, and
+//! writing the file would be undone at the next boot.
 
 use std::fmt::Write as _;
 
@@ -27,7 +28,11 @@ pub fn plan(
 ) -> Result<Vec<Action>, UnsafeValue> {
     let stack_carries_dns = match renderer {
         // SUSE's netconfig writes the file from our `config` keys.
-        Renderer::Netplan | Renderer::Networkd | Renderer::NetworkManager | Renderer::Suse => true,
+        Renderer::NetworkManager | Renderer::Suse => true,
+        // networkd hands DNS only to systemd-resolved, which reaches glibc only through
+        // a link to its file (managed, below). A plain file (a template without
+        // resolved, keeping its last DHCP server) is never rewritten by anything else.
+        Renderer::Netplan | Renderer::Networkd => !matches!(facts.resolv_conf, ResolvConf::File(_)),
         Renderer::Eni => facts.stacks.resolvconf,
         Renderer::Sysconfig => facts.stacks.network_manager,
     };

@@ -1,0 +1,233 @@
+# Helpers for tests/vm/run.sh and its scenarios (sourced, not run): messages, and the
+# checks that read what a guest recorded under $scn_dir/results/boot-<n>/.
+# shellcheck shell=bash
+
+note() { printf '  %s\n' "$*" >&2; }
+heading() { printf '\n== %s\n' "$*" >&2; }
+die() {
+    printf 'run.sh: %s\n' "$*" >&2
+    exit 1
+}
+
+# fail MESSAGE: a failed check of the current scenario.
+fail() {
+    printf '  FAIL %s\n' "$*" >&2
+    echo "$*" >>"$failures_file"
+}
+pass() { printf '  ok   %s\n' "$*" >&2; }
+
+# check DESCRIPTION COMMAND...: passes when COMMAND succeeds.
+check() {
+    local what=$1
+    shift
+    if "$@" >/dev/null 2>&1; then pass "$what"; else fail "$what"; fi
+}
+
+# known_bug TEXT: says, next to the failures it explains, which not yet fixed engine bug
+# causes them (also in the summary). It never turns a failure into a pass.
+known_bug() {
+    printf '  BUG  %s\n' "$*" >&2
+    echo "caused by engine bug: $*" >>"$failures_file"
+}
+
+# r N FILE: path of a result file of boot N.
+r() { echo "$scn_dir/results/boot-$1/$2"; }
+
+# has N FILE REGEX / lacks N FILE REGEX
+has() { grep -Eq -- "$3" "$(r "$1" "$2")"; }
+lacks() { ! grep -Eq -- "$3" "$(r "$1" "$2")"; }
+
+# rpcs N REGEX: the RPCs of boot N matching REGEX (tab-separated: boot, uptime, rpc, reply).
+rpcs() { awk -F'\t' -v n="$1" '$1 == n' "$scn_dir/results/rpc.log" 2>/dev/null | cut -f3- | grep -E -- "$2"; }
+rpc_sent() { rpcs "$1" "$2" >/dev/null; }
+no_rpc() { ! rpcs "$1" "$2" >/dev/null; }
+
+# addresses N DEV: the global addresses on DEV, one per line, "ADDR/LEN [dynamic]".
+addresses() {
+    awk -v dev="$2" '
+        /^[0-9]+: / { cur = $2; sub(":$", "", cur); sub("@.*", "", cur) }
+        cur == dev && ($1 == "inet" || $1 == "inet6") && / scope global / {
+            line = $2; if (/ dynamic /) line = line " dynamic"; print line
+        }' "$(r "$1" ip-addr.txt)"
+}
+# exact_addresses N DEV ADDR...: DEV has these global addresses, no others, none dynamic.
+exact_addresses() {
+    local n=$1 dev=$2
+    shift 2
+    local want got
+    want=$(printf '%s\n' "$@" | sort)
+    got=$(addresses "$n" "$dev" | sort)
+    [ "$want" = "$got" ]
+}
+no_dhcp_lease() { ! addresses "$1" "$2" | grep -q dynamic; }
+
+# resolver N SERVER... -- DOMAIN: the resolver of boot N uses exactly these name servers
+# (in resolved's per-link configuration when /etc/resolv.conf is resolved's stub, in
+# /etc/resolv.conf otherwise) and searches DOMAIN.
+resolver_uses() {
+    local n=$1
+    shift
+    local servers=() domain
+    while [ "$1" != -- ]; do
+        servers+=("$1")
+        shift
+    done
+    domain=$2
+    local conf
+    conf=$(r "$n" resolv.conf)
+    if grep -q '^nameserver 127.0.0.53' "$conf"; then
+        local st
+        st=$(r "$n" resolvectl.txt)
+        local s
+        for s in "${servers[@]}"; do grep -q -- "$s" "$st" || return 1; done
+        grep -Eq "DNS Domain:.*\b$domain\b" "$st" || return 1
+        grep -Eq "^search .*\b$domain\b" "$conf" || return 1
+        ! grep -q "10.0.2.3" "$st"
+    else
+        local want got
+        want=$(printf 'nameserver %s\n' "${servers[@]}")
+        got=$(grep '^nameserver' "$conf")
+        [ "$want" = "$got" ] || return 1
+        grep -Eq "^search .*\b$domain\b" "$conf"
+    fi
+}
+
+# ---------------------------------------------------------------------------------------
+# Shared scenario pieces
+
+# The guest's one NIC: QEMU's virtio NIC in PCI slot 3, with a VMware MAC.
+dev=ens3
+
+# static_spec: a vCenter-style static spec for the NIC: an IPv4 and an IPv6 address, a
+# gateway, two name servers and a search domain.
+static_spec() {
+    cat <<'SPEC'
+[NETWORK]
+NETWORKING = yes
+BOOTPROTO = dhcp
+HOSTNAME = vm-static
+DOMAINNAME = example.test
+
+[NIC-CONFIG]
+NICS = NIC1
+
+[NIC1]
+MACADDR = 00:50:56:aa:bb:01
+ONBOOT = yes
+IPv4_MODE = BACKWARDS_COMPATIBLE
+BOOTPROTO = static
+IPADDR = 192.168.50.10
+NETMASK = 255.255.255.0
+GATEWAY = 192.168.50.1
+PRIMARY = yes
+IPv6ADDR|1 = fd00:50::10
+IPv6NETMASK|1 = 64
+
+[DNS]
+DNSFROMDHCP = no
+SUFFIX|1 = example.test
+NAMESERVER|1 = 192.168.50.2
+NAMESERVER|2 = 192.168.50.3
+
+[DATETIME]
+TIMEZONE = Europe/Berlin
+UTC = yes
+
+[MISC]
+MARKER-ID = vmtest-static-0001
+SPEC
+}
+
+# hand_over_spec TEXT: the customization vCenter has pending for this VM (delivered by
+# the open-vm-tools stand-in on boot 1), with nics.txt naming the one NIC.
+hand_over_spec() {
+    printf '%s\n' "$1" >"$scn_dir/disk/host/imc/cust.cfg"
+    printf '1' >"$scn_dir/disk/host/imc/nics.txt"
+}
+
+# unit_prop FILE UNIT PROP: a property of UNIT in `systemctl show` output of several
+# units (one blank-line-separated block per unit, properties in systemd's own order).
+unit_prop() {
+    awk -v RS= -v unit="$2" -v prop="$3" '
+        { delete p; n = split($0, lines, "\n")
+          for (i = 1; i <= n; i++) { k = lines[i]; sub(/=.*/, "", k); v = lines[i]; sub(/^[^=]*=/, "", v); p[k] = v }
+          if (p["Id"] == unit) { print p[prop]; exit } }' "$1"
+}
+
+# units_ok N: both vmcust units ran and succeeded.
+units_ok() {
+    local u u_file
+    u_file=$(r "$1" units.txt)
+    for u in vmcust-early.service vmcust-late.service; do
+        [ "$(unit_prop "$u_file" "$u" ActiveState)" = active ] || return 1
+        [ "$(unit_prop "$u_file" "$u" Result)" = success ] || return 1
+    done
+}
+
+# nic_handshake_then_success N: 4 103 answered, 4 104 answered "connected", then 5 0.
+nic_handshake_then_success() {
+    local seq
+    seq=$(rpcs "$1" '^deployPkg.update.state' | cut -f1 | awk '{print $2, $3}' | tr '\n' ',')
+    [[ $seq == *"4 103,4 104,"*"5 0,"* ]]
+}
+
+# check_static N: everything the static spec asks for is in place after boot N.
+check_static() {
+    local n=$1
+    check "boot $n: both vmcust units succeeded" units_ok "$n"
+    check "boot $n: host name is the spec's" has "$n" hostname.txt '^vm-static$'
+    check "boot $n: $dev has exactly 192.168.50.10/24 and fd00:50::10/64" \
+        exact_addresses "$n" "$dev" 192.168.50.10/24 fd00:50::10/64
+    check "boot $n: no DHCP lease on $dev" no_dhcp_lease "$n" "$dev"
+    check "boot $n: default route via 192.168.50.1" has "$n" ip-route.txt "^default via 192.168.50.1 dev $dev"
+    check "boot $n: resolver uses 192.168.50.2, 192.168.50.3 and searches example.test" \
+        resolver_uses "$n" 192.168.50.2 192.168.50.3 -- example.test
+    check "boot $n: time zone Europe/Berlin" has "$n" localtime.txt 'Europe/Berlin$'
+}
+
+# check_reported N: vCenter saw the NIC handshake and then success, and no failure.
+check_reported() {
+    local n=$1
+    check "boot $n: NIC handshake (4 103, 4 104) then 5 0 sent" nic_handshake_then_success "$n"
+    check "boot $n: no failure state sent" no_rpc "$n" '^deployPkg.update.state 4 (6|7|8|9|100|101)( |$)'
+    check "boot $n: /var/run/vmware-imc cleaned up" has "$n" imc-dir.txt 'No such file|^total 0'
+}
+
+# ovf_iso FILE KEY=VALUE...: an OVF transport CD (label "OVF ENV", ovf-env.xml at the
+# root, as vSphere builds it) with these properties and the VM's NIC, at FILE.
+ovf_iso() {
+    local iso=$1
+    shift
+    local d
+    d=$(mktemp -d)
+    {
+        printf '<?xml version="1.0" encoding="UTF-8"?>\n'
+        printf '<Environment xmlns="http://schemas.dmtf.org/ovf/environment/1" xmlns:oe="http://schemas.dmtf.org/ovf/environment/1" xmlns:ve="http://www.vmware.com/schema/ovfenv" oe:id="" ve:vCenterId="vm-4242">\n'
+        printf '  <PlatformSection><Kind>VMware ESXi</Kind><Version>8.0.3</Version><Vendor>VMware, Inc.</Vendor><Locale>en</Locale></PlatformSection>\n'
+        printf '  <PropertySection>\n'
+        local kv
+        for kv in "$@"; do
+            printf '    <Property oe:key="%s" oe:value="%s"/>\n' "${kv%%=*}" "${kv#*=}"
+        done
+        printf '  </PropertySection>\n'
+        printf '  <ve:EthernetAdapterSection>\n    <ve:Adapter ve:mac="00:50:56:aa:bb:01" ve:network="VM Network" ve:unitNumber="7"/>\n  </ve:EthernetAdapterSection>\n'
+        printf '</Environment>\n'
+    } >"$d/ovf-env.xml"
+    genisoimage -quiet -o "$iso" -V "OVF ENV" -J -r "$d"
+    rm -rf "$d"
+}
+
+# A user-data script that counts its runs in the guest (collected by vmtest-collect).
+userdata_script='#!/bin/sh
+echo "ran $(cut -d" " -f1 /proc/uptime)" >>/var/lib/vmtest-userdata-runs
+'
+test_ssh_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdA vmtest@host"
+
+# early_unit_under N SECONDS: the early unit of boot N took less than SECONDS.
+early_unit_under() {
+    local f
+    f=$(r "$1" units.txt)
+    awk -v s="$(unit_prop "$f" vmcust-early.service ExecMainStartTimestampMonotonic)" \
+        -v e="$(unit_prop "$f" vmcust-early.service ExecMainExitTimestampMonotonic)" \
+        -v max="$2" 'BEGIN { exit !(s > 0 && (e - s) / 1e6 < max) }'
+}

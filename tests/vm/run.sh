@@ -1,0 +1,437 @@
+#!/usr/bin/env bash
+# vmcust's real-boot VM tests: builds Debian 12 guest images (one per network stack)
+# with mmdebstrap, installs vmcust into them with scripts/install.sh, boots them under
+# QEMU with VMware's DMI strings and a VMware MAC, lets stand-ins for the VMX's RPC tool
+# and open-vm-tools' hand-over play the host (tests/vm/guest/), and checks on the host
+# what the guest recorded on its test disk. See tests/vm/README.md.
+#
+# usage: tests/vm/run.sh [--install-deps] [--ci | --all | SCENARIO...]
+#        tests/vm/run.sh --list
+#   (no scenario)    the CI subset, as --ci but without installing packages
+#   --ci             install the Debian packages needed, then run the CI subset
+#   --all            every scenario
+#   --list           list the scenarios with what each checks
+#   --install-deps   apt-get install what the harness needs (idempotent)
+#
+# Environment:
+#   VMCUST_VM_CACHE         base tarballs and apt archives kept between runs
+#                           (default target/vm-cache)
+#   VMCUST_VM_WORK          images, disks and results of this run (default target/vm-work)
+#   VMCUST_VM_ACCEL         QEMU accelerator (default tcg; kvm only where it runs
+#                           ordinary guest kernels)
+#   VMCUST_VM_BOOT_TIMEOUT  seconds one boot may take before QEMU is killed (default 480)
+#   VMCUST_VM_APT_SOURCES   apt sources file for mmdebstrap (default: the host's own)
+#   VMCUST_VM_BINARY        vmcust binary to install (default: cargo build --release)
+#   VMCUST_VM_LOG_LEVEL     vmcust's [log] level in the images (default: none set, info)
+#   VMCUST_VM_IMAGE_HOOK    a script run as HOOK ROOTDIR STACK on each image before it is
+#                           packed (experiments; results of such runs prove nothing)
+#
+# Needs root (mmdebstrap's root mode; image files keep root ownership). Exit status is
+# non-zero when any check of any scenario failed.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+cache=${VMCUST_VM_CACHE:-$repo/target/vm-cache}
+work=${VMCUST_VM_WORK:-$repo/target/vm-work}
+accel=${VMCUST_VM_ACCEL:-tcg}
+boot_timeout=${VMCUST_VM_BOOT_TIMEOUT:-480}
+suite=bookworm
+
+# The CI subset: IMC static on networkd and on netplan, and the OVF ISO.
+ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso"
+
+# shellcheck source=tests/vm/lib.sh
+. "$here/lib.sh"
+
+# ---------------------------------------------------------------------------------------
+# Host dependencies
+
+deps="mmdebstrap qemu-system-x86 qemu-utils e2fsprogs genisoimage xorriso coreutils"
+
+install_deps() {
+    local missing=()
+    for p in $deps; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -eq 0 ]; then
+        note "host packages present: $deps"
+        return
+    fi
+    note "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The host's own apt sources, so the harness uses whatever mirror this machine is
+# configured for (and never names one itself).
+apt_sources() {
+    if [ -n "${VMCUST_VM_APT_SOURCES:-}" ]; then
+        echo "$VMCUST_VM_APT_SOURCES"
+        return
+    fi
+    local f
+    for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+        if [ -s "$f" ] && grep -q "$suite" "$f"; then
+            echo "$f"
+            return
+        fi
+    done
+    die "no apt sources for $suite found on this host; set VMCUST_VM_APT_SOURCES to a sources file"
+}
+
+# ---------------------------------------------------------------------------------------
+# Images
+
+common_packages="systemd-sysv,udev,dbus,kmod,iproute2,procps,tzdata,linux-image-cloud-amd64,e2fsprogs,less"
+
+stack_packages() {
+    case "$1" in
+    networkd) echo "$common_packages" ;;
+    netplan) echo "$common_packages,netplan.io,systemd-resolved" ;;
+    nm) echo "$common_packages,network-manager" ;;
+    ifupdown) echo "$common_packages,ifupdown,isc-dhcp-client" ;;
+    *) die "unknown network stack $1" ;;
+    esac
+}
+
+# base_tarball STACK: path of the cached mmdebstrap tarball for STACK, built if missing.
+# The cache key covers the suite, the package list and the apt sources.
+base_tarball() {
+    local stack=$1 packages sources key tarball
+    packages=$(stack_packages "$stack")
+    sources=$(apt_sources)
+    key=$({ echo "$suite $packages"; cat "$sources"; } | sha256sum | cut -c1-12)
+    tarball=$cache/base-$stack-$key.tar
+    if [ ! -f "$tarball" ]; then
+        mkdir -p "$cache/apt-archives"
+        note "building the $stack base tarball with mmdebstrap (cached as $(basename "$tarball"))"
+        local t0=$SECONDS
+        # The .deb files are kept in the cache and shared by every stack's build.
+        mmdebstrap --variant=minbase --format=tar --include="$packages" \
+            --aptopt='Apt::Install-Recommends "false"' \
+            --setup-hook='mkdir -p "$1"/var/cache/apt/archives' \
+            --setup-hook="sync-in $cache/apt-archives /var/cache/apt/archives/" \
+            --customize-hook="sync-out /var/cache/apt/archives $cache/apt-archives" \
+            "$suite" "$tarball.tmp" "$sources" >"$cache/mmdebstrap-$stack.log" 2>&1 ||
+            die "mmdebstrap failed; see $cache/mmdebstrap-$stack.log"
+        mv "$tarball.tmp" "$tarball"
+        note "base tarball for $stack built in $((SECONDS - t0)) s"
+    fi
+    echo "$tarball"
+}
+
+# The template's own DHCP configuration, in the shape real templates have it.
+template_network() {
+    local stack=$1 root=$2
+    case "$stack" in
+    networkd)
+        # A catch-all by name pattern that sorts before anything vmcust writes.
+        cat >"$root/etc/systemd/network/01-template.network" <<'EOF'
+[Match]
+Name=en*
+
+[Network]
+DHCP=ipv4
+EOF
+        systemctl --root="$root" enable systemd-networkd.service >/dev/null 2>&1
+        # What the template's last DHCP lease left behind (no resolved on this stack).
+        printf 'nameserver 10.0.2.3\n' >"$root/etc/resolv.conf"
+        ;;
+    netplan)
+        mkdir -p "$root/etc/netplan"
+        cat >"$root/etc/netplan/01-template.yaml" <<'EOF'
+network:
+  version: 2
+  renderer: networkd
+  ethernets:
+    template:
+      match:
+        name: "en*"
+      dhcp4: true
+EOF
+        chmod 600 "$root/etc/netplan/01-template.yaml"
+        systemctl --root="$root" enable systemd-networkd.service systemd-resolved.service >/dev/null 2>&1
+        ln -sfn ../run/systemd/resolve/stub-resolv.conf "$root/etc/resolv.conf"
+        ;;
+    nm)
+        # No keyfile: NetworkManager's automatic wired connection ("Wired connection 1").
+        systemctl --root="$root" enable NetworkManager.service >/dev/null 2>&1
+        printf 'nameserver 10.0.2.3\n' >"$root/etc/resolv.conf"
+        ;;
+    ifupdown)
+        cat >"$root/etc/network/interfaces" <<'EOF'
+source /etc/network/interfaces.d/*
+
+auto lo
+iface lo inet loopback
+
+allow-hotplug ens3
+iface ens3 inet dhcp
+EOF
+        printf 'nameserver 10.0.2.3\n' >"$root/etc/resolv.conf"
+        ;;
+    esac
+}
+
+# image STACK: builds $work/images/STACK.{raw,vmlinuz,initrd} once per run.
+image() {
+    local stack=$1
+    local img=$work/images/$stack
+    [ -f "$img.raw" ] && return
+    local tarball t0 root
+    tarball=$(base_tarball "$stack")
+    t0=$SECONDS
+    root=$work/images/$stack.root
+    rm -rf "$root"
+    mkdir -p "$root"
+    tar -xf "$tarball" -C "$root" --numeric-owner
+    echo template >"$root/etc/hostname"
+    printf '127.0.0.1\tlocalhost\n127.0.1.1\ttemplate\n' >"$root/etc/hosts"
+    printf 'LABEL=vmroot / ext4 defaults 0 1\nLABEL=vmtest /vmtest ext4 defaults,x-systemd.device-timeout=30s 0 2\n' \
+        >"$root/etc/fstab"
+    mkdir -p "$root/vmtest"
+    # A template has a machine id emptied for cloning.
+    : >"$root/etc/machine-id"
+    template_network "$stack" "$root"
+    # vmcust as a user installs it.
+    "$repo/scripts/install.sh" --root "$root" --binary "$binary" >/dev/null
+    if [ -n "${VMCUST_VM_LOG_LEVEL:-}" ]; then
+        printf '[log]\nlevel = %s\n' "$VMCUST_VM_LOG_LEVEL" >"$root/etc/vmcust/vmcust.conf"
+    fi
+    # The test stand-ins for the host side (tests/vm/guest/).
+    install -m 0755 "$here/guest/vmware-rpctool" "$root/usr/bin/vmware-rpctool"
+    install -D -m 0755 "$here/guest/vmtest-tools" "$root/usr/local/sbin/vmtest-tools"
+    install -m 0755 "$here/guest/vmtest-collect" "$root/usr/local/sbin/vmtest-collect"
+    local unit
+    for unit in open-vm-tools.service vmtest-boot.service vmtest-collect.service; do
+        install -m 0644 "$here/guest/$unit" "$root/etc/systemd/system/$unit"
+    done
+    systemctl --root="$root" enable open-vm-tools.service vmtest-boot.service \
+        vmtest-collect.service >/dev/null 2>&1
+    # An experiment on the image (e.g. trying a fix in the guest): a script run with the
+    # image's root directory and the stack's name.
+    if [ -n "${VMCUST_VM_IMAGE_HOOK:-}" ]; then
+        "$VMCUST_VM_IMAGE_HOOK" "$root" "$stack"
+    fi
+    cp -L "$root"/boot/vmlinuz-* "$img.vmlinuz"
+    cp -L "$root"/boot/initrd.img-* "$img.initrd"
+    mkfs.ext4 -q -F -L vmroot -d "$root" "$img.raw.tmp" 3G >/dev/null
+    mv "$img.raw.tmp" "$img.raw"
+    rm -rf "$root"
+    note "image $stack built in $((SECONDS - t0)) s"
+}
+
+# ---------------------------------------------------------------------------------------
+# Booting
+
+vm_uuid=564d2f1a-3b4c-5d6e-7f80-91a2b3c4d5e6
+vm_serial="VMware-56 4d 2f 1a 3b 4c 5d 6e-7f 80 91 a2 b3 c4 d5 e6"
+vm_mac=00:50:56:aa:bb:01
+
+# boot N [cut PATTERN]: one boot of the current scenario's VM. With "cut", QEMU is
+# killed (a power cut) as soon as the serial console shows PATTERN.
+boot() {
+    local n=$1 mode=${2:-normal} pattern=${3:-}
+    local console=$scn_dir/console-$n.log
+    local args=(
+        # vmport=off: QEMU's emulation of VMware's backdoor port would make the guest
+        # kernel take VMware's paravirtual paths (TSC marked reliable) under TCG.
+        -machine pc,vmport=off -accel "$accel" -m 1024 -smp 1
+        -display none -monitor none -no-reboot
+        -serial "file:$console"
+        -kernel "$work/images/$stack.vmlinuz" -initrd "$work/images/$stack.initrd"
+        -append "root=LABEL=vmroot rw console=ttyS0,115200 net.ifnames=1 systemd.show_status=1"
+        -drive "file=$scn_dir/disk.qcow2,if=virtio,format=qcow2"
+        -drive "file=$scn_dir/test.img,if=virtio,format=raw"
+        -netdev user,id=n0
+        -device "virtio-net-pci,netdev=n0,mac=$vm_mac,addr=0x3"
+    )
+    if [ "${scenario_vmware:-yes}" = yes ]; then
+        # What a VMware VM's firmware reports. No hypervisor CPUID bit, so systemd and
+        # vmcust go by DMI (QEMU's CPUID would say "TCG"/"KVM" first).
+        args+=(
+            -cpu max,hypervisor=off
+            -smbios "type=0,vendor=VMware,, Inc."
+            -smbios "type=1,manufacturer=VMware,, Inc.,product=VMware Virtual Platform,serial=$vm_serial,uuid=$vm_uuid"
+        )
+    else
+        args+=(-cpu max)
+    fi
+    if [ -f "$scn_dir/ovf.iso" ]; then
+        args+=(
+            -device virtio-scsi-pci,id=scsi0
+            -drive "file=$scn_dir/ovf.iso,if=none,id=cd0,media=cdrom,format=raw,readonly=on"
+            -device scsi-cd,drive=cd0
+        )
+    fi
+    local t0=$SECONDS rc=0
+    if [ "$mode" = cut ]; then
+        qemu-system-x86_64 "${args[@]}" &
+        local pid=$!
+        local deadline=$((SECONDS + boot_timeout))
+        until grep -q -- "$pattern" "$console" 2>/dev/null; do
+            if ! kill -0 "$pid" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+                kill -9 "$pid" 2>/dev/null || true
+                wait "$pid" 2>/dev/null || true
+                fail "boot $n: never reached \"$pattern\" to cut the power"
+                return
+            fi
+            sleep 0.2
+        done
+        kill -9 "$pid"
+        wait "$pid" 2>/dev/null || true
+        note "boot $n: power cut after \"$pattern\" at $((SECONDS - t0)) s"
+        return
+    fi
+    timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 "${args[@]}" || rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        fail "boot $n: QEMU killed after ${boot_timeout} s (see $console)"
+    elif [ $rc -ne 0 ]; then
+        fail "boot $n: QEMU exited with $rc (see $console)"
+    fi
+    # The guest's results, read without mounting the disk.
+    rm -rf "$scn_dir/results"
+    debugfs -R "rdump /results $scn_dir" "$scn_dir/test.img" >/dev/null 2>&1 ||
+        fail "boot $n: cannot read the test disk"
+    local b=$scn_dir/results/boot-$n
+    if [ ! -f "$b/collected" ]; then
+        fail "boot $n: the guest collected no results (see $console)"
+        # Nothing to check: leave this scenario (run_scenario's subshell).
+        exit 1
+    fi
+    note "boot $n: $((SECONDS - t0)) s wall; $(unit_times "$b")"
+}
+
+# unit_times DIR: the early and late units' run times, when the early unit started, and
+# its first log line, from systemd's monotonic timestamps (µs) and the journal.
+unit_times() {
+    local f=$1/units.txt e=vmcust-early.service l=vmcust-late.service first
+    first=$(awk '/ vmcust\[[0-9]+\]: / { match($0, /[0-9]+\.[0-9]+/); print substr($0, RSTART, RLENGTH); exit }' \
+        "$1/vmcust-journal.txt")
+    awk -v es="$(unit_prop "$f" $e ExecMainStartTimestampMonotonic)" \
+        -v ee="$(unit_prop "$f" $e ExecMainExitTimestampMonotonic)" \
+        -v ls="$(unit_prop "$f" $l ExecMainStartTimestampMonotonic)" \
+        -v le="$(unit_prop "$f" $l ExecMainExitTimestampMonotonic)" \
+        -v first="${first:-0}" 'BEGIN {
+            if (es > 0) {
+                printf "early unit %.2f s (started %.1f s into boot", (ee - es) / 1e6, es / 1e6
+                if (first > 0) printf "; first log line after %.2f s", first - es / 1e6
+                printf ")"
+            } else printf "early unit did not run"
+            if (ls > 0) printf ", late unit %.2f s", (le - ls) / 1e6
+        }'
+}
+
+# ---------------------------------------------------------------------------------------
+# Scenarios
+
+scenario_files() { ls "$here"/scenarios/*.sh; }
+scenario_names() { for f in $(scenario_files); do basename "$f" .sh; done; }
+
+list() {
+    local f
+    for f in $(scenario_files); do
+        (
+            # shellcheck source=/dev/null
+            . "$f"
+            printf '%-26s %-9s %s\n' "$(basename "$f" .sh)" "$stack" "$describe"
+        )
+    done
+}
+
+# run_scenario NAME: prepares the test disk, boots, checks. Runs in a subshell; the
+# number of failed checks goes to $work/failed-NAME.
+run_scenario() {
+    local name=$1
+    (
+        scn_dir=$work/scenarios/$name
+        failures_file=$work/failed-$name
+        : >"$failures_file"
+        # shellcheck source=/dev/null
+        . "$here/scenarios/$name.sh"
+        heading "$name ($stack): $describe"
+        rm -rf "$scn_dir"
+        mkdir -p "$scn_dir/disk/host/guestinfo" "$scn_dir/disk/host/imc" "$scn_dir/disk/results"
+        scenario_prepare
+        mkfs.ext4 -q -F -L vmtest -d "$scn_dir/disk" "$scn_dir/test.img" 64M >/dev/null
+        qemu-img create -q -f qcow2 -b "$work/images/$stack.raw" -F raw "$scn_dir/disk.qcow2"
+        local t0=$SECONDS
+        scenario_boots
+        scenario_checks
+        note "$name: $((SECONDS - t0)) s"
+    ) || echo "scenario aborted" >>"$work/failed-$name"
+}
+
+main() {
+    local want_deps=no selection=() all=no
+    while [ $# -gt 0 ]; do
+        case "$1" in
+        --list)
+            list
+            exit 0
+            ;;
+        --install-deps) want_deps=yes ;;
+        --ci)
+            want_deps=yes
+            # shellcheck disable=SC2206
+            selection+=($ci_scenarios)
+            ;;
+        --all) all=yes ;;
+        -h | --help)
+            sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        -*) die "unknown option $1 (try --help)" ;;
+        *) selection+=("$1") ;;
+        esac
+        shift
+    done
+    [ "$(id -u)" = 0 ] || die "run as root (mmdebstrap root mode, root-owned image files)"
+    [ $want_deps = yes ] && install_deps
+    if [ $all = yes ]; then
+        mapfile -t selection < <(scenario_names)
+    elif [ ${#selection[@]} -eq 0 ]; then
+        # shellcheck disable=SC2206
+        selection=($ci_scenarios)
+    fi
+    local s
+    for s in "${selection[@]}"; do
+        [ -f "$here/scenarios/$s.sh" ] || die "no scenario $s (see --list)"
+    done
+
+    local t_start=$SECONDS
+    mkdir -p "$work" "$cache"
+    rm -rf "$work/images" "$work"/failed-*
+    mkdir -p "$work/images"
+    if [ -n "${VMCUST_VM_BINARY:-}" ]; then
+        binary=$VMCUST_VM_BINARY
+    else
+        note "cargo build --release"
+        (cd "$repo" && cargo build --release --quiet)
+        binary=$repo/target/release/vmcust
+    fi
+    # Each stack's image once, before any boot.
+    local stacks
+    stacks=$(for s in "${selection[@]}"; do (. "$here/scenarios/$s.sh" && echo "$stack"); done | sort -u)
+    for s in $stacks; do image "$s"; done
+    note "images ready after $((SECONDS - t_start)) s"
+
+    for s in "${selection[@]}"; do run_scenario "$s"; done
+
+    heading "summary ($((SECONDS - t_start)) s)"
+    local bad=0
+    for s in "${selection[@]}"; do
+        if [ -s "$work/failed-$s" ]; then
+            printf 'FAIL  %s\n' "$s"
+            sed 's/^/        /' "$work/failed-$s"
+            bad=$((bad + 1))
+        else
+            printf 'pass  %s\n' "$s"
+        fi
+    done
+    [ $bad -eq 0 ]
+}
+
+main "$@"
+exit

@@ -1,0 +1,14 @@
+# shellcheck shell=bash
+# QEMU killed (a power cut) while the early unit applies the static spec, then a normal
+# boot, on the systemd-networkd template.
+stack=networkd
+describe="power cut during the early stage (QEMU killed once cust.cfg is handed over), then a normal boot that converges to the full static configuration and reports 5 0"
+scenario_prepare() { hand_over_spec "$(static_spec)"; }
+scenario_boots() {
+    boot 1 cut "vmtest-tools: copied cust.cfg"
+    boot 2
+}
+scenario_checks() {
+    check_static 2
+    check "boot 2: 5 0 reported" rpc_sent 2 '^deployPkg.update.state 5 0'
+}
