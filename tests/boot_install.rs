@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use vmcust::coexist::{self, VmwareCustomization};
+use vmcust::cloud_init::coexist::{self, VmwareCustomization};
 use vmcust::root::Root;
 use vmcust::settings::{self, Settings, EARLY_UNIT_TIMEOUT_SECS};
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use vmcust::persona::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
+use vmcust::cloud_init::facade::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 use vmcust::root::Root;
 
 struct Persona {
@@ -223,6 +223,6 @@ fn a_copy_of_the_binary_is_recognised_as_vmcust() {
     std::fs::create_dir_all(ci.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_vmcust"), &ci).unwrap();
     let root = Root::new(Path::new(dir.path())).unwrap();
-    assert!(vmcust::coexist::is_vmcust_persona(&root));
-    assert_eq!(vmcust::coexist::real_cloud_init(&root), None);
+    assert!(vmcust::cloud_init::coexist::is_vmcust_persona(&root));
+    assert_eq!(vmcust::cloud_init::coexist::real_cloud_init(&root), None);
 }

@@ -156,7 +156,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         ctx.root
             .write_file(&dir.join(USER_DATA_DONE), note.as_bytes(), 0o644)
     };
-    let real = crate::coexist::real_cloud_init(&ctx.root).is_some();
+    let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
     // The same decision `vmcust plan` shows.
     match user_data_disposition(&bytes, real) {
         UserDataDisposition::CloudInitSeed => {

@@ -37,7 +37,7 @@ pub struct CollectLogsArgs {
 const FILES: &[&str] = &[
     crate::report::LOG_PATH,
     "/var/log/vmcust.log.1",
-    crate::persona::STATUS_PATH,
+    crate::cloud_init::facade::STATUS_PATH,
     crate::settings::SETTINGS_PATH,
     "/var/log/vmware-imc/toolsDeployPkg.log",
     "/etc/cloud/cloud.cfg.d/99-vmcust.cfg",

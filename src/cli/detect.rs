@@ -81,7 +81,7 @@ pub struct Doctor {
 /// Looks at `root` as a boot would; problems become lines, never errors.
 pub fn doctor(root_dir: &std::path::Path) -> Doctor {
     use crate::boot::state::{CUST_CFG, IMC_DIR, PENDING_DIR};
-    use crate::coexist::{self, VmwareCustomization};
+    use crate::cloud_init::coexist::{self, VmwareCustomization};
     use std::path::Path;
     let Ok(root) = crate::root::Root::new(root_dir) else {
         return Doctor {
@@ -110,12 +110,12 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
             "{PENDING_DIR} (a customization in progress or interrupted; the next boot resumes it)"
         ));
     }
-    let run = match crate::persona::read_status(&root) {
+    let run = match crate::cloud_init::facade::read_status(&root) {
         Ok(Some(st)) => format!(
             "{} (stage {}, updated {})",
             st.state.word(),
             st.stage.as_deref().unwrap_or("-"),
-            crate::persona::rfc3339(st.updated)
+            crate::cloud_init::facade::rfc3339(st.updated)
         ),
         Ok(None) => "not run".into(),
         Err(e) => format!("unreadable: {e:#}"),

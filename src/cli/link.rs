@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
-use crate::coexist::{self, CLOUD_INIT_BIN};
+use crate::cloud_init::coexist::{self, CLOUD_INIT_BIN};
 use crate::root::{Existing, Root};
 
 /// The drop-in that tells open-vm-tools to hand VMware customization to "cloud-init".

@@ -8,9 +8,9 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 
 use crate::boot::{self, Context, Ending, Stage};
+use crate::cloud_init::facade::{write_status, RunState, RunStatus};
 use crate::host::platform::Platform;
 use crate::host::{open, TransportOptions};
-use crate::persona::{write_status, RunState, RunStatus};
 use crate::report::NicTiming;
 use crate::root::Root;
 
@@ -68,7 +68,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         nic_timing.poll_wait = Duration::from_millis(ms);
         nic_timing.retry_wait = Duration::from_millis(ms * 5);
     }
-    let step_aside = crate::coexist::should_step_aside(&root, &settings);
+    let step_aside = crate::cloud_init::coexist::should_step_aside(&root, &settings);
     let mut rpc = open(&TransportOptions {
         guestinfo_dir: args.guestinfo_dir.clone(),
         timeout: None,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Format;
 use crate::boot::state::{read_results, InstanceResult};
 
-use crate::persona::{exit_code, rfc3339, wait_for_status, RunState, RunStatus};
+use crate::cloud_init::facade::{exit_code, rfc3339, wait_for_status, RunState, RunStatus};
 use crate::root::Root;
 
 /// Arguments of `vmcust status`.
@@ -49,7 +49,7 @@ pub fn run(args: StatusArgs) -> Result<u8> {
     // Off VMware the units never start (ConditionVirtualization), so no status will come:
     // waiting would only run into the bound.
     let wait = args.wait
-        && (crate::persona::read_status(&root)?.is_some()
+        && (crate::cloud_init::facade::read_status(&root)?.is_some()
             || crate::host::platform::Platform::detect(&args.root).is_vmware());
     let run = wait_for_status(&root, wait)?;
     let instances = read_results(&root)?;

@@ -164,7 +164,7 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         steps.marker = marker.map(|id| MarkerStep { id, new });
     }
     if let Some(UserData { bytes, from }) = &g.userdata {
-        let real = crate::coexist::real_cloud_init(root).is_some();
+        let real = crate::cloud_init::coexist::real_cloud_init(root).is_some();
         steps.user_data = Some(UserDataStep {
             from: *from,
             bytes: bytes.len(),

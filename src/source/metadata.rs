@@ -9,7 +9,7 @@ use serde_norway::{Mapping, Value};
 
 use super::encoding::{self, DecodeError, Encoding};
 use super::field::{field, host_and_domain};
-use super::netconfig::{self, NetworkError};
+use super::netconfig::{self, NetworkConfigError};
 use crate::model::{Customization, Identity, InstanceId, InvalidValue, SshKey};
 
 /// Keys that carry SSH public keys; the first one present wins.
@@ -61,7 +61,7 @@ pub enum MetadataError {
         key: String,
         /// The cause.
         #[source]
-        source: NetworkError,
+        source: NetworkConfigError,
     },
 }
 

@@ -25,7 +25,7 @@ use crate::model::{
 /// A network config that cannot be translated; the message names the offending entry.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("network config: {0}")]
-pub struct NetworkError(pub String);
+pub struct NetworkConfigError(pub String);
 
 /// The translation and what was left out.
 #[derive(Debug, Clone, Default)]
@@ -36,8 +36,8 @@ pub struct Translated {
     pub warnings: Vec<String>,
 }
 
-fn err(msg: impl Into<String>) -> NetworkError {
-    NetworkError(msg.into())
+fn err(msg: impl Into<String>) -> NetworkConfigError {
+    NetworkConfigError(msg.into())
 }
 
 /// Most `{network: {...}}` wrappers unwrapped (cloud-init writes one): a bound, so that a
@@ -46,7 +46,7 @@ const MAX_WRAPPERS: usize = 4;
 
 /// Translates a v1 or v2 network config (the value of the metadata `network` key, already
 /// decoded). A `{network: {...}}` wrapper is accepted (up to four of them).
-pub fn translate(config: &Value) -> Result<Translated, NetworkError> {
+pub fn translate(config: &Value) -> Result<Translated, NetworkConfigError> {
     let mut config = config;
     let mut wrappers = 0;
     let map = loop {
@@ -76,7 +76,7 @@ pub fn translate(config: &Value) -> Result<Translated, NetworkError> {
     }
 }
 
-fn from_value<T: DeserializeOwned>(what: &str, v: &Value) -> Result<T, NetworkError> {
+fn from_value<T: DeserializeOwned>(what: &str, v: &Value) -> Result<T, NetworkConfigError> {
     serde_norway::from_value(v.clone()).map_err(|e| err(format!("{what}: {e}")))
 }
 
@@ -133,7 +133,7 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(path: String, id: &str, mac: MacAddr) -> Result<Self, NetworkError> {
+    fn new(path: String, id: &str, mac: MacAddr) -> Result<Self, NetworkConfigError> {
         let id = InterfaceId::parse(id).map_err(|e| err(format!("{path}: {e}")))?;
         Ok(Builder {
             path,
@@ -149,7 +149,7 @@ impl Builder {
         })
     }
 
-    fn address(&mut self, path: &str, net: IpNet) -> Result<(), NetworkError> {
+    fn address(&mut self, path: &str, net: IpNet) -> Result<(), NetworkConfigError> {
         let at = |e: String| err(format!("{path}: {e}"));
         match net {
             IpNet::V4(n) => self.v4.push(NicAddr4::new(n).map_err(at)?),
@@ -170,7 +170,7 @@ impl Builder {
         &mut self,
         path: &str,
         servers: impl IntoIterator<Item = &'s String>,
-    ) -> Result<(), NetworkError> {
+    ) -> Result<(), NetworkConfigError> {
         for (n, s) in servers.into_iter().enumerate() {
             self.dns
                 .servers
@@ -179,7 +179,7 @@ impl Builder {
         Ok(())
     }
 
-    fn search(&mut self, path: &str, names: &[String]) -> Result<(), NetworkError> {
+    fn search(&mut self, path: &str, names: &[String]) -> Result<(), NetworkConfigError> {
         let start = self.dns.search.len();
         for (n, s) in names.iter().enumerate() {
             self.dns
@@ -189,7 +189,7 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(self) -> Result<Interface, NetworkError> {
+    fn finish(self) -> Result<Interface, NetworkConfigError> {
         if self.dhcp4 && !self.v4.is_empty() {
             return Err(err(format!(
                 "{}: both dhcp4 and static ipv4 addresses; vmcust supports one or the other",
@@ -229,11 +229,11 @@ impl Builder {
     }
 }
 
-fn parse_mac(path: &str, s: &str) -> Result<MacAddr, NetworkError> {
+fn parse_mac(path: &str, s: &str) -> Result<MacAddr, NetworkConfigError> {
     MacAddr::from_str(s.trim()).map_err(|e| err(format!("{path}: {e}")))
 }
 
-fn parse_ip(path: &str, s: &str) -> Result<IpAddr, NetworkError> {
+fn parse_ip(path: &str, s: &str) -> Result<IpAddr, NetworkConfigError> {
     IpAddr::from_str(s.trim()).map_err(|_| {
         err(format!(
             "{path}: {} is not an ip address",
@@ -242,15 +242,15 @@ fn parse_ip(path: &str, s: &str) -> Result<IpAddr, NetworkError> {
     })
 }
 
-fn gateway(path: &str, s: &str) -> Result<Gateway, NetworkError> {
+fn gateway(path: &str, s: &str) -> Result<Gateway, NetworkConfigError> {
     Gateway::new(parse_ip(path, s)?).map_err(|e| err(format!("{path}: {e}")))
 }
 
-fn name_server(path: &str, s: &str) -> Result<NameServer, NetworkError> {
+fn name_server(path: &str, s: &str) -> Result<NameServer, NetworkConfigError> {
     NameServer::new(parse_ip(path, s)?).map_err(|e| err(format!("{path}: {e}")))
 }
 
-fn dns_name(path: &str, s: &str) -> Result<DnsName, NetworkError> {
+fn dns_name(path: &str, s: &str) -> Result<DnsName, NetworkConfigError> {
     DnsName::parse(s.trim()).map_err(|e| {
         err(format!(
             "{path}: {} is not a dns name: {e}",
@@ -260,7 +260,7 @@ fn dns_name(path: &str, s: &str) -> Result<DnsName, NetworkError> {
 }
 
 /// `addr/prefix`, or `addr` with a separate netmask / prefix length.
-fn parse_net(path: &str, s: &str, netmask: Option<&str>) -> Result<IpNet, NetworkError> {
+fn parse_net(path: &str, s: &str, netmask: Option<&str>) -> Result<IpNet, NetworkConfigError> {
     let s = s.trim();
     if s.contains('/') {
         return IpNet::from_str(s).map_err(|_| {
@@ -297,7 +297,7 @@ fn prefix_len(mask: &str) -> Option<u8> {
 }
 
 /// A route destination: `default`, `addr/prefix` or a bare address (a host route).
-fn parse_to(path: &str, to: &str, via: Gateway) -> Result<IpNet, NetworkError> {
+fn parse_to(path: &str, to: &str, via: Gateway) -> Result<IpNet, NetworkConfigError> {
     let to = to.trim();
     let via = via.addr();
     if to == "default" {
@@ -323,7 +323,7 @@ fn finish(
     interfaces: Vec<Interface>,
     dns: Dns,
     mut warnings: Vec<String>,
-) -> Result<Translated, NetworkError> {
+) -> Result<Translated, NetworkConfigError> {
     let mut seen = BTreeMap::new();
     for i in &interfaces {
         if let Some(other) = seen.insert(i.mac, &i.id) {
@@ -403,7 +403,7 @@ struct V2Ethernet {
 
 const V2_UNSUPPORTED: [&str; 6] = ["bonds", "bridges", "vlans", "wifis", "tunnels", "vrfs"];
 
-fn v2(config: &Value) -> Result<Translated, NetworkError> {
+fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
     let mut warnings = Vec::new();
     for kind in V2_UNSUPPORTED {
         if config.get(kind).is_some_and(|v| !v.is_null()) {
@@ -544,7 +544,7 @@ struct V1Nameserver {
     search: OneOrMany,
 }
 
-fn v1(config: &Value) -> Result<Translated, NetworkError> {
+fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
     let mut warnings = Vec::new();
     let items = match config.get("config") {
         None | Some(Value::Null) => Vec::new(),
@@ -596,7 +596,7 @@ fn v1(config: &Value) -> Result<Translated, NetworkError> {
     finish(interfaces, dns, warnings)
 }
 
-fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkError> {
+fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkConfigError> {
     let mask = s
         .netmask
         .clone()

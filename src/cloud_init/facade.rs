@@ -151,7 +151,7 @@ pub fn version_line() -> String {
 pub fn main() -> ExitCode {
     // Keeps the marker bytes in the binary so `coexist` can recognise a copy of vmcust
     // installed as /usr/bin/cloud-init.
-    std::hint::black_box(crate::coexist::PERSONA_MARKER);
+    std::hint::black_box(crate::cloud_init::coexist::PERSONA_MARKER);
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let root_dir = std::env::var_os(ROOT_ENV).unwrap_or_else(|| OsString::from("/"));
     let code = run(
