@@ -445,6 +445,43 @@ fn a_cd_drive_that_appears_late_is_read() {
     );
 }
 
+/// open-vm-tools hands raw cloud-init data to any installed cloud-init, whatever
+/// `disable_vmware_customization` says: with a real cloud-init here, vmcust leaves such a
+/// spec alone (and still takes a traditional one).
+#[test]
+fn raw_data_is_left_to_a_real_cloud_init() {
+    let vm = Vm::new();
+    let bin = vm.path("/usr/bin");
+    fs::create_dir_all(&bin).unwrap();
+    fs::write(bin.join("cloud-init"), "#!/bin/sh\necho 23.4\n").unwrap();
+    vm.hand_over(
+        &spec("raw-cloud-init.cfg"),
+        &[("metadata", "{\"instance-id\": \"raw-2\"}")],
+    );
+    let out = vm.run("early");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("leaving the vSphere customization to cloud-init"));
+    assert!(
+        vm.path("/var/run/vmware-imc/cust.cfg").exists(),
+        "hand-over left alone"
+    );
+    assert_eq!(
+        vm.final_state(),
+        None,
+        "nothing reported: cloud-init owns it"
+    );
+
+    let vm = Vm::new();
+    fs::create_dir_all(vm.path("/usr/bin")).unwrap();
+    fs::write(vm.path("/usr/bin/cloud-init"), "#!/bin/sh\necho 23.4\n").unwrap();
+    vm.hand_over(&spec("dhcp.cfg"), &[]);
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    assert!(
+        vm.final_state().unwrap().contains(" 5 0 "),
+        "a traditional spec is ours"
+    );
+}
+
 #[test]
 fn not_vmware_costs_nothing() {
     let root = scratch_root();

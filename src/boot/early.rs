@@ -11,55 +11,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
+use super::apply_step::{apply_prepared, Failure};
 use super::journal::{Journal, Step};
 use super::state::{self, InstanceResult, CUST_CFG, IMC_DIR, NICS_TXT, PENDING_DIR};
 use super::wait::{wait_for_any, WaitedAny};
 use super::{Context, Ending, ScriptEnd};
-use crate::apply::{apply, Change};
-use crate::engine::customize::{marker_path, prepare, PrepareError, Prepared};
-use crate::engine::gather::{gather, GatherError, Gathered, ImcInput, Sources};
+use crate::engine::customize::{marker_path, prepare, Prepared};
+use crate::engine::gather::{gather, Gathered, ImcInput, Sources};
 use crate::model::{FileName, InstanceId};
-use crate::plan::PlanError;
 use crate::report::{Code, Reporter};
 use crate::root::Root;
 use crate::scripts::run::Phase;
 use crate::source::ovf_locate::CD_DEVICES;
-
-/// A failure that ends the customization: the code for the host, the text for
-/// `guestinfo.gc.status`, and the reason for people.
-pub struct Failure {
-    code: Code,
-    gc_text: &'static str,
-    reason: String,
-    invalid: bool,
-}
-
-impl Failure {
-    /// Why it failed, for people.
-    pub(super) fn reason(&self) -> &str {
-        &self.reason
-    }
-
-    pub(super) fn new(code: Code, gc_text: &'static str, reason: impl Into<String>) -> Self {
-        Failure {
-            code,
-            gc_text,
-            reason: reason.into(),
-            invalid: false,
-        }
-    }
-
-    /// The same failure, caused by the customization itself (exit 65).
-    fn input(mut self) -> Self {
-        self.invalid = true;
-        self
-    }
-
-    /// Whether the customization itself is at fault.
-    pub(super) fn is_invalid(&self) -> bool {
-        self.invalid
-    }
-}
 
 /// What stopped a traditional customization before its end.
 enum Stop {
@@ -67,42 +30,6 @@ enum Stop {
     Failed(Failure),
     /// SIGTERM: leave the journal as it is, the next boot resumes.
     Interrupted,
-}
-
-impl From<GatherError> for Failure {
-    fn from(e: GatherError) -> Self {
-        let invalid = e.invalid;
-        let f = Failure::new(e.code, e.gc_text, e.reason);
-        if invalid {
-            f.input()
-        } else {
-            f
-        }
-    }
-}
-
-impl From<PrepareError> for Failure {
-    fn from(e: PrepareError) -> Self {
-        match e {
-            PrepareError::Plan(PlanError::Network(_)) => Failure::new(
-                Code::NetworkSetupFailed,
-                "Error preparing Network Configuration",
-                e.to_string(),
-            )
-            .input(),
-            PrepareError::Plan(_) => Failure::new(
-                Code::CustomizeFailed,
-                "Error applying the customization",
-                e.to_string(),
-            )
-            .input(),
-            PrepareError::Facts(_) => Failure::new(
-                Code::CustomizeFailed,
-                "Error applying the customization",
-                e.to_string(),
-            ),
-        }
-    }
 }
 
 impl From<Failure> for Stop {
@@ -121,6 +48,10 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
     let handed_over = Path::new(IMC_DIR).join(CUST_CFG);
     if imc {
         if root.is_file(&handed_over) {
+            if let Some(reason) = raw_data_for_cloud_init(ctx, &handed_over) {
+                tracing::info!("leaving the vSphere customization to cloud-init: {reason}");
+                return Ok(Ending::Nothing);
+            }
             state::ingest(&root)?;
             return process_pending(ctx);
         }
@@ -216,6 +147,17 @@ fn record_boot_identity(ctx: &Context) {
     ) {
         tracing::warn!("could not record this VM's identity in {BOOT_IDENTITY}: {e}");
     }
+}
+
+/// Why a handed-over spec that carries raw cloud-init data belongs to the real cloud-init
+/// installed here (open-vm-tools hands such specs to it whatever
+/// `disable_vmware_customization` says), if it does.
+fn raw_data_for_cloud_init(ctx: &Context, handed_over: &Path) -> Option<String> {
+    let reason =
+        crate::cloud_init::coexist::should_step_aside_for_raw_data(&ctx.root, &ctx.settings)?;
+    let bytes = ctx.root.read(handed_over).ok().flatten()?;
+    let parsed = vmcust_imc::Spec::parse(&bytes).ok()?;
+    (parsed.spec.kind() == vmcust_imc::SpecKind::RawCloudInit).then_some(reason)
 }
 
 /// Whether vSphere specs are ours to handle (settings, a real cloud-init), saying why not.
@@ -427,47 +369,6 @@ fn traditional(
             )
         })?;
         record(journal, Step::Marker)?;
-    }
-    Ok(())
-}
-
-/// Applies a prepared plan, all or nothing, logging every file it changed.
-pub(super) fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure> {
-    let changes = apply(&ctx.root, &prepared.plan).map_err(|e| {
-        Failure::new(
-            Code::CustomizeFailed,
-            "Error applying the customization",
-            format!("{e:#}"),
-        )
-    })?;
-    for (action, change) in prepared.plan.actions.iter().zip(changes) {
-        if !matches!(change, Change::Unchanged | Change::Skipped) {
-            tracing::info!(
-                "{} {} ({})",
-                change.word(false),
-                action.path().display(),
-                action.purpose()
-            );
-        }
-    }
-    // Clone hygiene (fresh SSH host keys, a machine-id of its own) once per new instance,
-    // before any network stack starts; only after the customization applied, so a bad
-    // spec still changes nothing.
-    if let Some(id) = &prepared.steps.instance_id {
-        match crate::hygiene::refresh(&ctx.root, &ctx.settings, id.as_str()) {
-            Ok(changed) => {
-                for p in changed {
-                    tracing::info!("clone hygiene: replaced {}", p.display());
-                }
-            }
-            Err(e) => tracing::warn!("clone hygiene: {e:#}"),
-        }
-    }
-    if let (true, Some(renderer)) = (ctx.root.path() == Path::new("/"), prepared.renderer) {
-        let up = ctx.reconfigure_network;
-        for w in super::reconfigure_network::reconfigure(renderer, &prepared.plan, up, ctx.stop) {
-            tracing::warn!("{w}");
-        }
     }
     Ok(())
 }

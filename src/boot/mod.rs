@@ -5,6 +5,7 @@
 //! (identity, network, password, pre-customization script, NIC connect, final state) and
 //! `late` after the network is online (post-customization script, user-data).
 
+pub mod apply_step;
 pub mod early;
 pub mod journal;
 pub mod late;

@@ -8,7 +8,7 @@
 
 use anyhow::Result;
 
-use super::early::{apply_prepared, Failure};
+use super::apply_step::{apply_prepared, Failure};
 use super::late::USER_DATA;
 use super::state::{self, InstanceResult};
 use super::{Context, Ending};

@@ -20,12 +20,28 @@ use ipnet::Ipv4Net;
 use vmcust_ovf::Environment;
 
 use super::field::{field, host_and_domain};
-use super::ovf::OvfSourceError;
 use crate::model::{
     Customization, Dns, DnsName, Gateway, InstanceId, Interface, InterfaceId, Ipv4Config,
     Ipv6Config, MacAddr, NameServer, Network, NicAddr4, RootPassword, Route, Secret, SshKey,
     Timezone,
 };
+
+/// A mapped appliance property that cannot be used. Messages name the property, never
+/// its value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplianceError {
+    /// A mapped property has a bad value.
+    #[error("ovf property {key}: {detail}")]
+    Property {
+        /// The appliance's property key.
+        key: String,
+        /// What is wrong and what is accepted.
+        detail: String,
+    },
+    /// A mapped property's value is not usable (a host name with a newline, …).
+    #[error(transparent)]
+    Invalid(#[from] crate::model::InvalidValue),
+}
 
 /// Where the mapping lives under the root.
 pub const MAPPING_PATH: &str = "/etc/vmcust/ovf-properties.conf";
@@ -110,8 +126,8 @@ impl PropertyMap {
         env: &Environment,
         c: &mut Customization,
         warnings: &mut Vec<String>,
-    ) -> Result<(), OvfSourceError> {
-        let bad = |key: &str, detail: String| OvfSourceError::Property {
+    ) -> Result<(), ApplianceError> {
+        let bad = |key: &str, detail: String| ApplianceError::Property {
             key: key.to_string(),
             detail,
         };

@@ -21,13 +21,8 @@ pub enum OvfSourceError {
     #[error("ovf property network-config: {0}; give base64 of a netplan v2 or v1 network config")]
     NetworkConfig(String),
     /// A mapped appliance property has a bad value.
-    #[error("ovf property {key}: {detail}")]
-    Property {
-        /// The appliance's property key.
-        key: String,
-        /// What is wrong and what is accepted.
-        detail: String,
-    },
+    #[error(transparent)]
+    Appliance(#[from] super::appliance::ApplianceError),
     /// A property's value is not usable (a host name with a newline, …).
     #[error(transparent)]
     Invalid(#[from] InvalidValue),
