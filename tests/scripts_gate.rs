@@ -109,6 +109,30 @@ async fn toolbox_rows() {
     }
 }
 
+/// A runaway tool printing 100 MB is read to its end but only its start is kept.
+#[tokio::test]
+async fn a_runaway_tools_output_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(TOOLBOX_CMD);
+    fs::write(
+        &p,
+        "#!/bin/sh
+printf '[deployPkg] enable-custom-scripts = true\n'
+head -c 100000000 /dev/zero
+",
+    )
+    .unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    let (_d, root) = empty_root();
+    let gate = custom_scripts_gate(Some(&p), &root, false).await;
+    assert_eq!(
+        gate,
+        Gate::Enabled(GateReason::Toolbox {
+            value: "true".into()
+        })
+    );
+}
+
 #[tokio::test]
 async fn a_tool_that_cannot_start_means_the_default() {
     let (_d, root) = empty_root();

@@ -199,7 +199,7 @@ async fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
         .kill_on_drop(true);
     let mut attempt = 0;
     let output = loop {
-        match tokio::time::timeout(TOOLBOX_TIMEOUT, command.output()).await {
+        match tokio::time::timeout(TOOLBOX_TIMEOUT, bounded_output(&mut command)).await {
             // Another thread that forked while the tool was open for writing holds it
             // until that child execs (seen with freshly written tools in tests).
             Ok(Err(e)) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
@@ -230,6 +230,30 @@ async fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
         Some(value) => Gate::from_value(value.to_string(), |value| GateReason::Toolbox { value }),
         None => Gate::default(default, DefaultWhy::Unset),
     }
+}
+
+/// Bytes of `vmware-toolbox-cmd` output kept: its answer is one short line.
+const MAX_TOOLBOX_OUTPUT: u64 = 64 * 1024;
+
+/// What [`bounded_output`] returns: the exit status and the start of stdout.
+struct ToolOutput {
+    status: std::process::ExitStatus,
+    stdout: Vec<u8>,
+}
+
+/// Runs `command` and keeps the first [`MAX_TOOLBOX_OUTPUT`] bytes of its stdout; the rest is
+/// read and dropped, so a runaway tool neither fills memory nor blocks on a full pipe.
+async fn bounded_output(command: &mut tokio::process::Command) -> std::io::Result<ToolOutput> {
+    use tokio::io::AsyncReadExt;
+    let mut child = command.spawn()?;
+    let mut stdout = Vec::new();
+    if let Some(pipe) = child.stdout.take() {
+        let mut pipe = pipe.take(MAX_TOOLBOX_OUTPUT);
+        pipe.read_to_end(&mut stdout).await?;
+        tokio::io::copy(&mut pipe.into_inner(), &mut tokio::io::sink()).await?;
+    }
+    let status = child.wait().await?;
+    Ok(ToolOutput { status, stdout })
 }
 
 /// The value in `vmware-toolbox-cmd config get` output, as cloud-init matches it
