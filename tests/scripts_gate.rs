@@ -109,6 +109,30 @@ fn toolbox_rows() {
     }
 }
 
+/// A runaway tool printing 100 MB is read to its end but only its start is kept.
+#[test]
+fn a_runaway_tools_output_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(TOOLBOX_CMD);
+    fs::write(
+        &p,
+        "#!/bin/sh
+printf '[deployPkg] enable-custom-scripts = true\n'
+head -c 100000000 /dev/zero
+",
+    )
+    .unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    let (_d, root) = empty_root();
+    let gate = custom_scripts_gate(Some(&p), &root, false);
+    assert_eq!(
+        gate,
+        Gate::Enabled(GateReason::Toolbox {
+            value: "true".into()
+        })
+    );
+}
+
 #[test]
 fn a_tool_that_cannot_start_means_the_default() {
     let (_d, root) = empty_root();

@@ -79,7 +79,7 @@ pub enum IsoError {
     #[error("malformed iso9660 image: {0}")]
     Malformed(String),
     /// The environment file is larger than [`IsoLimits::max_file_bytes`].
-    #[error("{name} is {size} bytes, over the limit of {limit} bytes for an ovf environment file")]
+    #[error("{} is {size} bytes, over the limit of {limit} bytes for an ovf environment file", vmcust_imc::shown::name(.name))]
     FileTooLarge {
         /// File name as recorded.
         name: String,
@@ -136,7 +136,7 @@ pub fn read_ovf_env<R: Read + Seek>(
         // Writers split only files of 4 GiB and more into several extents.
         return Err(IsoError::Malformed(format!(
             "{} is stored in several extents, which no ovf environment file needs",
-            file.name
+            vmcust_imc::shown::name(&file.name)
         )));
     }
     if size > limits.max_file_bytes {

@@ -138,7 +138,8 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
 
 /// Reads and validates the spec at `path`.
 pub fn load_imc(path: &Path) -> Result<vmcust_imc::Parsed> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes =
+        vmcust_imc::read_cust_cfg(path).with_context(|| format!("reading {}", path.display()))?;
     vmcust_imc::Spec::parse(&bytes).map_err(|e| {
         InvalidInput(prefix_lines(path, &e.to_string()) + "\nnothing was changed").into()
     })

@@ -179,6 +179,17 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
             || c.is::<crate::plan::PlanError>()
             || c.is::<vmcust_imc::SpecError>()
             || c.is::<vmcust_imc::ReadError>()
+            || c.is::<vmcust_ovf::EnvError>()
+            || matches!(
+                c.downcast_ref(),
+                Some(vmcust_ovf::EnvReadError::TooLarge { .. })
+            )
+            || matches!(
+                c.downcast_ref(),
+                Some(vmcust_imc::CappedReadError::TooLarge { .. })
+            )
+            || c.downcast_ref::<vmcust_ovf::IsoError>()
+                .is_some_and(|e| !e.is_unreadable())
     }) {
         EXIT_INVALID
     } else if e.chain().any(|c| c.is::<std::io::Error>()) {
@@ -201,16 +212,8 @@ fn init_logging(log_file: Option<&std::path::Path>, level: tracing::Level) {
         .with_default_directive(tracing::level_filters::LevelFilter::from_level(level).into())
         .with_env_var("VMCUST_LOG")
         .from_env_lossy();
-    let file = log_file.and_then(|path| {
-        use std::os::unix::fs::OpenOptionsExt;
-        let _ = std::fs::create_dir_all(path.parent()?);
-        std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(path)
-            .ok()
-    });
+    // Bounded: rotated to `.1` at 8 MiB (docs/limits.md).
+    let file = log_file.and_then(|path| crate::log_file::BoundedLog::open(path).ok());
     let stderr = tracing_subscriber::fmt::layer()
         .event_format(logline::Line {
             priority: logline::stderr_is_journal(),

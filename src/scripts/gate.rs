@@ -185,7 +185,11 @@ pub fn custom_scripts_enabled(root: &Root, default: bool) -> Gate {
 fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
     let run = crate::process::Cmd::new(cmd, &["config", "get", SECTION, KEY], TOOLBOX_TIMEOUT);
     let never = std::sync::atomic::AtomicBool::new(false);
-    let output = match crate::process::run(&run, crate::process::Output::Bytes(64 * 1024), &never) {
+    let output = match crate::process::run(
+        &run,
+        crate::process::Output::Bytes(MAX_TOOLBOX_OUTPUT as usize),
+        &never,
+    ) {
         Ok(out) => out,
         Err(e) => return Gate::default(default, DefaultWhy::ToolNotRunnable(e.to_string())),
     };
@@ -215,6 +219,9 @@ fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
         None => Gate::default(default, DefaultWhy::Unset),
     }
 }
+
+/// Bytes of `vmware-toolbox-cmd` output kept: its answer is one short line.
+const MAX_TOOLBOX_OUTPUT: u64 = 64 * 1024;
 
 /// The value in `vmware-toolbox-cmd config get` output, as cloud-init matches it
 /// (`([^=]+)=(.*)` from the start): the rest of the line after the first `=`, trimmed.

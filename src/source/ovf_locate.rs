@@ -67,18 +67,9 @@ pub fn read_path(path: &Path) -> Result<FoundEnv> {
         return read_iso(&mut f, path)?
             .with_context(|| format!("{}: the ISO image has no ovf-env.xml", path.display()));
     }
-    let mut xml = Vec::new();
     f.seek(SeekFrom::Start(0))?;
-    f.take(vmcust_ovf::iso9660::DEFAULT_MAX_FILE_BYTES + 1)
-        .read_to_end(&mut xml)
+    let xml = vmcust_ovf::read_env_capped(&mut f)
         .with_context(|| format!("reading {}", path.display()))?;
-    if xml.len() as u64 > vmcust_ovf::iso9660::DEFAULT_MAX_FILE_BYTES {
-        anyhow::bail!(
-            "{} is larger than {} bytes; an OVF environment is never that large",
-            path.display(),
-            vmcust_ovf::iso9660::DEFAULT_MAX_FILE_BYTES
-        );
-    }
     Ok(FoundEnv {
         origin: OvfOrigin::File {
             path: path.to_path_buf(),
