@@ -89,7 +89,7 @@ impl From<PrepareError> for Failure {
 
 /// Applies a prepared plan, all or nothing, logging every file it changed.
 pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure> {
-    let changes = apply(&ctx.root, &prepared.plan).map_err(|e| {
+    let changes = super::timed("apply", || apply(&ctx.root, &prepared.plan)).map_err(|e| {
         Failure::new(
             Code::CustomizeFailed,
             "Error applying the customization",

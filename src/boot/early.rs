@@ -217,13 +217,14 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         }),
         ..Sources::default()
     };
-    let prepared = gather(&root, sources, &fallback)
+    let prepared = super::timed("gather (cust.cfg)", || gather(&root, sources, &fallback))
         .map_err(Failure::from)
         .and_then(|g| {
             for w in &g.warnings {
                 tracing::warn!("{w}");
             }
-            let p = prepare(&root, &g, ctx.options()).map_err(Failure::from)?;
+            let p = super::timed("facts and plan", || prepare(&root, &g, ctx.options()))
+                .map_err(Failure::from)?;
             Ok((g, p))
         });
     let (g, prepared) = match prepared {
@@ -444,7 +445,9 @@ fn finish(
         let timing = ctx.nic_timing;
         let stop = ctx.stop;
         let mut reporter = Reporter::new(ctx.rpc, gc);
-        let outcome = reporter.connect_nics(nics, &timing, &mut |d| super::sleep_unless(stop, d));
+        let outcome = super::timed("NIC handshake", || {
+            reporter.connect_nics(nics, &timing, &mut |d| super::sleep_unless(stop, d))
+        });
         if outcome == crate::report::NicsOutcome::Interrupted {
             return Ok(Ending::Interrupted);
         }

@@ -179,3 +179,15 @@ pub fn crash_point(step: journal::Step) {
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
 }
+
+/// Runs `f` and logs, at debug level, how long the step `what` took: the boot profile
+/// (`VMCUST_LOG=debug` or `[log] level = debug`) that shows where boot time goes.
+pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    let start = Instant::now();
+    let out = f();
+    tracing::debug!(
+        "{what} took {:.3} ms",
+        start.elapsed().as_secs_f64() * 1000.0
+    );
+    out
+}

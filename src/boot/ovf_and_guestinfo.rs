@@ -20,7 +20,9 @@ use crate::source::{guestinfo, ovf_locate};
 /// no such data at all.
 pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
     let fallback = ctx.default_instance_id();
-    let located = match ovf_locate::locate(&ctx.root, Some(&mut *ctx.rpc)) {
+    let located = match super::timed("locating the OVF environment", || {
+        ovf_locate::locate(&ctx.root, Some(&mut *ctx.rpc))
+    }) {
         Ok(found) => found,
         Err(e) => {
             let reason = format!("{e:#}");
@@ -35,7 +37,9 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
         guestinfo: Some(&mut *ctx.rpc),
         mapping: MappingSource::Root,
     };
-    let g = match gather(&root, sources, &fallback) {
+    let g = match super::timed("gather (OVF, guestinfo)", || {
+        gather(&root, sources, &fallback)
+    }) {
         Ok(g) => g,
         Err(e) => {
             tracing::error!("{}; nothing was changed", e.reason);
@@ -64,7 +68,7 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
     for (field, source) in &origins {
         tracing::info!("{field} from {source}");
     }
-    let outcome = prepare(&ctx.root, &g, ctx.options())
+    let outcome = super::timed("facts and plan", || prepare(&ctx.root, &g, ctx.options()))
         .map_err(Failure::from)
         .and_then(|p| apply_prepared(ctx, &p));
     let invalid = outcome.as_ref().is_err_and(|f| f.is_invalid());

@@ -50,7 +50,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
     let stop = boot::stop::install().context("installing the SIGTERM handler")?;
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
-    let platform = Platform::detect(root.path());
+    let platform = boot::timed("platform detection", || Platform::detect(root.path()));
     if !platform.is_vmware() && !args.force && args.guestinfo_dir.is_none() {
         tracing::info!("not a VMware guest (DMI and CPUID say so): nothing to do");
         return Ok(ExitCode::SUCCESS);
