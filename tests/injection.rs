@@ -26,22 +26,10 @@ fn guestinfo(metadata: &str) -> tempfile::TempDir {
     d
 }
 
-/// An OVF environment with these properties (values already XML-escaped).
+/// An OVF environment file with these properties (values already XML-escaped).
 fn ovf(dir: &Path, props: &[(&str, &str)]) -> String {
-    let mut xml = String::from(
-        "<?xml version=\"1.0\"?>\n<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
-         xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\" \
-         xmlns:ve=\"http://www.vmware.com/schema/ovfenv\" oe:id=\"\">\n<PropertySection>\n",
-    );
-    for (k, v) in props {
-        xml.push_str(&format!("  <Property oe:key=\"{k}\" oe:value=\"{v}\"/>\n"));
-    }
-    xml.push_str(
-        "</PropertySection>\n<ve:EthernetAdapterSection>\n  <ve:Adapter ve:mac=\"00:50:56:a6:8c:08\" \
-         ve:network=\"VM Network\" ve:unitNumber=\"7\"/>\n</ve:EthernetAdapterSection>\n</Environment>\n",
-    );
     let path = dir.join("ovf-env.xml");
-    fs::write(&path, xml).unwrap();
+    fs::write(&path, support::ovf_env(props)).unwrap();
     path.display().to_string()
 }
 

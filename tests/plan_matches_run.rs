@@ -52,22 +52,6 @@ fn ran(vm: &Vm) -> BTreeSet<String> {
         .collect()
 }
 
-fn ovf_env(props: &[(&str, &str)]) -> String {
-    let mut xml = String::from(
-        "<?xml version=\"1.0\"?>\n<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
-         xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\" \
-         xmlns:ve=\"http://www.vmware.com/schema/ovfenv\" oe:id=\"\">\n<PropertySection>\n",
-    );
-    for (k, v) in props {
-        xml.push_str(&format!("  <Property oe:key=\"{k}\" oe:value=\"{v}\"/>\n"));
-    }
-    xml.push_str(
-        "</PropertySection>\n<ve:EthernetAdapterSection>\n  <ve:Adapter ve:mac=\"00:50:56:a6:8c:08\" \
-         ve:network=\"VM Network\" ve:unitNumber=\"7\"/>\n</ve:EthernetAdapterSection>\n</Environment>\n",
-    );
-    xml
-}
-
 /// An ISO9660 image holding `ovf-env.xml`, built by xorriso as the tests of the ISO
 /// reader do, placed as the VM's CD drive `/dev/sr0`.
 fn insert_cd(vm: &Vm, xml: &str) {
@@ -135,7 +119,7 @@ fn ovf_iso_with_a_local_seed_and_an_appliance_mapping() {
     fs::write(vm.path("/usr/share/zoneinfo/Europe/Berlin"), "TZif").unwrap();
     insert_cd(
         &vm,
-        &ovf_env(&[
+        &support::ovf_env(&[
             ("seedfrom", "file:///var/lib/ovf-seed/"),
             ("appliance.tz", "Europe/Berlin"),
             ("appliance.ip", "10.9.8.7/24"),

@@ -33,19 +33,6 @@ fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn ovf_doc(props: &[(&str, &str)]) -> String {
-    let mut xml = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
-         xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\" \
-         xmlns:ve=\"http://www.vmware.com/schema/ovfenv\" oe:id=\"\">\n<PropertySection>\n",
-    );
-    for (k, v) in props {
-        xml.push_str(&format!("  <Property oe:key=\"{k}\" oe:value=\"{v}\"/>\n"));
-    }
-    xml.push_str("</PropertySection>\n<ve:EthernetAdapterSection>\n  <ve:Adapter ve:mac=\"00:50:56:a6:8c:08\" ve:network=\"VM Network\" ve:unitNumber=\"7\"/>\n</ve:EthernetAdapterSection>\n</Environment>\n");
-    xml
-}
-
 #[test]
 fn ovf_with_a_password_property_never_prints_the_password() {
     let file = support::ovf_input("b64-network-config.xml");
@@ -65,7 +52,7 @@ fn ovf_from_an_iso_image_built_by_xorriso() {
     fs::create_dir(&content).unwrap();
     fs::write(
         content.join("ovf-env.xml"),
-        ovf_doc(&[
+        support::ovf_env(&[
             ("instance-id", "iso-1"),
             ("hostname", "from-iso.example.org"),
         ]),
@@ -104,7 +91,7 @@ fn appliance_properties_configure_a_static_nic() {
     let env = dir.path().join("ovf-env.xml");
     fs::write(
         &env,
-        ovf_doc(&[
+        support::ovf_env(&[
             ("appliance.hostname", "vpx01"),
             ("appliance.ip0", "10.9.8.7"),
             ("appliance.netmask0", "24"),
@@ -153,7 +140,7 @@ fn precedence_imc_then_ovf_then_guestinfo() {
     let env = dir.path().join("ovf-env.xml");
     fs::write(
         &env,
-        ovf_doc(&[("hostname", "from-ovf"), ("instance-id", "ovf-id")]),
+        support::ovf_env(&[("hostname", "from-ovf"), ("instance-id", "ovf-id")]),
     )
     .unwrap();
     let host = dir.path().join("host");

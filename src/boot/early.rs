@@ -243,25 +243,18 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
     };
     let instance_id = g.instance_id().clone();
     if g.imc.is_some_and(|o| o.raw_cloud_init) {
-        if !ctx.settings.allow_raw_data {
-            let failure = Failure::new(
+        // Raw cloud-init specs have no NIC list of their own to act on, but a hand-over
+        // with nics.txt still gets its NICs connected: silence would leave them off.
+        let outcome = if ctx.settings.allow_raw_data {
+            apply_prepared(ctx, &prepared).and_then(|()| keep_cloud_init_data(ctx, &g))
+        } else {
+            Err(Failure::new(
                 Code::CustomizeFailed,
                 "Raw cloud-init data is not allowed",
                 "raw cloud-init data is disabled in the settings ([imc] allow_raw_data = false)",
             )
-            .input();
-            return finish(
-                ctx,
-                &mut journal,
-                &instance_id,
-                false,
-                nics.as_deref(),
-                Err(failure),
-            );
-        }
-        // Raw cloud-init specs have no NIC list of their own to act on, but a hand-over
-        // with nics.txt still gets its NICs connected: silence would leave them off.
-        let outcome = apply_prepared(ctx, &prepared).and_then(|()| keep_cloud_init_data(ctx, &g));
+            .input())
+        };
         return finish(
             ctx,
             &mut journal,

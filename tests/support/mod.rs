@@ -29,6 +29,24 @@ pub fn ovf_input(name: &str) -> PathBuf {
     repo().join("tests/data/ovf").join(name)
 }
 
+/// An OVF environment document with these properties (values already XML-escaped) and one
+/// adapter with the example root's first MAC, as vSphere writes it.
+pub fn ovf_env(props: &[(&str, &str)]) -> String {
+    let mut xml = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
+         xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\" \
+         xmlns:ve=\"http://www.vmware.com/schema/ovfenv\" oe:id=\"\">\n<PropertySection>\n",
+    );
+    for (k, v) in props {
+        xml.push_str(&format!("  <Property oe:key=\"{k}\" oe:value=\"{v}\"/>\n"));
+    }
+    xml.push_str(
+        "</PropertySection>\n<ve:EthernetAdapterSection>\n  <ve:Adapter ve:mac=\"00:50:56:a6:8c:08\" \
+         ve:network=\"VM Network\" ve:unitNumber=\"7\"/>\n</ve:EthernetAdapterSection>\n</Environment>\n",
+    );
+    xml
+}
+
 /// A scratch copy of the bundled template root.
 pub fn scratch_root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
