@@ -127,14 +127,6 @@ pub enum RunError {
         /// What went wrong.
         source: io::Error,
     },
-    /// Waiting for the script failed.
-    #[error("waiting for custom script {path}: {source}")]
-    Wait {
-        /// The script.
-        path: PathBuf,
-        /// What went wrong.
-        source: io::Error,
-    },
 }
 
 /// Runs `script phase` in the script's directory, under `limits`, until it ends, its

@@ -13,6 +13,6 @@ scenario_checks() {
     check "boot 1: 5 0 reported" rpc_sent 1 '^deployPkg.update.state 5 0'
     if grep -q 'no /var/run/vmware-imc/cust.cfg within 15 s' "$(r 1 vmcust-journal.txt)"; then
         known_bug "a cust.cfg handed over after [imc] max_wait is never applied (issue 11:" \
-            "e.g. a systemd path unit on /var/run/vmware-imc/cust.cfg; belongs in src/run and systemd/)"
+            "e.g. a systemd path unit on /var/run/vmware-imc/cust.cfg; fixed by systemd/vmcust-imc.path: a regression)"
     fi
 }

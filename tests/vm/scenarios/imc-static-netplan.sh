@@ -10,7 +10,7 @@ scenario_checks() {
     check_reported 1
     if has 1 networkctl.txt 'Network File: /run/systemd/network/10-netplan-template.network'; then
         known_bug "no 'netplan generate' after vmcust writes /etc/netplan/50-vmcust.yaml" \
-            "(issue 11; belongs in src/run): networkd still reads the template's" \
+            "(issue 11, fixed in src/boot: a regression): networkd still reads the template's" \
             "/run/systemd/network/10-netplan-template.network, generated at boot before vmcust ran"
     fi
 }

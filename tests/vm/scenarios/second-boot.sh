@@ -27,7 +27,7 @@ scenario_checks() {
     if ! early_unit_under 2 10; then
         fail "boot 2: early unit did not wait the full max_wait"
         grep -q 'no /var/run/vmware-imc/cust.cfg within 15 s' "$(r 2 vmcust-journal.txt)" &&
-            known_bug "every boot waits [imc] max_wait for a cust.cfg even when none can be pending"                 "(issue 11; belongs in src/run)"
+            known_bug "every boot waits [imc] max_wait for a cust.cfg even when none can be pending"                 "(issue 11, fixed in src/boot: a regression)"
     else
         pass "boot 2: early unit did not wait the full max_wait"
     fi
