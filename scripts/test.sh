@@ -24,9 +24,9 @@ fi
 
 echo "== installing the Debian packages the tests use (scripts/test-packages.txt)"
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
+apt-get -o DPkg::Lock::Timeout=600 update -qq
 # shellcheck disable=SC2046 # one package name per word
-apt-get install -y -qq --no-install-recommends $(grep -v '^#' scripts/test-packages.txt) >/dev/null
+apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $(grep -v '^#' scripts/test-packages.txt) >/dev/null
 
 echo "== format and lint"
 cargo fmt --all -- --check
