@@ -1,6 +1,9 @@
 # Helpers for tests/vm/run.sh and its scenarios (sourced, not run): messages, and the
 # checks that read what a guest recorded under $scn_dir/results/boot-<n>/.
 # shellcheck shell=bash
+# scn_dir and failures_file are set by run.sh for the scenario in hand; the shared
+# values below are used by scenarios.
+# shellcheck disable=SC2034,SC2154
 
 note() { printf '  %s\n' "$*" >&2; }
 heading() { printf '\n== %s\n' "$*" >&2; }

@@ -234,6 +234,8 @@ vm_mac=00:50:56:aa:bb:01
 boot() {
     local n=$1 mode=${2:-normal} pattern=${3:-}
     local console=$scn_dir/console-$n.log
+    # QEMU's options are comma-separated inside one argument.
+    # shellcheck disable=SC2054
     local args=(
         # vmport=off: QEMU's emulation of VMware's backdoor port would make the guest
         # kernel take VMware's paravirtual paths (TSC marked reliable) under TCG.
@@ -248,6 +250,7 @@ boot() {
         -device "virtio-net-pci,netdev=n0,mac=$vm_mac,addr=0x3"
     )
     if [ "${scenario_vmware:-yes}" = yes ]; then
+        # shellcheck disable=SC2054
         # What a VMware VM's firmware reports. No hypervisor CPUID bit, so systemd and
         # vmcust go by DMI (QEMU's CPUID would say "TCG"/"KVM" first).
         args+=(
@@ -259,6 +262,7 @@ boot() {
         args+=(-cpu max)
     fi
     if [ -f "$scn_dir/ovf.iso" ]; then
+        # shellcheck disable=SC2054
         args+=(
             -device virtio-scsi-pci,id=scsi0
             -drive "file=$scn_dir/ovf.iso,if=none,id=cd0,media=cdrom,format=raw,readonly=on"
@@ -335,6 +339,7 @@ list() {
         (
             # shellcheck source=/dev/null
             . "$f"
+            # shellcheck disable=SC2154
             printf '%-26s %-9s %s\n' "$(basename "$f" .sh)" "$stack" "$describe"
         )
     done
@@ -413,6 +418,7 @@ main() {
     fi
     # Each stack's image once, before any boot.
     local stacks
+    # shellcheck disable=SC1090
     stacks=$(for s in "${selection[@]}"; do (. "$here/scenarios/$s.sh" && echo "$stack"); done | sort -u)
     for s in $stacks; do image "$s"; done
     note "images ready after $((SECONDS - t_start)) s"

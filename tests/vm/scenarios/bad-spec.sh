@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # A spec that cannot be applied (an unknown time zone) on the systemd-networkd template.
 stack=networkd
 describe="bad spec: 4 100 with a reason, NICs still connected (4 103/4 104), no 5 0, template untouched (host name, DHCP)"

@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # guestinfo.metadata (YAML, network v2) and guestinfo.userdata (base64) read through
 # the vmware-rpctool stand-in, on the systemd-networkd template.
 stack=networkd

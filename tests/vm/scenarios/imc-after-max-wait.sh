@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # The hand-over comes 22 s after vmtoolsd starts: later than vmcust's default
 # [imc] max_wait (15 s), as on a slow or busy host.
 stack=networkd

@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # IMC DHCP spec (DNS from DHCP) on the systemd-networkd template.
 stack=networkd
 describe="IMC DHCP: host name set, the NIC takes a DHCP lease and default route, 4 103/4 104 then 5 0"

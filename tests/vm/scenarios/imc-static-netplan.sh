@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # IMC static spec on a netplan.io + systemd-resolved template whose
 # 01-template.yaml matches name "en*" with dhcp4: true.
 stack=netplan

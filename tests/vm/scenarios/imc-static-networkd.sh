@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # IMC static spec on a systemd-networkd template (no systemd-resolved) whose
 # 01-template.network matches Name=en* with DHCP.
 stack=networkd

@@ -1,7 +1,10 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # IMC static spec on a NetworkManager template whose
 # automatic wired connection (no keyfile) takes DHCP.
-stack=nm
+stack="nm"
 describe="IMC static (IPv4+IPv6, gateway, 2 DNS servers, search domain): exact addresses, no DHCP lease, default route, resolver config, time zone, 4 103/4 104 then 5 0"
 scenario_prepare() { hand_over_spec "$(static_spec)"; }
 scenario_boots() { boot 1; }

@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # The same template booted without VMware's DMI strings (plain QEMU), with a spec on
 # the test disk that a VMware host would deliver.
 stack=networkd

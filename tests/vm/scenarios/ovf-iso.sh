@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # OVF environment on a CD (the "ISO" OVF transport) on the systemd-networkd template:
 # host name, SSH key, a netplan v2 network-config and a user-data shell script.
 stack=networkd

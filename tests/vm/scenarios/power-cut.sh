@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # QEMU killed (a power cut) while the early unit applies the static spec, then a normal
 # boot, on the systemd-networkd template.
 stack=networkd

@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # The static spec on boot 1, then vCenter customizes the same VM again (same BIOS UUID
 # and MAC, a new spec and marker) and the hand-over delivers it on boot 2.
 stack=networkd

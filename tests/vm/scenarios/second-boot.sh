@@ -1,4 +1,7 @@
 # shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
 # The static spec with a custom script (allowed by the spec's default), then a second
 # boot with nothing pending, on the systemd-networkd template.
 stack=networkd
