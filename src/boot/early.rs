@@ -88,7 +88,11 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
     let deadline = std::time::Instant::now() + ctx.settings.max_wait;
     loop {
         let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match wait_for_any(&waiting, left, ctx.stop)? {
+        let what = match imc {
+            true => format!("{IMC_DIR}/{CUST_CFG} or a CD drive"),
+            false => "a CD drive".to_string(),
+        };
+        match wait_for_any(&waiting, &what, left, ctx.stop)? {
             WaitedAny::Found(0, after) if imc => {
                 tracing::info!("{IMC_DIR}/{CUST_CFG} found after {} ms", after.as_millis());
                 state::ingest(&root)?;

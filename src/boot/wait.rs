@@ -35,11 +35,14 @@ pub enum Waited {
 /// Waits until `path` exists, for at most `max`. With `max` zero the file is looked for
 /// once, without waiting. `stop` is checked at least every 100 ms.
 pub fn wait_for_file(path: &Path, max: Duration, stop: &AtomicBool) -> std::io::Result<Waited> {
-    Ok(match wait_for_any(&[path.to_path_buf()], max, stop)? {
-        WaitedAny::Found(_, after) => Waited::Found(after),
-        WaitedAny::TimedOut => Waited::TimedOut,
-        WaitedAny::Interrupted => Waited::Interrupted,
-    })
+    let what = path.display().to_string();
+    Ok(
+        match wait_for_any(&[path.to_path_buf()], &what, max, stop)? {
+            WaitedAny::Found(_, after) => Waited::Found(after),
+            WaitedAny::TimedOut => Waited::TimedOut,
+            WaitedAny::Interrupted => Waited::Interrupted,
+        },
+    )
 }
 
 /// How waiting for several paths ended.
@@ -53,14 +56,16 @@ pub enum WaitedAny {
     Interrupted,
 }
 
-/// Waits until any of `paths` exists (a file, a device node), for at most `max`.
+/// Waits until any of `paths` exists (a file, a device node), for at most `max`; `what`
+/// names them in the progress lines.
 pub fn wait_for_any(
     paths: &[PathBuf],
+    what: &str,
     max: Duration,
     stop: &AtomicBool,
 ) -> std::io::Result<WaitedAny> {
     let inotify = Inotify::init(InitFlags::IN_NONBLOCK | InitFlags::IN_CLOEXEC)?;
-    let result = wait_with(&inotify, paths, max, stop);
+    let result = wait_with(&inotify, paths, what, max, stop);
     // Closing an inotify descriptor waits for an RCU grace period (10-20 ms here); the
     // customization should not wait for that, so the close happens on another thread.
     std::thread::spawn(move || drop(inotify));
@@ -70,6 +75,7 @@ pub fn wait_for_any(
 fn wait_with(
     inotify: &Inotify,
     paths: &[PathBuf],
+    what: &str,
     max: Duration,
     stop: &AtomicBool,
 ) -> std::io::Result<WaitedAny> {
@@ -110,10 +116,7 @@ fn wait_with(
         }
         if now >= next_progress {
             tracing::info!(
-                "waiting for {} ({} s of at most {} s)",
-                paths
-                    .first()
-                    .map_or_else(String::new, |p| p.display().to_string()),
+                "waiting for {what} ({} s of at most {} s)",
                 start.elapsed().as_secs(),
                 max.as_secs()
             );
