@@ -2,8 +2,9 @@
 # The README's test command: installs what the tests need (Debian packages from
 # scripts/test-packages.txt with apt-get, crates through cargo) and runs every test:
 # format and lint checks, the workspace's unit and integration tests, every fuzz target for
-# 60 s, and the real-boot VM scenarios that CI runs (tests/vm/). Needs root (network
-# namespaces, chroots, mounts) and the nightly toolchain for cargo-fuzz.
+# 60 s, the packaging checks (scripts/test-packaging.sh) and the real-boot VM scenarios
+# that CI runs (tests/vm/). Needs root (network namespaces, chroots, mounts) and the
+# nightly toolchain for cargo-fuzz.
 #   scripts/test.sh            everything
 #   scripts/test.sh --no-vm    everything but the VM scenarios (they take ~20 minutes)
 set -euo pipefail
@@ -38,6 +39,9 @@ cargo test --workspace
 echo "== fuzzing: every target 60 s (fails on a crash, a timeout or memory over the bound)"
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 scripts/fuzz.sh 60
+
+echo "== packages: portable build, glibc <= 2.17, .rpm checks, .deb install/upgrade/remove in a chroot"
+scripts/test-packaging.sh
 
 if [ "$vm" = 1 ] && [ -x tests/vm/run.sh ]; then
     echo "== real-boot VM scenarios (CI subset; the full matrix: tests/vm/run.sh --all)"
