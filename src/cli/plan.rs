@@ -188,7 +188,10 @@ pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
         .iter()
         .filter(|s| !matches!(s.change, Change::Unchanged | Change::Skipped))
         .count();
-    let same = steps.len() - changed;
+    let same = steps
+        .iter()
+        .filter(|s| s.change == Change::Unchanged)
+        .count();
     let _ = match (changed, planned) {
         (0, _) => writeln!(
             out,
