@@ -446,6 +446,13 @@ mod tests {
     }
 
     #[test]
+    fn a_bare_program_name_is_found_on_the_fixed_path() {
+        let no = AtomicBool::new(false);
+        let f = run(&Cmd::new("true", &[], LONG), Output::Bytes(1), &no).unwrap();
+        assert!(f.success());
+    }
+
+    #[test]
     fn bytes_are_bounded() {
         let no = AtomicBool::new(false);
         let f = run(

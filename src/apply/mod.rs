@@ -28,6 +28,20 @@ pub enum Change {
     Skipped,
 }
 
+impl Change {
+    /// The word for a change, planned (`create`) or done (`created`).
+    pub fn word(self, planned: bool) -> &'static str {
+        match (self, planned) {
+            (Change::Created, true) => "create",
+            (Change::Updated, true) => "update",
+            (Change::Created, false) => "created",
+            (Change::Updated, false) => "updated",
+            (Change::Unchanged, _) => "unchanged",
+            (Change::Skipped, _) => "skip",
+        }
+    }
+}
+
 /// Environment variable naming an action index at which `apply` fails as if the write had
 /// failed: the tests' way to prove that a failure anywhere puts everything back.
 pub const FAIL_AT_ENV: &str = "VMCUST_TEST_FAIL_AT_ACTION";

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::plan::network::networkmanager::CONNECTIONS_DIR;
 use crate::plan::network::Renderer;
 use crate::plan::{Action, Plan};
-use crate::process::{run, Cmd, Output, PATH};
+use crate::process::{run, Cmd, Output};
 
 /// How long one reload command may take.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -65,12 +65,9 @@ pub fn reconfigure(
     for cmd in commands(renderer, plan, network_up) {
         let args: Vec<&str> = cmd[1..].iter().map(String::as_str).collect();
         let shown = cmd.join(" ");
+        // A bare name (`netplan`) is looked up on the runner's fixed PATH.
         let mut run_cmd = Cmd::new(&cmd[0], &args, TIMEOUT);
         run_cmd.grace = GRACE;
-        // `netplan` and friends are found on the fixed PATH by their name.
-        if let Some(found) = crate::host::rpctool::find_on_path(PATH.as_ref(), &cmd[0]) {
-            run_cmd.program = found;
-        }
         match run(&run_cmd, Output::Bytes(16 * 1024), stop) {
             Ok(f) if f.success() => tracing::info!("network reconfigured: {shown}"),
             Ok(f) => warnings.push(format!(

@@ -127,20 +127,6 @@ pub fn print_report(
     Ok(())
 }
 
-impl Change {
-    /// The word for a change, planned (`create`) or done (`created`).
-    pub fn word(self, planned: bool) -> &'static str {
-        match (self, planned) {
-            (Change::Created, true) => "create",
-            (Change::Updated, true) => "update",
-            (Change::Created, false) => "created",
-            (Change::Updated, false) => "updated",
-            (Change::Unchanged, _) => "unchanged",
-            (Change::Skipped, _) => "skip",
-        }
-    }
-}
-
 /// The steps for people: one line per action, contents indented below changed files,
 /// then what the boot stages do around them.
 pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
