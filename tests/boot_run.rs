@@ -482,6 +482,34 @@ fn raw_data_is_left_to_a_real_cloud_init() {
     );
 }
 
+/// The early stage keeps the `cloud-init` stand-in in step at every boot (an rpm has no
+/// trigger for a cloud-init installed later): link and drop-in where no real cloud-init
+/// is, our drop-in taken away where one has been installed since.
+#[test]
+fn the_early_stage_keeps_the_cloud_init_stand_in_in_step() {
+    let vm = Vm::new();
+    fs::create_dir_all(vm.path("/usr/bin")).unwrap();
+    fs::write(vm.path("/usr/bin/vmcust"), "binary").unwrap();
+    let drop_in = vm.path("/etc/cloud/cloud.cfg.d/99-vmcust.cfg");
+    vm.hand_over(&spec("dhcp.cfg"), &[]);
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    assert_eq!(
+        fs::read_link(vm.path("/usr/bin/cloud-init")).unwrap(),
+        Path::new("vmcust")
+    );
+    assert!(fs::read_to_string(&drop_in)
+        .unwrap()
+        .contains("disable_vmware_customization: false"));
+
+    // A real cloud-init replaces the link: the next boot takes our drop-in away.
+    fs::remove_file(vm.path("/usr/bin/cloud-init")).unwrap();
+    fs::write(vm.path("/usr/bin/cloud-init"), "#!/usr/bin/python3\n").unwrap();
+    let out = vm.run("early");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!drop_in.exists());
+    assert!(text(&out.stderr).contains("cloud-init stand-in: removed"));
+}
+
 #[test]
 fn not_vmware_costs_nothing() {
     let root = scratch_root();

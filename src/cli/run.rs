@@ -68,6 +68,19 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         nic_timing.poll_wait = Duration::from_millis(ms);
         nic_timing.retry_wait = Duration::from_millis(ms * 5);
     }
+    if args.stage == Stage::Early {
+        // The cloud-init stand-in follows the system before anything reads it (a real
+        // cloud-init installed since the last boot takes the drop-in away): an rpm has no
+        // trigger for that, so every boot does it. Done here rather than in a second
+        // process before this one: each process start costs a visible share of an
+        // emulated guest's boot (docs/benchmarks.md).
+        match crate::cloud_init::stand_in::sync(&root) {
+            Ok(did) => did
+                .iter()
+                .for_each(|d| tracing::info!("cloud-init stand-in: {d}")),
+            Err(e) => tracing::warn!("cloud-init stand-in: {e:#}"),
+        }
+    }
     let step_aside = crate::cloud_init::coexist::should_step_aside(&root, &settings);
     let mut rpc = open(&TransportOptions {
         guestinfo_dir: args.guestinfo_dir.clone(),

@@ -1,6 +1,8 @@
 //! Living with cloud-init: the `cloud-init` stand-in that makes open-vm-tools hand the
-//! vSphere spec to vmcust ([`facade`]), and stepping aside for a real cloud-init that is
-//! configured for VMware customization ([`coexist`]).
+//! vSphere spec to vmcust ([`facade`]), installed only where no real cloud-init is
+//! ([`stand_in`]), and stepping aside for a real cloud-init that is configured for VMware
+//! customization ([`coexist`]).
 
 pub mod coexist;
 pub mod facade;
+pub mod stand_in;
