@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole packaging check, as a release or CI would run it (root): portable build,
-# glibc check, packages of two versions, the .deb in a Debian chroot (install, upgrade,
+# static-binary check, packages of two versions, the .deb in a Debian chroot (install, upgrade,
 # trigger, remove, purge) and the .rpm's contents and scriptlets. About 5 minutes on 2
 # cores plus the first-time tool installs. docs/packaging.md.
 #   scripts/test-packaging.sh [--no-build]

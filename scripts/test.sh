@@ -40,10 +40,11 @@ echo "== fuzzing: every target 60 s (fails on a crash, a timeout or memory over 
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
 scripts/fuzz.sh 60
 
-echo "== packages: portable build, glibc <= 2.17, .rpm checks, .deb install/upgrade/remove in a chroot"
+echo "== packages: portable (static) build, .rpm checks, .deb install/upgrade/remove in a chroot"
 scripts/test-packaging.sh
 
 if [ "$vm" = 1 ] && [ -x tests/vm/run.sh ]; then
     echo "== real-boot VM scenarios (CI subset; the full matrix: tests/vm/run.sh --all)"
-    tests/vm/run.sh --ci
+    # The binary the packaging step just built and checked, as the packages ship it.
+    VMCUST_VM_BINARY=target/pkg/vmcust tests/vm/run.sh --ci
 fi

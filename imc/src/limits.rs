@@ -69,7 +69,30 @@ pub fn read_capped<R: Read>(
     max: u64,
     what: &'static str,
 ) -> Result<Vec<u8>, CappedReadError> {
-    let mut bytes = Vec::new();
+    read_into(reader, max, what, Vec::new())
+}
+
+/// [`read_capped`] for a file: the buffer is sized from the file's length (within the
+/// cap), so a small file is read in one call rather than a doubling series of them.
+pub fn read_capped_file(
+    file: std::fs::File,
+    max: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, CappedReadError> {
+    // One byte more than the length: the read that finds the end needs no new buffer.
+    let hint = file
+        .metadata()
+        .map_or(0, |m| m.len().min(max))
+        .saturating_add(1);
+    read_into(file, max, what, Vec::with_capacity(hint as usize))
+}
+
+fn read_into<R: Read>(
+    reader: R,
+    max: u64,
+    what: &'static str,
+    mut bytes: Vec<u8>,
+) -> Result<Vec<u8>, CappedReadError> {
     reader.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(CappedReadError::TooLarge { max, what });
@@ -79,7 +102,7 @@ pub fn read_capped<R: Read>(
 
 /// Reads a `cust.cfg` file, refusing one over [`MAX_CUST_CFG_BYTES`] before reading it whole.
 pub fn read_cust_cfg(path: &std::path::Path) -> Result<Vec<u8>, CappedReadError> {
-    read_capped(std::fs::File::open(path)?, MAX_CUST_CFG_BYTES, "cust.cfg")
+    read_capped_file(std::fs::File::open(path)?, MAX_CUST_CFG_BYTES, "cust.cfg")
 }
 
 #[cfg(test)]
@@ -97,6 +120,17 @@ mod tests {
         // An endless input ends after the cap.
         let err = read_capped(io::repeat(b'x'), 1000, "x").unwrap_err();
         assert!(matches!(err, CappedReadError::TooLarge { .. }));
+        // A file: exactly its bytes, and the cap holds whatever its length says.
+        let mut f = tempfile::tempfile().unwrap();
+        io::Write::write_all(&mut f, b"abcd").unwrap();
+        let reopen = |f: &std::fs::File| {
+            let mut g = f.try_clone().unwrap();
+            io::Seek::rewind(&mut g).unwrap();
+            g
+        };
+        assert_eq!(read_capped_file(reopen(&f), 4, "x").unwrap(), b"abcd");
+        let err = read_capped_file(reopen(&f), 3, "x").unwrap_err();
+        assert!(matches!(err, CappedReadError::TooLarge { max: 3, .. }));
     }
 
     #[test]

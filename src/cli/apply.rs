@@ -10,7 +10,7 @@ use super::input::InputArgs;
 use super::plan::{load_and_prepare, print_report};
 use super::Format;
 
-/// Arguments of `vmcust apply`.
+/// Apply a customization to a root and print what changed.
 #[derive(Debug, Args)]
 pub struct ApplyArgs {
     /// The customization spec (cust.cfg); the same as --imc.

@@ -8,8 +8,9 @@ use clap::Args;
 use crate::clean::{clean, CleanOptions, Cleaned};
 use crate::root::Root;
 
-/// Arguments of `vmcust clean`. With no part named, the state is cleaned (as
-/// `cloud-init clean` does).
+/// Seal a template: remove state, logs, machine-id and SSH host keys so clones start fresh.
+///
+/// With no part named, the state is cleaned (as `cloud-init clean` does).
 #[derive(Debug, Args)]
 pub struct CleanArgs {
     /// Root directory of the template.

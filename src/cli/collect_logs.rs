@@ -17,7 +17,7 @@ use clap::Args;
 
 use crate::root::Root;
 
-/// Arguments of `vmcust collect-logs`.
+/// Write one tar.gz with the logs, status, records and settings, secrets redacted.
 #[derive(Debug, Args)]
 pub struct CollectLogsArgs {
     /// Root directory of the system.

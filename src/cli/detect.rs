@@ -18,7 +18,7 @@ use crate::host::GuestRpc;
 use crate::source::encoding;
 use crate::source::guestinfo::{METADATA, OVF_ENV, USERDATA, VENDORDATA};
 
-/// Arguments of `vmcust detect`.
+/// Print the platform, the guest RPC transports that work and the sources found.
 #[derive(Debug, Args)]
 pub struct DetectArgs {
     /// Root directory whose `sys/class/dmi/id` is read.

@@ -9,7 +9,7 @@ use clap::{Args, CommandFactory, Subcommand};
 
 use super::Cli;
 
-/// Arguments of `vmcust generate`.
+/// Write the man pages or shell completions (for packaging).
 #[derive(Debug, Args)]
 pub struct GenerateArgs {
     /// What to generate.

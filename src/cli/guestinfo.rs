@@ -37,7 +37,7 @@ impl TransportArgs {
     }
 }
 
-/// Arguments of `vmcust guestinfo`.
+/// Read or write guestinfo keys through the guest RPC transports.
 #[derive(Debug, Args)]
 pub struct GuestinfoArgs {
     /// What to do.

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use crate::cloud_init::stand_in;
 use crate::root::Root;
 
-/// Arguments of `vmcust cloud-init-link`.
+/// Install or remove the `cloud-init` stand-in as the system needs (for packaging).
 #[derive(Debug, Args)]
 pub struct LinkArgs {
     /// What to do.

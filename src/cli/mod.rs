@@ -54,8 +54,11 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The sub-commands.
+/// The sub-commands. Each one's arguments are defined only when it is the one invoked
+/// (`defer`): building all of them cost a sixth of a whole `vmcust plan`
+/// (docs/benchmarks.md).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Validate a customization spec and print it, with its network as netplan v2.
     Show(show::ShowArgs),
@@ -244,5 +247,32 @@ mod tests {
     #[test]
     fn cli_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// With deferred sub-commands, `vmcust --help` lists each one with its variant's doc
+    /// and `vmcust X --help` starts with its arguments struct's: the two must agree.
+    #[test]
+    fn each_sub_command_describes_itself_as_the_list_does() {
+        let cli = Cli::command();
+        let mut seen = 0;
+        for listed in cli.get_subcommands() {
+            let mut own = listed.clone();
+            own.build();
+            let about = |c: &clap::Command| c.get_about().map(ToString::to_string);
+            assert!(
+                about(listed).is_some(),
+                "{} has no summary",
+                listed.get_name()
+            );
+            let first_line = about(&own).map(|a| a.lines().next().unwrap_or("").to_string());
+            assert_eq!(
+                first_line,
+                about(listed),
+                "vmcust {} --help",
+                listed.get_name()
+            );
+            seen += 1;
+        }
+        assert!(seen >= 10, "{seen}");
     }
 }

@@ -17,7 +17,7 @@ use crate::plan::network::Renderer;
 use crate::plan::Action;
 use crate::root::Root;
 
-/// Arguments of `vmcust plan`.
+/// Print what applying a customization to a root would change.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The customization spec (cust.cfg); the same as --imc.

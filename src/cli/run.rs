@@ -14,7 +14,7 @@ use crate::host::{open, TransportOptions};
 use crate::report::NicTiming;
 use crate::root::Root;
 
-/// Arguments of `vmcust run`.
+/// Run a boot stage: wait for the customization, apply it, report to vCenter.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Which boot stage to run.

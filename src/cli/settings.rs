@@ -10,7 +10,7 @@ use super::InvalidInput;
 use crate::root::Root;
 use crate::settings::{load, SETTINGS_PATH};
 
-/// Arguments of `vmcust settings`.
+/// Check the settings file, /etc/vmcust/vmcust.conf.
 #[derive(Debug, Args)]
 pub struct SettingsArgs {
     /// What to do.

@@ -13,7 +13,7 @@ use crate::plan::network::{netplan, resolve_devices};
 use crate::source::merge::SourceKind;
 use crate::source::ovf_locate::OvfOrigin;
 
-/// Arguments of `vmcust show`.
+/// Validate a customization spec and print it, with its network as netplan v2.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The customization spec (cust.cfg) to show (the same as --imc).

@@ -13,7 +13,7 @@ use crate::boot::state::{read_results, InstanceResult};
 use crate::cloud_init::facade::{exit_code, rfc3339, wait_for_status, RunState, RunStatus};
 use crate::root::Root;
 
-/// Arguments of `vmcust status`.
+/// Show the run's state and each customized instance's outcome.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Root directory of the customized system.

@@ -21,7 +21,7 @@
 #                           ordinary guest kernels)
 #   VMCUST_VM_BOOT_TIMEOUT  seconds one boot may take before QEMU is killed (default 480)
 #   VMCUST_VM_APT_SOURCES   apt sources file for mmdebstrap (default: the host's own)
-#   VMCUST_VM_BINARY        vmcust binary to install (default: cargo build --release)
+#   VMCUST_VM_BINARY        vmcust binary to install (default: scripts/build-portable.sh's)
 #   VMCUST_VM_LOG_LEVEL     vmcust's [log] level in the images (default: none set, info)
 #   VMCUST_VM_IMAGE_HOOK    a script run as HOOK ROOTDIR STACK on each image before it is
 #                           packed (experiments; results of such runs prove nothing)
@@ -200,7 +200,7 @@ image() {
         printf '[log]\nlevel = %s\n' "$VMCUST_VM_LOG_LEVEL" >"$root/etc/vmcust/vmcust.conf"
     fi
     # The test stand-ins for the host side (tests/vm/guest/).
-    install -m 0755 "$here/guest/vmware-rpctool" "$root/usr/bin/vmware-rpctool"
+    install -m 0755 "$work/vmware-rpctool" "$root/usr/bin/vmware-rpctool"
     install -D -m 0755 "$here/guest/vmtest-tools" "$root/usr/local/sbin/vmtest-tools"
     install -m 0755 "$here/guest/vmtest-collect" "$root/usr/local/sbin/vmtest-collect"
     local unit
@@ -412,10 +412,15 @@ main() {
     if [ -n "${VMCUST_VM_BINARY:-}" ]; then
         binary=$VMCUST_VM_BINARY
     else
-        note "cargo build --release"
-        (cd "$repo" && cargo build --release --quiet)
-        binary=$repo/target/release/vmcust
+        # The binary the packages ship (static, stripped).
+        note "scripts/build-portable.sh"
+        (cd "$repo" && scripts/build-portable.sh >/dev/null)
+        binary=$repo/target/pkg/vmcust
     fi
+    # The rpctool stand-in is a small static program, as the real tool is: a script would
+    # add its own start-up to every RPC vmcust makes during boot.
+    rustc --edition 2021 -O -C target-feature=+crt-static -C strip=symbols \
+        -o "$work/vmware-rpctool" "$here/guest/vmware-rpctool.rs"
     # Each stack's image once, before any boot.
     local stacks
     # shellcheck disable=SC1090
