@@ -157,6 +157,38 @@ unit_prop() {
           if (p["Id"] == unit) { print p[prop]; exit } }' "$1"
 }
 
+# unit_secs FILE UNIT: UNIT's run time in seconds, from its main process's start to its
+# exit (systemd's monotonic timestamps, µs), or nothing when it did not run.
+unit_secs() {
+    awk -v s="$(unit_prop "$1" "$2" ExecMainStartTimestampMonotonic)" \
+        -v e="$(unit_prop "$1" "$2" ExecMainExitTimestampMonotonic)" \
+        'BEGIN { if (s > 0 && e >= s) printf "%.2f\n", (e - s) / 1e6 }'
+}
+# unit_start_secs FILE UNIT: when UNIT's main process started, in seconds since boot.
+unit_start_secs() {
+    awk -v s="$(unit_prop "$1" "$2" ExecMainStartTimestampMonotonic)" \
+        'BEGIN { if (s > 0) printf "%.2f\n", s / 1e6 }'
+}
+# blame_secs FILE UNIT: UNIT's time in `systemd-analyze blame` output (e.g. "1min 2.3s",
+# "850ms"), in seconds, or nothing when it is not listed.
+blame_secs() {
+    awk -v unit="$2" '$NF == unit {
+        t = 0
+        for (i = 1; i < NF; i++) {
+            v = $i
+            if (v ~ /min$/) { sub(/min$/, "", v); t += v * 60 }
+            else if (v ~ /ms$/) { sub(/ms$/, "", v); t += v / 1000 }
+            else if (v ~ /us$/) { sub(/us$/, "", v); t += v / 1e6 }
+            else if (v ~ /s$/) { sub(/s$/, "", v); t += v }
+        }
+        printf "%.2f\n", t; exit
+    }' "$1"
+}
+
+# The units each side runs for a boot's customization.
+vmcust_units="vmcust-early.service vmcust-late.service"
+cloud_init_units="cloud-init-local.service cloud-init.service cloud-config.service cloud-final.service"
+
 # units_ok N: both vmcust units ran and succeeded.
 units_ok() {
     local u u_file
@@ -225,6 +257,53 @@ userdata_script='#!/bin/sh
 echo "ran $(cut -d" " -f1 /proc/uptime)" >>/var/lib/vmtest-userdata-runs
 '
 test_ssh_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdA vmtest@host"
+
+# The OVF environment the OVF ISO scenarios share (ovf-iso, ovf-iso-late-cd,
+# cloud-init-ovf): host name, SSH key, a netplan v2 network-config and the user-data script.
+ovf_network_config='version: 2
+ethernets:
+  nic0:
+    match:
+      macaddress: "00:50:56:aa:bb:01"
+    addresses: [192.168.60.20/24]
+    routes:
+      - to: default
+        via: 192.168.60.1
+    nameservers:
+      addresses: [192.168.60.2]
+      search: [ovf.test]
+'
+# ovf_env_iso: that environment on a CD at $scn_dir/ovf.iso (boot attaches it).
+ovf_env_iso() {
+    ovf_iso "$scn_dir/ovf.iso" \
+        instance-id=ovf-vmtest-0001 \
+        hostname=ovf-vm \
+        "public-keys=$test_ssh_key" \
+        "user-data=$(printf '%s' "$userdata_script" | base64 -w0)" \
+        "network-config=$(printf '%s' "$ovf_network_config" | base64 -w0)"
+}
+# user_data_runs N: how many times the user-data script had run by the end of boot N.
+user_data_runs() {
+    local c
+    c=$(grep -c . "$(r "$1" vmtest-userdata-runs)" 2>/dev/null)
+    echo "${c:-0}"
+}
+# check_ovf_env_applied N: vmcust applied everything ovf_env_iso asks for on boot N.
+check_ovf_env_applied() {
+    local n=$1
+    check "boot $n: both vmcust units succeeded" units_ok "$n"
+    check "boot $n: host name from the OVF environment" has "$n" hostname.txt '^ovf-vm$'
+    check "boot $n: SSH key in root's authorized_keys" has "$n" root-ssh/authorized_keys "vmtest@host"
+    check "boot $n: $dev has exactly 192.168.60.20/24" exact_addresses "$n" "$dev" 192.168.60.20/24
+    check "boot $n: no DHCP lease on $dev" no_dhcp_lease "$n" "$dev"
+    check "boot $n: default route via 192.168.60.1" has "$n" ip-route.txt "^default via 192.168.60.1 dev $dev"
+    check "boot $n: resolver uses 192.168.60.2 and searches ovf.test" resolver_uses "$n" 192.168.60.2 -- ovf.test
+    check "boot $n: user-data script ran once" test "$(user_data_runs "$n")" -eq 1
+    check "boot $n: no deployPkg state sent (not an IMC customization)" no_rpc "$n" '^deployPkg'
+}
+
+# The machine-id the sealed image's template keeps (its engineer forgot to clear it).
+template_machine_id=5c1e0d2f7a9b4c3d8e6f1a2b3c4d5e6f
 
 # early_unit_under N SECONDS: the early unit of boot N took less than SECONDS.
 early_unit_under() {

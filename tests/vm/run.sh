@@ -6,11 +6,14 @@
 # what the guest recorded on its test disk. See tests/vm/README.md.
 #
 # usage: tests/vm/run.sh [--install-deps] [--ci | --all | SCENARIO...]
+#        tests/vm/run.sh --compare-cloud-init
 #        tests/vm/run.sh --list
 #   (no scenario)    the CI subset, as --ci but without installing packages
 #   --ci             install the Debian packages needed, then run the CI subset
 #   --all            every scenario
 #   --list           list the scenarios with what each checks
+#   --compare-cloud-init  run ovf-iso and cloud-init-ovf (the same OVF ISO on the same
+#                    image, vmcust vs Debian's cloud-init) and print their units' times
 #   --install-deps   apt-get install what the harness needs (idempotent)
 #
 # Environment:
@@ -95,17 +98,33 @@ stack_packages() {
     esac
 }
 
-# base_tarball STACK: path of the cached mmdebstrap tarball for STACK, built if missing.
-# The cache key covers the suite, the package list and the apt sources.
+# variant_packages VARIANT: what an image variant adds to its stack's packages.
+#   sealed      a template with an SSH server, sealed as a Packer build does
+#   cloud-init  Debian's own cloud-init instead of vmcust (the baseline it is compared to)
+variant_packages() {
+    case "$1" in
+    "") ;;
+    sealed) echo ",openssh-server" ;;
+    cloud-init) echo ",cloud-init" ;;
+    *) die "unknown image variant $1" ;;
+    esac
+}
+
+# image_name STACK [VARIANT]: the image's name, STACK or STACK-VARIANT.
+image_name() { echo "$1${2:+-$2}"; }
+
+# base_tarball STACK [VARIANT]: path of the cached mmdebstrap tarball for the image,
+# built if missing. The cache key covers the suite, the package list and the apt sources.
 base_tarball() {
-    local stack=$1 packages sources key tarball
-    packages=$(stack_packages "$stack")
+    local stack=$1 variant=${2:-} name packages sources key tarball
+    name=$(image_name "$stack" "$variant")
+    packages=$(stack_packages "$stack")$(variant_packages "$variant")
     sources=$(apt_sources)
     key=$({ echo "$suite $packages"; cat "$sources"; } | sha256sum | cut -c1-12)
-    tarball=$cache/base-$stack-$key.tar
+    tarball=$cache/base-$name-$key.tar
     if [ ! -f "$tarball" ]; then
         mkdir -p "$cache/apt-archives"
-        note "building the $stack base tarball with mmdebstrap (cached as $(basename "$tarball"))"
+        note "building the $name base tarball with mmdebstrap (cached as $(basename "$tarball"))"
         local t0=$SECONDS
         # The .deb files are kept in the cache and shared by every stack's build.
         mmdebstrap --variant=minbase --format=tar --include="$packages" \
@@ -113,10 +132,10 @@ base_tarball() {
             --setup-hook='mkdir -p "$1"/var/cache/apt/archives' \
             --setup-hook="sync-in $cache/apt-archives /var/cache/apt/archives/" \
             --customize-hook="sync-out /var/cache/apt/archives $cache/apt-archives" \
-            "$suite" "$tarball.tmp" "$sources" >"$cache/mmdebstrap-$stack.log" 2>&1 ||
-            die "mmdebstrap failed; see $cache/mmdebstrap-$stack.log"
+            "$suite" "$tarball.tmp" "$sources" >"$cache/mmdebstrap-$name.log" 2>&1 ||
+            die "mmdebstrap failed; see $cache/mmdebstrap-$name.log"
         mv "$tarball.tmp" "$tarball"
-        note "base tarball for $stack built in $((SECONDS - t0)) s"
+        note "base tarball for $name built in $((SECONDS - t0)) s"
     fi
     echo "$tarball"
 }
@@ -174,15 +193,18 @@ EOF
     esac
 }
 
-# image STACK: builds $work/images/STACK.{raw,vmlinuz,initrd} once per run.
+# image STACK [VARIANT]: builds $work/images/NAME.{raw,vmlinuz,initrd} once per run, NAME
+# being image_name's. A sealed image also leaves NAME.ssh-fingerprints (the template's
+# host keys, `ssh-keygen -lf` of each) for the checks.
 image() {
-    local stack=$1
-    local img=$work/images/$stack
+    local stack=$1 variant=${2:-} name
+    name=$(image_name "$stack" "$variant")
+    local img=$work/images/$name
     [ -f "$img.raw" ] && return
     local tarball t0 root
-    tarball=$(base_tarball "$stack")
+    tarball=$(base_tarball "$stack" "$variant")
     t0=$SECONDS
-    root=$work/images/$stack.root
+    root=$work/images/$name.root
     rm -rf "$root"
     mkdir -p "$root"
     tar -xf "$tarball" -C "$root" --numeric-owner
@@ -191,35 +213,65 @@ image() {
     printf 'LABEL=vmroot / ext4 defaults 0 1\nLABEL=vmtest /vmtest ext4 defaults,x-systemd.device-timeout=30s 0 2\n' \
         >"$root/etc/fstab"
     mkdir -p "$root/vmtest"
-    # A template has a machine id emptied for cloning.
-    : >"$root/etc/machine-id"
+    if [ "$variant" = sealed ]; then
+        # A template whose engineer forgot to clear the machine-id: a fixed, known one,
+        # written before install.sh so that vmcust records it as the template's.
+        printf '%s\n' "$template_machine_id" >"$root/etc/machine-id"
+    else
+        # A template has a machine id emptied for cloning.
+        : >"$root/etc/machine-id"
+    fi
     template_network "$stack" "$root"
-    # vmcust as a user installs it.
-    "$repo/scripts/install.sh" --root "$root" --binary "$binary" >/dev/null
-    if [ -n "${VMCUST_VM_LOG_LEVEL:-}" ]; then
-        printf '[log]\nlevel = %s\n' "$VMCUST_VM_LOG_LEVEL" >"$root/etc/vmcust/vmcust.conf"
+    if [ "$variant" != cloud-init ]; then
+        # vmcust as a user installs it.
+        "$repo/scripts/install.sh" --root "$root" --binary "$binary" >/dev/null
+        if [ -n "${VMCUST_VM_LOG_LEVEL:-}" ]; then
+            printf '[log]\nlevel = %s\n' "$VMCUST_VM_LOG_LEVEL" >"$root/etc/vmcust/vmcust.conf"
+        fi
     fi
     # The test stand-ins for the host side (tests/vm/guest/).
     install -m 0755 "$work/vmware-rpctool" "$root/usr/bin/vmware-rpctool"
     install -D -m 0755 "$here/guest/vmtest-tools" "$root/usr/local/sbin/vmtest-tools"
     install -m 0755 "$here/guest/vmtest-collect" "$root/usr/local/sbin/vmtest-collect"
+    install -m 0755 "$here/guest/vmtest-late-cd" "$root/usr/local/sbin/vmtest-late-cd"
     local unit
-    for unit in open-vm-tools.service vmtest-boot.service vmtest-collect.service; do
+    for unit in open-vm-tools.service vmtest-boot.service vmtest-collect.service \
+        vmtest-late-cd.service; do
         install -m 0644 "$here/guest/$unit" "$root/etc/systemd/system/$unit"
     done
     systemctl --root="$root" enable open-vm-tools.service vmtest-boot.service \
-        vmtest-collect.service >/dev/null 2>&1
+        vmtest-collect.service vmtest-late-cd.service >/dev/null 2>&1
     # An experiment on the image (e.g. trying a fix in the guest): a script run with the
     # image's root directory and the stack's name.
     if [ -n "${VMCUST_VM_IMAGE_HOOK:-}" ]; then
         "$VMCUST_VM_IMAGE_HOOK" "$root" "$stack"
+    fi
+    if [ "$variant" = sealed ]; then
+        seal_template "$root" "$img"
     fi
     cp -L "$root"/boot/vmlinuz-* "$img.vmlinuz"
     cp -L "$root"/boot/initrd.img-* "$img.initrd"
     mkfs.ext4 -q -F -L vmroot -d "$root" "$img.raw.tmp" 3G >/dev/null
     mv "$img.raw.tmp" "$img.raw"
     rm -rf "$root"
-    note "image $stack built in $((SECONDS - t0)) s"
+    note "image $name built in $((SECONDS - t0)) s"
+}
+
+# seal_template ROOT IMG: the last step of a Packer build's clean-up script: `cloud-init
+# clean --logs` (here vmcust's cloud-init facade) in the image, and nothing for the
+# machine-id (the forgotten step). Keeps the host keys' fingerprints at IMG.ssh-fingerprints.
+seal_template() {
+    local root=$1 img=$2 out
+    if ! out=$(chroot "$root" /usr/bin/cloud-init clean --logs 2>&1); then
+        die "sealing the template: cloud-init clean --logs failed: $out"
+    fi
+    note "sealed: cloud-init clean --logs: $(printf '%s' "$out" | tr '\n' ' ')"
+    local key
+    : >"$img.ssh-fingerprints"
+    for key in "$root"/etc/ssh/ssh_host_*_key.pub; do
+        [ -f "$key" ] || die "sealing the template: no SSH host keys in the image"
+        ssh-keygen -lf "$key" >>"$img.ssh-fingerprints"
+    done
 }
 
 # ---------------------------------------------------------------------------------------
@@ -242,8 +294,8 @@ boot() {
         -machine pc,vmport=off -accel "$accel" -m 1024 -smp 1
         -display none -monitor none -no-reboot
         -serial "file:$console"
-        -kernel "$work/images/$stack.vmlinuz" -initrd "$work/images/$stack.initrd"
-        -append "root=LABEL=vmroot rw console=ttyS0,115200 net.ifnames=1 systemd.show_status=1"
+        -kernel "$work/images/$image.vmlinuz" -initrd "$work/images/$image.initrd"
+        -append "root=LABEL=vmroot rw console=ttyS0,115200 net.ifnames=1 systemd.show_status=1${scenario_kernel_args:+ $scenario_kernel_args}"
         -drive "file=$scn_dir/disk.qcow2,if=virtio,format=qcow2"
         -drive "file=$scn_dir/test.img,if=virtio,format=raw"
         -netdev user,id=n0
@@ -325,6 +377,48 @@ unit_times() {
             } else printf "early unit did not run"
             if (ls > 0) printf ", late unit %.2f s", (le - ls) / 1e6
         }'
+    # A boot run by Debian's cloud-init (the cloud-init variant): its four units.
+    if [ -n "$(unit_secs "$f" cloud-init-local.service)" ]; then
+        local u
+        printf '; cloud-init:'
+        for u in $cloud_init_units; do printf ' %s %s s' "${u%.service}" "$(unit_secs "$f" "$u")"; done
+    fi
+}
+
+# compare_cloud_init: the table of --compare-cloud-init, from the first boots of ovf-iso
+# (vmcust) and cloud-init-ovf (Debian's cloud-init) of this run: each unit's run time
+# (main process start to exit, systemd's monotonic timestamps) and its time in
+# `systemd-analyze blame`, each side's total, and vmcust's total as a fraction of
+# cloud-init's. Also written to $work/compare-cloud-init.txt.
+compare_cloud_init() {
+    local v=$work/scenarios/ovf-iso/results/boot-1 c=$work/scenarios/cloud-init-ovf/results/boot-1
+    local side dir units u t b total vtotal=0 ctotal=0 rows=()
+    for side in vmcust cloud-init; do
+        if [ $side = vmcust ]; then dir=$v units=$vmcust_units; else dir=$c units=$cloud_init_units; fi
+        [ -f "$dir/units.txt" ] || {
+            echo "no results of $side's boot in $dir" >&2
+            return 1
+        }
+        total=0
+        for u in $units; do
+            t=$(unit_secs "$dir/units.txt" "$u")
+            b=$(blame_secs "$dir/blame.txt" "$u")
+            rows+=("$(printf '%-12s %-26s %9s %9s' "$side" "$u" "${t:--}" "${b:--}")")
+            total=$(awk -v a="$total" -v b="${t:-0}" 'BEGIN { printf "%.2f", a + b }')
+        done
+        rows+=("$(printf '%-12s %-26s %9s' "$side" total "$total")")
+        if [ $side = vmcust ]; then vtotal=$total; else ctotal=$total; fi
+    done
+    {
+        printf '%-12s %-26s %9s %9s\n' side unit "run (s)" "blame (s)"
+        printf '%s\n' "${rows[@]}"
+        awk -v v="$vtotal" -v c="$ctotal" 'BEGIN {
+            if (c > 0 && v > 0) printf "vmcust / cloud-init = %.2f / %.2f s = 1/%.1f (%.1f %%; target at most 1/20)\n", v, c, c / v, 100 * v / c
+        }'
+        printf 'first unit started, seconds into boot: vmcust %s; cloud-init %s\n' \
+            "$(unit_start_secs "$v/units.txt" vmcust-early.service) s" \
+            "$(unit_start_secs "$c/units.txt" cloud-init-local.service) s"
+    } | tee "$work/compare-cloud-init.txt"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -340,7 +434,7 @@ list() {
             # shellcheck source=/dev/null
             . "$f"
             # shellcheck disable=SC2154
-            printf '%-26s %-9s %s\n' "$(basename "$f" .sh)" "$stack" "$describe"
+            printf '%-26s %-19s %s\n' "$(basename "$f" .sh)" "$(image_name "$stack" "${variant:-}")" "$describe"
         )
     done
 }
@@ -355,12 +449,13 @@ run_scenario() {
         : >"$failures_file"
         # shellcheck source=/dev/null
         . "$here/scenarios/$name.sh"
-        heading "$name ($stack): $describe"
+        image=$(image_name "$stack" "${variant:-}")
+        heading "$name ($image): $describe"
         rm -rf "$scn_dir"
         mkdir -p "$scn_dir/disk/host/guestinfo" "$scn_dir/disk/host/imc" "$scn_dir/disk/results"
         scenario_prepare
         mkfs.ext4 -q -F -L vmtest -d "$scn_dir/disk" "$scn_dir/test.img" 64M >/dev/null
-        qemu-img create -q -f qcow2 -b "$work/images/$stack.raw" -F raw "$scn_dir/disk.qcow2"
+        qemu-img create -q -f qcow2 -b "$work/images/$image.raw" -F raw "$scn_dir/disk.qcow2"
         local t0=$SECONDS
         scenario_boots
         scenario_checks
@@ -369,7 +464,7 @@ run_scenario() {
 }
 
 main() {
-    local want_deps=no selection=() all=no
+    local want_deps=no selection=() all=no compare=no
     while [ $# -gt 0 ]; do
         case "$1" in
         --list)
@@ -383,6 +478,10 @@ main() {
             selection+=($ci_scenarios)
             ;;
         --all) all=yes ;;
+        --compare-cloud-init)
+            compare=yes
+            selection+=(ovf-iso cloud-init-ovf)
+            ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
             exit 0
@@ -421,14 +520,22 @@ main() {
     # add its own start-up to every RPC vmcust makes during boot.
     rustc --edition 2021 -O -C target-feature=+crt-static -C strip=symbols \
         -o "$work/vmware-rpctool" "$here/guest/vmware-rpctool.rs"
-    # Each stack's image once, before any boot.
-    local stacks
+    # Each image (stack and variant) once, before any boot.
+    local images i st va
     # shellcheck disable=SC1090
-    stacks=$(for s in "${selection[@]}"; do (. "$here/scenarios/$s.sh" && echo "$stack"); done | sort -u)
-    for s in $stacks; do image "$s"; done
+    mapfile -t images < <(for s in "${selection[@]}"; do (. "$here/scenarios/$s.sh" && echo "$stack ${variant:-}"); done | sort -u)
+    for i in "${images[@]}"; do
+        read -r st va <<<"$i"
+        image "$st" "$va" </dev/null
+    done
     note "images ready after $((SECONDS - t_start)) s"
 
     for s in "${selection[@]}"; do run_scenario "$s"; done
+
+    if [ $compare = yes ]; then
+        heading "vmcust against Debian's cloud-init, the same OVF ISO on the same image"
+        compare_cloud_init || true
+    fi
 
     heading "summary ($((SECONDS - t_start)) s)"
     local bad=0
