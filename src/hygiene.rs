@@ -325,21 +325,21 @@ mod tests {
         assert_eq!(&a[12..13], "4", "{a}");
     }
 
+    /// The template's machine-id at `path`, read-only as systemd writes it.
+    fn write_id(root: &Root, path: &str) {
+        root.write_file(
+            Path::new(path),
+            format!("{TEMPLATE_ID}\n").as_bytes(),
+            0o444,
+        )
+        .unwrap();
+    }
+
     #[test]
     fn the_templates_machine_id_is_replaced_once() {
         let (_d, root) = root();
-        root.write_file(
-            Path::new(MACHINE_ID),
-            format!("{TEMPLATE_ID}\n").as_bytes(),
-            0o444,
-        )
-        .unwrap();
-        root.write_file(
-            Path::new(DBUS_MACHINE_ID),
-            format!("{TEMPLATE_ID}\n").as_bytes(),
-            0o444,
-        )
-        .unwrap();
+        write_id(&root, MACHINE_ID);
+        write_id(&root, DBUS_MACHINE_ID);
         record_template(&root, &[]).unwrap();
         let changed = refresh(&root, &Settings::default(), "i-1").unwrap();
         assert_eq!(
@@ -363,24 +363,14 @@ mod tests {
     fn an_unknown_or_empty_machine_id_is_kept() {
         let (_d, root) = root();
         // Nothing recorded: vmcust cannot tell this is a clone, so it keeps the id.
-        root.write_file(
-            Path::new(MACHINE_ID),
-            format!("{TEMPLATE_ID}\n").as_bytes(),
-            0o444,
-        )
-        .unwrap();
+        write_id(&root, MACHINE_ID);
         assert!(refresh_machine_id(&root).unwrap().is_empty());
         assert_eq!(machine_id(&root).unwrap().unwrap(), TEMPLATE_ID);
         // Empty: systemd generates one at boot.
         root.write_file(Path::new(MACHINE_ID), b"", 0o444).unwrap();
         assert!(refresh_machine_id(&root).unwrap().is_empty());
         // Switched off.
-        root.write_file(
-            Path::new(MACHINE_ID),
-            format!("{TEMPLATE_ID}\n").as_bytes(),
-            0o444,
-        )
-        .unwrap();
+        write_id(&root, MACHINE_ID);
         record_template(&root, &[]).unwrap();
         let off = Settings {
             hygiene_machine_id: false,

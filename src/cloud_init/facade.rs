@@ -200,6 +200,19 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
     }
 }
 
+/// A usage error of `cloud-init COMMAND`: the problem on stderr and argparse's exit code 2,
+/// so that open-vm-tools never mistakes it for cloud-init's error state (1).
+fn usage_error(err: &mut dyn Write, command: &str, problem: &str) -> u8 {
+    let _ = writeln!(err, "cloud-init {command}: {problem}");
+    2
+}
+
+/// [`usage_error`] for an option the stand-in does not take, with those it does.
+fn unknown_option(err: &mut dyn Write, command: &str, option: &str, accepted: &str) -> u8 {
+    let problem = format!("unknown option {option}; vmcust's cloud-init accepts {accepted}");
+    usage_error(err, command, &problem)
+}
+
 fn usage() -> String {
     format!(
         "usage: cloud-init [-v | --version]\n\
@@ -230,22 +243,14 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
                 Some("json" | "yaml") => json = true,
                 Some("tabular") => json = false,
                 other => {
-                    let _ = writeln!(
-                        err,
-                        "cloud-init status: --format takes json, yaml or tabular, not {}",
-                        other.unwrap_or("nothing")
-                    );
-                    return 2;
+                    let got = other.unwrap_or("nothing");
+                    let problem = format!("--format takes json, yaml or tabular, not {got}");
+                    return usage_error(err, "status", &problem);
                 }
             },
             other => {
-                // argparse's usage-error code, so tools never mistakes it for an error state (1).
-                let _ = writeln!(
-                    err,
-                    "cloud-init status: unknown option {other}; vmcust's cloud-init accepts \
-                     --wait, --long and --format"
-                );
-                return 2;
+                let accepted = "--wait, --long and --format";
+                return unknown_option(err, "status", other, accepted);
             }
         }
     }
@@ -417,18 +422,12 @@ fn collect_logs(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut
             "-t" | "--tarfile" => match inline.or_else(|| rest.next().cloned()) {
                 Some(t) => tarfile = t,
                 None => {
-                    let _ = writeln!(err, "cloud-init collect-logs: --tarfile needs a file name");
-                    return 2;
+                    return usage_error(err, "collect-logs", "--tarfile needs a file name");
                 }
             },
             "-u" | "--include-userdata" | "-v" | "--verbose" => {}
             other => {
-                let _ = writeln!(
-                    err,
-                    "cloud-init collect-logs: unknown option {other}; vmcust's cloud-init \
-                     accepts --tarfile"
-                );
-                return 2;
+                return unknown_option(err, "collect-logs", other, "--tarfile");
             }
         }
     }
@@ -469,21 +468,14 @@ fn clean(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Wr
                 Some("all" | "network") => opts.network_configs = true,
                 Some("ssh_config") => {}
                 other => {
-                    let _ = writeln!(
-                        err,
-                        "cloud-init clean: --configs takes all, network or ssh_config, not {}",
-                        other.unwrap_or("nothing")
-                    );
-                    return 2;
+                    let got = other.unwrap_or("nothing");
+                    let problem = format!("--configs takes all, network or ssh_config, not {got}");
+                    return usage_error(err, "clean", &problem);
                 }
             },
             other => {
-                let _ = writeln!(
-                    err,
-                    "cloud-init clean: unknown option {other}; vmcust's cloud-init accepts \
-                     --logs, --seed, --machine-id, --configs and --reboot"
-                );
-                return 2;
+                let accepted = "--logs, --seed, --machine-id, --configs and --reboot";
+                return unknown_option(err, "clean", other, accepted);
             }
         }
     }
@@ -595,6 +587,51 @@ mod tests {
         );
         let (code, _) = run_status(dir.path(), &["status", "--format", "xml"]);
         assert_eq!(code, 2);
+    }
+
+    /// Usage errors exit 2 as argparse's do (tools reads 1 as cloud-init's error state)
+    /// and say which command and what is wrong; nothing is changed.
+    #[test]
+    fn usage_errors_exit_2_and_name_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: &[(&[&str], &str)] = &[
+            (
+                &["status", "--bogus"],
+                "cloud-init status: unknown option --bogus; vmcust's cloud-init accepts --wait",
+            ),
+            (
+                &["status", "--format", "xml"],
+                "cloud-init status: --format takes json, yaml or tabular, not xml",
+            ),
+            (
+                &["status", "--format"],
+                "cloud-init status: --format takes json, yaml or tabular, not nothing",
+            ),
+            (
+                &["clean", "--configs=foo"],
+                "cloud-init clean: --configs takes all, network or ssh_config, not foo",
+            ),
+            (
+                &["clean", "-x"],
+                "cloud-init clean: unknown option -x; vmcust's cloud-init accepts --logs",
+            ),
+            (
+                &["collect-logs", "--tarfile"],
+                "cloud-init collect-logs: --tarfile needs a file name",
+            ),
+            (
+                &["collect-logs", "-z"],
+                "cloud-init collect-logs: unknown option -z; vmcust's cloud-init accepts --tarfile",
+            ),
+        ];
+        for (args, want) in cases {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            assert_eq!(run(&args, dir.path(), &mut out, &mut err), 2, "{args:?}");
+            let msg = String::from_utf8(err).unwrap();
+            assert!(msg.starts_with(want), "{args:?}: {msg}");
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]
