@@ -418,6 +418,9 @@ compare_cloud_init() {
         printf 'first unit started, seconds into boot: vmcust %s; cloud-init %s\n' \
             "$(unit_start_secs "$v/units.txt" vmcust-early.service) s" \
             "$(unit_start_secs "$c/units.txt" cloud-init-local.service) s"
+        # The whole boot as systemd counts it (to multi-user.target), each side.
+        printf 'systemd-analyze: vmcust image: %s\n' "$(head -n1 "$v/analyze.txt")"
+        printf 'systemd-analyze: cloud-init image: %s\n' "$(head -n1 "$c/analyze.txt")"
     } | tee "$work/compare-cloud-init.txt"
 }
 
