@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# vmcust's real-boot VM tests: builds Debian 12 guest images (one per network stack)
-# with mmdebstrap, installs vmcust into them with scripts/install.sh, boots them under
+# vmcust's real-boot VM tests: builds Debian 12 guest images (one per network stack, and
+# variants: sealed, cloud-init) with mmdebstrap, installs vmcust into them with
+# scripts/install.sh (not into the cloud-init variant, the baseline), boots them under
 # QEMU with VMware's DMI strings and a VMware MAC, lets stand-ins for the VMX's RPC tool
 # and open-vm-tools' hand-over play the host (tests/vm/guest/), and checks on the host
 # what the guest recorded on its test disk. See tests/vm/README.md.
