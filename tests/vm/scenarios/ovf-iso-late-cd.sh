@@ -8,7 +8,7 @@
 # CD device on this new VM.
 stack=networkd
 scenario_kernel_args="modprobe.blacklist=sr_mod vmtest.late_cd=3"
-describe="OVF ISO with the CD driver loaded late (sr_mod blacklisted, loaded 3 s after the early unit started): no /dev/sr0 when the early unit started, and the OVF environment still applied on that boot"
+describe="OVF ISO with the CD driver loaded late (sr_mod blacklisted, loaded 3 s after the guest saw the early unit running): no /dev/sr0 when the early unit started, and the OVF environment still applied on that boot"
 scenario_prepare() { ovf_env_iso; }
 scenario_boots() { boot 1; }
 # late_cd_event N REGEX: the uptime of the first late-cd.log event of boot N matching REGEX.
