@@ -26,7 +26,8 @@
 #   VMCUST_VM_BOOT_TIMEOUT  seconds one boot may take before QEMU is killed (default 480)
 #   VMCUST_VM_APT_SOURCES   apt sources file for mmdebstrap (default: the host's own)
 #   VMCUST_VM_BINARY        vmcust binary to install (default: scripts/build-portable.sh's)
-#   VMCUST_VM_LOG_LEVEL     vmcust's [log] level in the images (default: none set, info)
+#   VMCUST_VM_LOG_LEVEL     vmcust's [log] level in the images (default debug: each boot
+#                           prints the early stage's time per step; empty: none set, info)
 #   VMCUST_VM_IMAGE_HOOK    a script run as HOOK ROOTDIR STACK on each image before it is
 #                           packed (experiments; results of such runs prove nothing)
 #
@@ -226,8 +227,9 @@ image() {
     if [ "$variant" != cloud-init ]; then
         # vmcust as a user installs it.
         "$repo/scripts/install.sh" --root "$root" --binary "$binary" >/dev/null
-        if [ -n "${VMCUST_VM_LOG_LEVEL:-}" ]; then
-            printf '[log]\nlevel = %s\n' "$VMCUST_VM_LOG_LEVEL" >"$root/etc/vmcust/vmcust.conf"
+        local level=${VMCUST_VM_LOG_LEVEL-debug}
+        if [ -n "$level" ]; then
+            printf '[log]\nlevel = %s\n' "$level" >"$root/etc/vmcust/vmcust.conf"
         fi
     fi
     # The test stand-ins for the host side (tests/vm/guest/).
@@ -358,6 +360,14 @@ boot() {
         exit 1
     fi
     note "boot $n: $((SECONDS - t0)) s wall; $(unit_times "$b")"
+    # The engine's own profile (debug level): each step of each vmcust unit and its time,
+    # by the unit whose start came last (the units do not overlap).
+    awk '/systemd\[1\]: Starting vmcust-/ { match($0, /vmcust-[a-z]+/); unit = substr($0, RSTART + 7, RLENGTH - 7) }
+         / vmcust\[[0-9]+\]: vmcust: debug: .* took [0-9.]+ ms$/ {
+             sub(/.*vmcust: debug: /, ""); steps[unit] = steps[unit] (steps[unit] ? "; " : "") $0
+             if (!(unit in seen)) { seen[unit] = 1; order[++n] = unit } }
+         END { for (i = 1; i <= n; i++) printf "    %s steps: %s\n", order[i], steps[order[i]] }' \
+        "$b/vmcust-journal.txt" 2>/dev/null || true
 }
 
 # unit_times DIR: the early and late units' run times, when the early unit started, and

@@ -47,6 +47,24 @@ fn fail(rpc: &str, reply: &str) -> ! {
     exit(1)
 }
 
+/// A host slow to answer ENABLE_NICS on one boot: `/vmtest/host/hold-enable-nics` names
+/// the boot. The hold is announced on the console and lasts longer than vmcust waits,
+/// so the power-cut scenario can cut at a known moment: the customization's files are
+/// written and nothing is reported yet.
+fn hold_if_asked() {
+    let Ok(hold_boot) = fs::read_to_string("/vmtest/host/hold-enable-nics") else {
+        return;
+    };
+    let boot = fs::read_to_string("/run/vmtest/boot").unwrap_or_default();
+    if hold_boot.trim() != boot.trim() {
+        return;
+    }
+    if let Ok(mut console) = fs::OpenOptions::new().write(true).open("/dev/console") {
+        let _ = writeln!(console, "vmtest-rpctool: holding ENABLE_NICS (boot {})", boot.trim());
+    }
+    std::thread::sleep(std::time::Duration::from_secs(60));
+}
+
 /// A key that names a file in the store and nothing else.
 fn valid_key(key: &str) -> bool {
     !(key.is_empty() || key == "." || key == ".." || key.contains('/'))
@@ -90,6 +108,7 @@ fn main() {
         ok(&rpc, "")
     }
     if rpc.starts_with("deployPkg.update.state 4 103") {
+        hold_if_asked();
         // ENABLE_NICS: this VMX supports the NIC status query.
         ok(&rpc, "queryNicsSupported")
     }
