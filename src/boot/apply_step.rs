@@ -110,7 +110,10 @@ pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure>
     // before any network stack starts; only after the customization applied, so a bad
     // spec still changes nothing.
     if let Some(id) = &prepared.steps.instance_id {
-        match crate::hygiene::refresh(&ctx.root, &ctx.settings, id.as_str()) {
+        let refreshed = super::timed("clone hygiene", || {
+            crate::hygiene::refresh(&ctx.root, &ctx.settings, id.as_str())
+        });
+        match refreshed {
             Ok(changed) => {
                 for p in changed {
                     tracing::info!("clone hygiene: replaced {}", p.display());
@@ -121,7 +124,10 @@ pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure>
     }
     if let (true, Some(renderer)) = (ctx.root.path() == Path::new("/"), prepared.renderer) {
         let up = ctx.reconfigure_network;
-        for w in super::reconfigure_network::reconfigure(renderer, &prepared.plan, up, ctx.stop) {
+        let warnings = super::timed("making the network stack read the files", || {
+            super::reconfigure_network::reconfigure(renderer, &prepared.plan, up, ctx.stop)
+        });
+        for w in warnings {
             tracing::warn!("{w}");
         }
     }
