@@ -159,11 +159,10 @@ pub fn read_capped_text(root: &Root, path: &Path, max: u64) -> std::io::Result<O
         Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
         other => other?,
     };
-    let bytes =
-        vmcust_imc::read_capped_file(file, max, "configuration file").map_err(|e| match e {
-            vmcust_imc::CappedReadError::Io(e) => e,
-            too_large => Error::new(ErrorKind::InvalidData, too_large.to_string()),
-        })?;
+    let bytes = vmcust_imc::read_capped(file, max, "configuration file").map_err(|e| match e {
+        vmcust_imc::CappedReadError::Io(e) => e,
+        too_large => Error::new(ErrorKind::InvalidData, too_large.to_string()),
+    })?;
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))
