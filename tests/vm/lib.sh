@@ -307,9 +307,7 @@ template_machine_id=5c1e0d2f7a9b4c3d8e6f1a2b3c4d5e6f
 
 # early_unit_under N SECONDS: the early unit of boot N took less than SECONDS.
 early_unit_under() {
-    local f
-    f=$(r "$1" units.txt)
-    awk -v s="$(unit_prop "$f" vmcust-early.service ExecMainStartTimestampMonotonic)" \
-        -v e="$(unit_prop "$f" vmcust-early.service ExecMainExitTimestampMonotonic)" \
-        -v max="$2" 'BEGIN { exit !(s > 0 && (e - s) / 1e6 < max) }'
+    local t
+    t=$(unit_secs "$(r "$1" units.txt)" vmcust-early.service)
+    [ -n "$t" ] && awk -v t="$t" -v max="$2" 'BEGIN { exit !(t < max) }'
 }

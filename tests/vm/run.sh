@@ -373,21 +373,20 @@ boot() {
 # unit_times DIR: the early and late units' run times, when the early unit started, and
 # its first log line, from systemd's monotonic timestamps (µs) and the journal.
 unit_times() {
-    local f=$1/units.txt e=vmcust-early.service l=vmcust-late.service first
+    local f=$1/units.txt early start late first
+    early=$(unit_secs "$f" vmcust-early.service)
+    start=$(unit_start_secs "$f" vmcust-early.service)
+    late=$(unit_secs "$f" vmcust-late.service)
     first=$(awk '/ vmcust\[[0-9]+\]: / { match($0, /[0-9]+\.[0-9]+/); print substr($0, RSTART, RLENGTH); exit }' \
         "$1/vmcust-journal.txt")
-    awk -v es="$(unit_prop "$f" $e ExecMainStartTimestampMonotonic)" \
-        -v ee="$(unit_prop "$f" $e ExecMainExitTimestampMonotonic)" \
-        -v ls="$(unit_prop "$f" $l ExecMainStartTimestampMonotonic)" \
-        -v le="$(unit_prop "$f" $l ExecMainExitTimestampMonotonic)" \
-        -v first="${first:-0}" 'BEGIN {
-            if (es > 0) {
-                printf "early unit %.2f s (started %.1f s into boot", (ee - es) / 1e6, es / 1e6
-                if (first > 0) printf "; first log line after %.2f s", first - es / 1e6
-                printf ")"
-            } else printf "early unit did not run"
-            if (ls > 0) printf ", late unit %.2f s", (le - ls) / 1e6
-        }'
+    if [ -n "$early" ]; then
+        printf 'early unit %s s (started %s s into boot' "$early" "$start"
+        [ -n "$first" ] && awk -v f="$first" -v s="$start" 'BEGIN { printf "; first log line after %.2f s", f - s }'
+        printf ')'
+    else
+        printf 'early unit did not run'
+    fi
+    [ -n "$late" ] && printf ', late unit %s s' "$late"
     # A boot run by Debian's cloud-init (the cloud-init variant): its four units.
     if [ -n "$(unit_secs "$f" cloud-init-local.service)" ]; then
         local u
