@@ -22,7 +22,13 @@ cache=/var/cache/vmcust-test
 tarball=$cache/$suite-test.tar
 if [ ! -s "$tarball" ]; then
     mkdir -p "$cache"
-    sources=$(ls /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -1)
+    # The first apt sources file this machine has: a deb822 file on a current Debian
+    # (often the only one), the one-line sources.list on older ones. Neither need exist.
+    sources=
+    for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list; do
+        if [ -s "$f" ]; then sources=$f; break; fi
+    done
+    [ -n "$sources" ] || { echo "test-deb-chroot.sh: no apt sources file in /etc/apt (sources.list.d/*.sources or sources.list)" >&2; exit 1; }
     echo "== making the $suite chroot tarball (once) from $sources"
     mmdebstrap --variant=minbase --include=systemd "$suite" "$tarball.tmp" "$sources"
     mv "$tarball.tmp" "$tarball"
