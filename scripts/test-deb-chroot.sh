@@ -20,7 +20,9 @@ command -v mmdebstrap >/dev/null || { echo "test-deb-chroot.sh: mmdebstrap missi
 suite=${VMCUST_TEST_SUITE:-bookworm}
 cache=/var/cache/vmcust-test
 tarball=$cache/$suite-test.tar
-if [ ! -s "$tarball" ]; then
+if [ ! -f "$tarball" ] || [ ! -s "$tarball" ]; then
+    # A directory or a half-written file left by an interrupted run is not a tarball.
+    rm -rf "$tarball" "$tarball.tmp"
     mkdir -p "$cache"
     # The first apt sources file this machine has: a deb822 file on a current Debian
     # (often the only one), the one-line sources.list on older ones. Neither need exist.
@@ -30,7 +32,8 @@ if [ ! -s "$tarball" ]; then
     done
     [ -n "$sources" ] || { echo "test-deb-chroot.sh: no apt sources file in /etc/apt (sources.list.d/*.sources or sources.list)" >&2; exit 1; }
     echo "== making the $suite chroot tarball (once) from $sources"
-    mmdebstrap --variant=minbase --include=systemd "$suite" "$tarball.tmp" "$sources"
+    # --format=tar: mmdebstrap guesses the format from the name, and "*.tmp" means a directory.
+    mmdebstrap --format=tar --variant=minbase --include=systemd "$suite" "$tarball.tmp" "$sources"
     mv "$tarball.tmp" "$tarball"
 fi
 
