@@ -118,6 +118,12 @@ fn a_static_binary_is_installed_into_a_scratch_root() {
 #[ignore = "needs target/pkg/vmcust (scripts/build-portable.sh); run with --ignored"]
 fn the_default_install_is_the_portable_binary() {
     let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("etc")).unwrap();
+    fs::write(
+        dir.path().join("etc/machine-id"),
+        "0123456789abcdef0123456789abcdef\n",
+    )
+    .unwrap();
     let o = install(dir.path(), &[]);
     assert_eq!(o.status.code(), Some(0), "{o:?}");
     let pkg = repo().join("target/pkg/vmcust");
@@ -125,6 +131,15 @@ fn the_default_install_is_the_portable_binary() {
         fs::read(dir.path().join("usr/bin/vmcust")).unwrap(),
         fs::read(&pkg).unwrap()
     );
-    // The installed binary ran (the template's identity was recorded).
-    assert!(dir.path().join("var/lib/vmcust/hygiene").is_dir(), "{o:?}");
+    // The installed binary ran: it recorded the template's identity.
+    assert_eq!(
+        fs::read_to_string(
+            dir.path()
+                .join("var/lib/vmcust/hygiene/template-machine-id")
+        )
+        .unwrap()
+        .trim(),
+        "0123456789abcdef0123456789abcdef",
+        "{o:?}"
+    );
 }
