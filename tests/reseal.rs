@@ -449,3 +449,34 @@ fn links_inside_the_state_directory_are_removed_as_links() {
     assert!(!r.join("var/lib/vmcust/instances").exists());
     assert!(fs::symlink_metadata(r.join("var/lib/vmcust/pending")).is_err());
 }
+
+#[test]
+fn a_dry_run_says_what_it_would_put_back_and_a_clean_cut_short_is_finished_by_another() {
+    let (name, renderer, setup) = STACKS[3];
+    let dir = tempfile::tempdir().unwrap();
+    let r = dir.path();
+    nics(r);
+    setup(r);
+    let template = customize(r, renderer, name);
+    let root = r.to_str().unwrap();
+    let customized = snapshot(r);
+    let o = vmcust(&["clean", "--root", root, "--network-configs", "--dry-run"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("would put back /etc/sysconfig/network-scripts/ifcfg-ens192 (the template's, from /etc/sysconfig/network-scripts/.vmcust-disabled/ifcfg-ens192)"),
+        "{out}"
+    );
+    assert!(out.contains("would put back /etc/resolv.conf"), "{out}");
+    assert_eq!(snapshot(r), customized, "the dry run changed something");
+    // A clean killed after its first steps: one vmcust file gone, one file back.
+    fs::remove_file(r.join("etc/sysconfig/network-scripts/ifcfg-ens224")).unwrap();
+    fs::rename(
+        r.join("etc/resolv.conf.vmcust-backup"),
+        r.join("etc/resolv.conf"),
+    )
+    .unwrap();
+    let o = vmcust(&["clean", "--root", root, "--network-configs"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert_eq!(snapshot(r), template);
+}
