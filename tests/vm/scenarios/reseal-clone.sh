@@ -59,24 +59,39 @@ sha() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
 # line_of N FILE NAME: the `find -printf` line of NAME in boot N's FILE, without the name.
 line_of() { awk -v n="$3" '$1 == n && NF == 5 { print $2, $3, $4, $5 }' "$(r "$1" "$2")"; }
 sum_of() { awk -v n="$3" 'NF == 2 && $2 == n { print $1 }' "$(r "$1" "$2")"; }
-# The template's file after sealing is the one the customization kept aside: same mode,
-# owner, group, size and contents, and those contents are run.sh's template text.
+# tmpl_stat PATH / tmpl_sum PATH: "MODE UID GID SIZE" and the sha256 of PATH in the
+# template itself, the image as run.sh built it (read with debugfs, not mounted).
+tmpl_stat() {
+    debugfs -R "stat $1" "$work/images/$image.raw" 2>/dev/null | awk '
+        { for (i = 1; i < NF; i++) {
+            if ($i == "Mode:") m = $(i + 1); if ($i == "User:") u = $(i + 1)
+            if ($i == "Group:") g = $(i + 1); if ($i == "Size:" && s == "") s = $(i + 1) } }
+        END { sub(/^0+/, "", m); if (m != "") print m, u, g, s }'
+}
+tmpl_sum() { debugfs -R "cat $1" "$work/images/$image.raw" 2>/dev/null | sha256sum | cut -d' ' -f1; }
+# After sealing, the template's file is the template's: the mode, owner, group, size
+# and contents it has in the image (run.sh's exact text), and the same the customization
+# had kept aside in .vmcust-disabled/.
 template_back() {
-    local kept back
-    kept=$(line_of 1 before-seal.txt .vmcust-disabled/01-template.network)
-    back=$(line_of 1 after-seal.txt 01-template.network)
-    [ -n "$kept" ] && [ "$kept" = "$back" ] &&
-        [ "$(sum_of 1 after-seal.txt 01-template.network)" = "$(sha "$template_text")" ] &&
-        [ "$(sum_of 1 before-seal.txt .vmcust-disabled/01-template.network)" = "$(sha "$template_text")" ]
+    local want
+    want=$(tmpl_stat "$template_file")
+    [ -n "$want" ] &&
+        [ "$(line_of 1 after-seal.txt 01-template.network)" = "$want" ] &&
+        [ "$(line_of 1 before-seal.txt .vmcust-disabled/01-template.network)" = "$want" ] &&
+        [ "$(sum_of 1 after-seal.txt 01-template.network)" = "$(tmpl_sum "$template_file")" ] &&
+        [ "$(tmpl_sum "$template_file")" = "$(sha "$template_text")" ]
 }
 # After sealing the directory holds only the template's file: nothing of vmcust's.
 only_template_left() {
     [ "$(awk 'NF == 5 { print $1 }' "$(r 1 after-seal.txt)")" = 01-template.network ]
 }
+# /etc/resolv.conf is the template's again (vmcust had rewritten it: no resolved here).
 resolv_back() {
-    has 1 after-seal.txt '^resolv.conf regular file 644 0 0 ' &&
-        [ "$(awk '$2 == "/etc/resolv.conf" { print $1 }' "$(r 1 after-seal.txt)")" = "$(sha "nameserver 10.0.2.3
-")" ]
+    local want
+    want=$(tmpl_stat /etc/resolv.conf)
+    [ -n "$want" ] && has 1 after-seal.txt "^resolv.conf regular file $want\$" &&
+        [ "$(awk '$2 == "/etc/resolv.conf" { print $1 }' "$(r 1 after-seal.txt)")" = "$(tmpl_sum /etc/resolv.conf)" ] &&
+        lacks 1 before-seal.txt "^resolv.conf regular file $want\$"
 }
 machine_id_of() { tr -d '[:space:]' <"$(r "$1" machine-id)"; }
 in_network_tar() { tar -tzf "$(r "$1" network-config.tar.gz)" | grep -qx -- "$2"; }
