@@ -5,7 +5,13 @@
 # VMware customization to vmcust. See docs/boot.md. The .deb and .rpm (docs/packaging.md)
 # are the way to install on a running system; this script is for images and checkouts.
 #
-# usage: install.sh [--root DIR] [--binary PATH] [--uninstall]
+# The binary is the portable one (target/pkg/vmcust, built by scripts/build-portable.sh
+# when missing), which starts on every supported distribution. A binary that needs a
+# newer C library than the oldest of them (glibc 2.17: RHEL/CentOS 7, SLES 12, Ubuntu
+# 18.04; scripts/check-glibc.sh) is refused, and nothing is installed: a template
+# would otherwise ship a vmcust that cannot start on its clones.
+#
+# usage: install.sh [--root DIR] [--binary PATH] [--allow-newer-glibc] [--uninstall]
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -13,12 +19,17 @@ repo=$(dirname "$here")
 root=/
 binary=
 uninstall=no
+any_glibc=no
 
 usage() {
-    echo "usage: install.sh [--root DIR] [--binary PATH] [--uninstall]"
-    echo "  --root DIR     install into the image mounted at DIR (default /)"
-    echo "  --binary PATH  the vmcust binary (default target/release/vmcust of this checkout)"
-    echo "  --uninstall    remove what install.sh installed (keeps /etc/vmcust/vmcust.conf)"
+    echo "usage: install.sh [--root DIR] [--binary PATH] [--allow-newer-glibc] [--uninstall]"
+    echo "  --root DIR           install into the image mounted at DIR (default /)"
+    echo "  --binary PATH        the vmcust binary (default target/pkg/vmcust of this checkout,"
+    echo "                       built by scripts/build-portable.sh when missing)"
+    echo "  --allow-newer-glibc  install a binary that needs a glibc newer than 2.17 (it will"
+    echo "                       not start on RHEL/CentOS 7, SLES 12, Ubuntu 18.04, and a build"
+    echo "                       on a new system not even on RHEL 8 or Ubuntu 20.04)"
+    echo "  --uninstall          remove what install.sh installed (keeps /etc/vmcust/vmcust.conf)"
 }
 
 die() {
@@ -38,6 +49,10 @@ while [ $# -gt 0 ]; do
         binary=$2
         shift 2
         ;;
+    --allow-newer-glibc)
+        any_glibc=yes
+        shift
+        ;;
     --uninstall)
         uninstall=yes
         shift
@@ -55,6 +70,7 @@ done
 
 [ -d "$root" ] || die "root $root is not a directory; create it or pass the image's mount point"
 root=$(cd "$root" && pwd)
+if [ "$root" != / ]; then root_arg=" --root $root"; fi
 # Paths below are written as "$r/usr/..."; for / that is "/usr/...".
 if [ "$root" = / ]; then r=; else r=$root; fi
 
@@ -110,10 +126,28 @@ if [ "$uninstall" = yes ]; then
     exit 0
 fi
 
+portable=$repo/target/pkg/vmcust
 if [ -z "$binary" ]; then
-    binary=$repo/target/release/vmcust
+    binary=$portable
+    if [ ! -f "$binary" ]; then
+        echo "install.sh: no portable binary at $binary yet; building it (scripts/build-portable.sh, a few minutes)" >&2
+        "$here/build-portable.sh" >&2 || die "scripts/build-portable.sh failed; fix the build and run install.sh again"
+    elif [ -n "$(find "$repo/src" "$repo/imc/src" "$repo/ovf/src" "$repo/Cargo.toml" "$repo/Cargo.lock" -newer "$binary" 2>/dev/null | head -1)" ]; then
+        echo "install.sh: note: $binary is older than the sources; run scripts/build-portable.sh to install your changes" >&2
+    fi
 fi
-[ -f "$binary" ] && [ -x "$binary" ] || die "no vmcust binary at $binary; build it with \`cargo build --release\` or pass --binary PATH"
+[ -f "$binary" ] && [ -x "$binary" ] || die "no vmcust binary at $binary; build it with scripts/build-portable.sh (it makes target/pkg/vmcust) or pass --binary PATH"
+# Refused before anything is installed: the most common mistake is `cargo build
+# --release` on a new system and installing target/release/vmcust, which needs its glibc.
+if [ "$any_glibc" = no ]; then
+    command -v bash >/dev/null 2>&1 && command -v objdump >/dev/null 2>&1 ||
+        die "cannot check which C library $binary needs: scripts/check-glibc.sh needs bash and objdump (apt-get install binutils, dnf install binutils)"
+    if ! why=$(bash "$here/check-glibc.sh" "$binary" 2>&1 >/dev/null); then
+        die "refusing to install $binary: it would not start on the oldest supported distributions (RHEL/CentOS 7, SLES 12, Ubuntu 18.04): $(printf '%s\n' "$why" | head -1 | sed -e 's/^check-glibc.sh: //' -e 's/; these symbols are too new:$//').
+Run instead:  scripts/build-portable.sh && scripts/install.sh${root_arg:-}
+(or pass --allow-newer-glibc to install it for systems as new as the one it was built on)"
+    fi
+fi
 for f in "$repo/systemd/vmcust-early.service" "$repo/systemd/vmcust-late.service" \
     "$repo/systemd/vmcust-imc.path" "$repo/systemd/vmcust-imc.service" \
     "$repo/systemd/99-vmcust.cfg" "$repo/scripts/vmcust.conf.example"; do

@@ -15,7 +15,7 @@ next="$version+upgrade1"
 if [ "$build" = yes ]; then
     scripts/build-portable.sh
 fi
-cargo test --quiet --test portable -- --include-ignored
+cargo test --quiet --test portable --test install_portable -- --include-ignored
 scripts/package.sh --no-build --out "$out"
 scripts/package.sh --no-build --out "$out/next" --version "$next"
 scripts/test-rpm.sh "$out"/vmcust-"$version"-1.x86_64.rpm

@@ -9,11 +9,18 @@
 //! | logs | `/var/log/vmcust.log` and its rotations |
 //! | machine-id | empties `/etc/machine-id` (systemd makes a new one at the next boot) and removes a D-Bus copy that is not a symlink |
 //! | ssh-host-keys | `/etc/ssh/ssh_host_*_key{,.pub}` |
-//! | network configs | the network files vmcust wrote (`*vmcust*` names) |
+//! | network configs | the network files vmcust wrote, and puts back the template's own that a customization moved aside or rewrote ([`network`]) |
+//!
+//! Nothing is followed out of what is removed: a symlink is removed as a link, a tree
+//! without traversing the links in it ([`remove`]); a symlinked state directory is
+//! removed as a link, never emptied.
 //!
 //! After removing, the template's machine-id (when kept) and SSH host key types are
 //! recorded for [`crate::hygiene`], so a clone is recognised even when the template was
 //! sealed without `--machine-id`.
+
+mod network;
+mod remove;
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +53,8 @@ pub struct Cleaned {
     pub removed: Vec<PathBuf>,
     /// Files emptied or written (the machine-id, hygiene records).
     pub written: Vec<PathBuf>,
+    /// Template files put back: (where a customization had kept it, where it belongs).
+    pub restored: Vec<(PathBuf, PathBuf)>,
 }
 
 /// vmcust's state directory.
@@ -55,42 +64,32 @@ const STATUS_FILE: &str = crate::cloud_init::facade::STATUS_PATH;
 /// vmcust's log.
 const LOG_FILE: &str = crate::report::LOG_PATH;
 
-/// Network files vmcust writes: (directory, name prefix, name suffix).
-const NETWORK_FILES: &[(&str, &str, &str)] = &[
-    ("/etc/netplan", "50-vmcust", ".yaml"),
-    ("/etc/systemd/network", "10-vmcust-", ""),
-    (
-        "/etc/NetworkManager/system-connections",
-        "vmcust-",
-        ".nmconnection",
-    ),
-    ("/etc/network/interfaces.d", "50-vmcust", ""),
-];
-
 /// The network configuration files vmcust wrote in the root, as paths inside it.
 pub fn network_files(root: &Root) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for (dir, prefix, suffix) in NETWORK_FILES {
-        for name in root.list_dir(Path::new(dir)).unwrap_or_default() {
-            if name.starts_with(prefix) && name.ends_with(suffix) {
-                found.push(Path::new(dir).join(name));
-            }
-        }
-    }
-    found
+    network::written_files(root).unwrap_or_default()
 }
 
 /// Cleans `root` as `opts` asks; see the module documentation.
 pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
     let mut done = Cleaned::default();
+    // Worked out first: a file in the way is an error before anything is removed.
+    let restore = if opts.network_configs {
+        Some(network::plan(root)?)
+    } else {
+        None
+    };
     let remove = |path: &Path, done: &mut Cleaned| -> Result<()> {
-        if remove_path(root, path, opts.dry_run)? {
+        if remove::remove(root, path, opts.dry_run)? {
             done.removed.push(path.to_path_buf());
         }
         Ok(())
     };
     if opts.state {
-        for name in root.list_dir(Path::new(STATE_DIR)).unwrap_or_default() {
+        if remove::look(root, Path::new(STATE_DIR))?.1 == remove::Kind::Symlink {
+            // Not vmcust's directory: the link goes, whatever it points at stays.
+            remove(Path::new(STATE_DIR), &mut done)?;
+        }
+        for name in remove::names_in(root, Path::new(STATE_DIR))? {
             let path = Path::new(STATE_DIR).join(name);
             // The template's records are what a clone is recognised by; keep them.
             if path != Path::new(hygiene::RECORD_DIR) {
@@ -107,6 +106,8 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        // /var/log may be a link (to a log volume): listed through it, as the log was
+        // written through it; each file is removed without following a link.
         for name in root.list_dir(dir).unwrap_or_default() {
             if name == base || name.starts_with(&format!("{base}.")) {
                 remove(&dir.join(name), &mut done)?;
@@ -140,7 +141,7 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
                 root.write_file(Path::new(hygiene::MACHINE_ID), b"", 0o444)
                     .with_context(|| format!("emptying {}", hygiene::MACHINE_ID))?;
                 // The record of the id just cleared is useless now.
-                remove_path(root, Path::new(hygiene::TEMPLATE_ID_RECORD), false)?;
+                remove::remove(root, Path::new(hygiene::TEMPLATE_ID_RECORD), false)?;
                 done.written
                     .retain(|p| p != Path::new(hygiene::TEMPLATE_ID_RECORD));
             }
@@ -153,34 +154,15 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
             remove(Path::new(hygiene::DBUS_MACHINE_ID), &mut done)?;
         }
     }
-    if opts.network_configs {
-        for path in network_files(root) {
-            remove(&path, &mut done)?;
+    if let Some(restore) = restore {
+        if !opts.dry_run {
+            network::carry_out(root, &restore)?;
         }
+        done.removed.extend(restore.remove);
+        done.removed.extend(restore.dirs);
+        done.restored = restore.put_back;
     }
     Ok(done)
-}
-
-/// Removes a file, symlink or directory tree inside the root; `false` if nothing was there.
-fn remove_path(root: &Root, path: &Path, dry_run: bool) -> Result<bool> {
-    let host = root
-        .resolve(path, false)
-        .with_context(|| format!("resolving {}", path.display()))?;
-    let meta = match std::fs::symlink_metadata(&host) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
-    if dry_run {
-        return Ok(true);
-    }
-    if meta.is_dir() {
-        std::fs::remove_dir_all(&host)
-    } else {
-        std::fs::remove_file(&host)
-    }
-    .with_context(|| format!("removing {}", path.display()))?;
-    Ok(true)
 }
 
 #[cfg(test)]

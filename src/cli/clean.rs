@@ -28,7 +28,8 @@ pub struct CleanArgs {
     /// Remove the SSH host keys (clones get fresh ones of the same types).
     #[arg(long)]
     pub ssh_host_keys: bool,
-    /// Remove the network configuration files vmcust wrote.
+    /// Remove the network configuration files vmcust wrote and put back the template's own
+    /// that a customization moved aside or rewrote (byte for byte, mode and owner).
     #[arg(long)]
     pub network_configs: bool,
     /// Print what would be removed and change nothing.
@@ -63,6 +64,7 @@ pub fn run(args: CleanArgs) -> Result<()> {
         Cleaned {
             removed: Vec::new(),
             written: crate::hygiene::record_template(&root, &[])?,
+            restored: Vec::new(),
         }
     } else {
         clean(&root, &args.options())?
@@ -74,18 +76,25 @@ pub fn run(args: CleanArgs) -> Result<()> {
 /// The lines `clean` prints: one per path.
 pub fn report(done: &Cleaned, dry_run: bool) -> String {
     let mut s = String::new();
-    let (removed, written) = if dry_run {
-        ("would remove", "would write")
+    let (removed, written, restored) = if dry_run {
+        ("would remove", "would write", "would put back")
     } else {
-        ("removed", "wrote")
+        ("removed", "wrote", "put back")
     };
     for p in &done.removed {
         s.push_str(&format!("{removed} {}\n", p.display()));
     }
+    for (from, to) in &done.restored {
+        s.push_str(&format!(
+            "{restored} {} (the template's, from {})\n",
+            to.display(),
+            from.display()
+        ));
+    }
     for p in &done.written {
         s.push_str(&format!("{written} {}\n", p.display()));
     }
-    if done.removed.is_empty() && done.written.is_empty() {
+    if done.removed.is_empty() && done.written.is_empty() && done.restored.is_empty() {
         s.push_str("nothing to clean\n");
     }
     s
