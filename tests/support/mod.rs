@@ -79,8 +79,44 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Top-level directories of a scratch root that hold the shell [`install_shell`] copied
+/// from this machine; snapshots leave them out (they are the test's tools, not the
+/// customization's work, and large).
+pub const SHELL_DIRS: [&str; 3] = ["bin", "lib", "lib64"];
+
+/// The programs [`install_shell`] gives a scratch root.
+const SHELL_TOOLS: [&str; 8] = ["sh", "dirname", "sleep", "cat", "echo", "touch", "mkdir", "rm"];
+
+/// Gives a scratch root what a real one has for running its scripts inside it (they run
+/// chrooted there, docs/custom-scripts.md): `/bin/sh` and a few tools copied from this
+/// machine with the libraries they load (from `ldd`), and `/proc`, `/sys`, `/dev` to
+/// mount on.
+pub fn install_shell(root: &Path) {
+    use std::process::Command;
+    for dir in ["proc", "sys", "dev", "bin"] {
+        fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    let mut libs = std::collections::BTreeSet::new();
+    for tool in SHELL_TOOLS {
+        let host = Path::new("/bin").join(tool);
+        let real = fs::canonicalize(&host).unwrap();
+        fs::copy(&real, root.join("bin").join(tool)).unwrap();
+        let ldd = Command::new("ldd").arg(&real).output().unwrap();
+        for word in String::from_utf8_lossy(&ldd.stdout).split_whitespace() {
+            if word.starts_with('/') {
+                libs.insert(PathBuf::from(word));
+            }
+        }
+    }
+    for lib in libs {
+        let to = root.join(lib.strip_prefix("/").unwrap());
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(fs::canonicalize(&lib).unwrap(), &to).unwrap();
+    }
+}
+
 /// Every path under `dir` with what it is: file contents, mode and owner; link target
-/// and owner; directory mode and owner.
+/// and owner; directory mode and owner. The [`SHELL_DIRS`] at its top are left out.
 pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
@@ -91,6 +127,9 @@ fn walk(top: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let rel = path.strip_prefix(top).unwrap().to_path_buf();
+        if dir == top && SHELL_DIRS.iter().any(|d| rel == Path::new(d)) {
+            continue;
+        }
         let meta = fs::symlink_metadata(&path).unwrap();
         let owner = format!("{}:{}", meta.uid(), meta.gid());
         if meta.file_type().is_symlink() {
