@@ -536,25 +536,31 @@ fn finish(
         Err(f) => (f.code, Some(f.reason.clone())),
     };
     let invalid = outcome.as_ref().is_err_and(|f| f.invalid);
-    // Exactly one final state: `reporting` is made durable before the RPC, so a run cut
-    // off between the RPC and its record does not send it again. The window left is a kill
-    // after that record and before the RPC: then vCenter gets no final state and times out,
-    // which it reports as a failure; the alternative order would risk two final states
-    // (a failure, then a success), which it cannot make sense of. A record that cannot be
-    // written (a full disk, a read-only root) does not hold the final state back.
+    // Exactly one final state: `reporting` is recorded before the RPC, so a run cut off
+    // between the RPC and its record does not send it again. The window left is a kill
+    // after that record and before the RPC (microseconds: the record is written, not yet
+    // synced, when the RPC goes out): then vCenter gets no final state and times out,
+    // which it reports as a failure; the other order would risk two final states. The
+    // record is synced right after the RPC; a power cut before that may send the same
+    // state again at the next boot. A record that cannot be written (a full disk, a
+    // read-only root) does not hold the final state back.
     if journal.is_done(Step::Reporting) && !journal.is_done(Step::Reported) {
         tracing::warn!(
             "an earlier run was stopped while sending the final state; it is not sent again \
              (vCenter has it, or reports a timeout)"
         );
     } else if !journal.is_done(Step::Reported) {
-        record_lenient(journal, Step::Reporting);
+        if let Err(e) = journal.record_unsynced(Step::Reporting) {
+            tracing::warn!("could not record that the final state is being sent: {e}");
+        }
+        super::crash_point(Step::Reporting);
         let mut reporter = Reporter::new(ctx.rpc, gc);
         match &outcome {
             Ok(()) => reporter.done(),
             Err(f) => reporter.failed(f.code, f.gc_text, &f.reason),
         }
         super::journal::crash_point_at("sent");
+        let _ = journal.sync();
         record_lenient(journal, Step::Reported);
     }
     let steps = Step::ALL

@@ -96,6 +96,23 @@ impl Journal {
     /// run even when writing fails (a full disk): the caller decides whether a step that
     /// cannot be made durable may go ahead.
     pub fn record(&mut self, step: Step) -> io::Result<()> {
+        self.append(step)?.sync_all()
+    }
+
+    /// Records `step` without waiting for the disk: it survives a kill (the kernel has it)
+    /// at once, and a power cut once [`Journal::sync`] has returned. For the record that
+    /// guards the final state, where waiting for the disk before the RPC would widen the
+    /// window in which a kill loses the final state (docs/boot.md, "Exactly once").
+    pub fn record_unsynced(&mut self, step: Step) -> io::Result<()> {
+        self.append(step).map(drop)
+    }
+
+    /// Waits until every record is on the disk.
+    pub fn sync(&self) -> io::Result<()> {
+        OpenOptions::new().append(true).open(&self.path)?.sync_all()
+    }
+
+    fn append(&mut self, step: Step) -> io::Result<fs::File> {
         self.done.insert(step);
         let mut f = OpenOptions::new()
             .create(true)
@@ -103,7 +120,7 @@ impl Journal {
             .mode(0o600)
             .open(&self.path)?;
         writeln!(f, "{}", step.name())?;
-        f.sync_all()
+        Ok(f)
     }
 }
 

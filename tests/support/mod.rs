@@ -96,17 +96,25 @@ pub fn install_shell(root: &Path) {
     for dir in ["proc", "sys", "dev", "bin"] {
         fs::create_dir_all(root.join(dir)).unwrap();
     }
-    let mut libs = std::collections::BTreeSet::new();
-    for tool in SHELL_TOOLS {
-        let host = Path::new("/bin").join(tool);
-        let real = fs::canonicalize(&host).unwrap();
-        fs::copy(&real, root.join("bin").join(tool)).unwrap();
-        let ldd = Command::new("ldd").arg(&real).output().unwrap();
-        for word in String::from_utf8_lossy(&ldd.stdout).split_whitespace() {
-            if word.starts_with('/') {
-                libs.insert(PathBuf::from(word));
+    // Which libraries the tools load, asked of `ldd` once per test process.
+    static LIBS: std::sync::OnceLock<std::collections::BTreeSet<PathBuf>> =
+        std::sync::OnceLock::new();
+    let libs = LIBS.get_or_init(|| {
+        let mut libs = std::collections::BTreeSet::new();
+        for tool in SHELL_TOOLS {
+            let real = fs::canonicalize(Path::new("/bin").join(tool)).unwrap();
+            let ldd = Command::new("ldd").arg(&real).output().unwrap();
+            for word in String::from_utf8_lossy(&ldd.stdout).split_whitespace() {
+                if word.starts_with('/') {
+                    libs.insert(PathBuf::from(word));
+                }
             }
         }
+        libs
+    });
+    for tool in SHELL_TOOLS {
+        let real = fs::canonicalize(Path::new("/bin").join(tool)).unwrap();
+        fs::copy(&real, root.join("bin").join(tool)).unwrap();
     }
     for lib in libs {
         let to = root.join(lib.strip_prefix("/").unwrap());
