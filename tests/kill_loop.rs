@@ -317,7 +317,7 @@ fn two_hundred_random_kills_end_like_an_uninterrupted_run() {
     let tally = std::sync::Mutex::new(BTreeMap::<&str, usize>::new());
     let started = Instant::now();
     thread::scope(|scope| {
-        for _ in 0..3 {
+        for _ in 0..4 {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(&(which, at, signal)) = plan.get(i) else {
