@@ -49,7 +49,11 @@ fn ran(vm: &Vm) -> Vec<String> {
 fn wait_for(path: &Path) {
     let t = Instant::now();
     while !path.exists() {
-        assert!(t.elapsed() < Duration::from_secs(20), "{} never appeared", path.display());
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "{} never appeared",
+            path.display()
+        );
         thread::sleep(Duration::from_millis(10));
     }
 }
@@ -65,7 +69,11 @@ fn cut_off_in_script(vm: &Vm, stage: &str, signal: i32) -> Output {
     thread::sleep(Duration::from_millis(50));
     unsafe { libc::kill(child.id() as i32, signal) };
     if signal == libc::SIGKILL {
-        let pid: i32 = fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+        let pid: i32 = fs::read_to_string(&pid_file)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
         unsafe { libc::kill(-pid, libc::SIGKILL) };
     }
     child.wait_with_output().unwrap()
@@ -83,7 +91,10 @@ fn scripted_vm() -> Vm {
     let vm = Vm::new();
     fs::create_dir_all(vm.path("/root")).unwrap();
     vm.enable_scripts();
-    vm.hand_over(SPEC, &[("nics.txt", "0"), ("script0001.bat", WAITING_SCRIPT)]);
+    vm.hand_over(
+        SPEC,
+        &[("nics.txt", "0"), ("script0001.bat", WAITING_SCRIPT)],
+    );
     vm
 }
 
@@ -139,10 +150,14 @@ fn a_post_script_cut_off_is_reported_and_not_run_again() {
         assert_eq!(states.len(), 2, "{states:?}");
         assert!(states[0].contains(" 5 0 "), "{states:?}");
         assert!(
-            states[1].contains(" 4 100 ") && states[1].contains("post-customization script was interrupted"),
+            states[1].contains(" 4 100 ")
+                && states[1].contains("post-customization script was interrupted"),
             "{states:?}"
         );
-        assert!(!vm.path("/root/.customization").exists(), "the staged script is removed");
+        assert!(
+            !vm.path("/root/.customization").exists(),
+            "the staged script is removed"
+        );
         assert_eq!(vm.run("late").status.code(), Some(0));
         assert_eq!(ran(&vm).len(), 2);
     }
@@ -205,7 +220,12 @@ fn kills_inside_the_ingestion_report_and_retirement() {
             .env(vmcust::boot::CRASH_AFTER_ENV, point)
             .output()
             .unwrap();
-        assert_eq!(crashed.status.signal(), Some(9), "{point}: {}", text(&crashed.stderr));
+        assert_eq!(
+            crashed.status.signal(),
+            Some(9),
+            "{point}: {}",
+            text(&crashed.stderr)
+        );
         let again = vm.run("early");
         let err = text(&again.stderr);
         let states = final_states(&vm);
@@ -234,7 +254,10 @@ fn kills_inside_the_ingestion_report_and_retirement() {
         assert_eq!(ran(&vm), ["precustomization"], "{point}");
         support::assert_same_tree(&reference, &state_without_script_files(&vm), point);
         for left in ["pending", "pending.new", "pending.retired"] {
-            assert!(!vm.path(&format!("/var/lib/vmcust/{left}")).exists(), "{point}: {left}");
+            assert!(
+                !vm.path(&format!("/var/lib/vmcust/{left}")).exists(),
+                "{point}: {left}"
+            );
         }
         assert!(!vm.path("/var/run/vmware-imc").exists(), "{point}");
         // And nothing more at the next boot.
@@ -264,12 +287,24 @@ fn root_at(root: &Path) -> Mounted {
     fs::create_dir_all(&dmi).unwrap();
     fs::write(dmi.join("product_name"), "VMware7,1\n").unwrap();
     fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
-    fs::write(dmi.join("product_uuid"), "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n").unwrap();
+    fs::write(
+        dmi.join("product_uuid"),
+        "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n",
+    )
+    .unwrap();
     fs::create_dir_all(root.join("var")).unwrap();
     fs::create_dir_all(root.join("run")).unwrap();
     std::os::unix::fs::symlink("/run", root.join("var/run")).unwrap();
     let run = root.join("run");
-    mount(&["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", run.to_str().unwrap()]);
+    mount(&[
+        "mount",
+        "-t",
+        "tmpfs",
+        "-o",
+        "size=1m",
+        "tmpfs",
+        run.to_str().unwrap(),
+    ]);
     Mounted(run)
 }
 
@@ -343,10 +378,18 @@ fn a_full_disk_still_gets_exactly_one_final_state() {
             assert!(states[0].contains(" 4 "), "{kib} KiB: {states:?}");
             assert_ne!(out.status.code(), Some(0), "{kib} KiB: {err}");
         }
-        assert!(!root.join("run/vmware-imc").exists(), "{kib} KiB: hand-over left");
+        assert!(
+            !root.join("run/vmware-imc").exists(),
+            "{kib} KiB: hand-over left"
+        );
         fs::remove_file(&filler).ok();
         let again = run_early(&root, host.path());
-        assert_eq!(again.status.code(), Some(0), "{kib} KiB: {}", text(&again.stderr));
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{kib} KiB: {}",
+            text(&again.stderr)
+        );
         assert_eq!(states_in(host.path()), states, "{kib} KiB: sent again");
         outcomes.push((kib, states[0].contains(" 5 0 ")));
         drop(run);

@@ -27,11 +27,18 @@ type Shape = (&'static str, fn(&Path), &'static str);
 
 fn shapes() -> Vec<Shape> {
     vec![
-        ("cust.cfg is a directory", |d| fs::create_dir(d.join("cust.cfg")).unwrap(), "is a directory, not a regular file"),
+        (
+            "cust.cfg is a directory",
+            |d| fs::create_dir(d.join("cust.cfg")).unwrap(),
+            "is a directory, not a regular file",
+        ),
         (
             "cust.cfg is a FIFO",
             |d| {
-                let c = std::ffi::CString::new(d.join("cust.cfg").into_os_string().into_encoded_bytes()).unwrap();
+                let c = std::ffi::CString::new(
+                    d.join("cust.cfg").into_os_string().into_encoded_bytes(),
+                )
+                .unwrap();
                 // SAFETY: a valid C string.
                 assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
             },
@@ -112,7 +119,10 @@ fn every_bad_hand_over_is_refused_answered_moved_aside_and_not_retried() {
         let out = vm.run("early");
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(65), "{name}: {err}");
-        assert!(err.contains("refusing the hand-over") && err.contains(says), "{name}: {err}");
+        assert!(
+            err.contains("refusing the hand-over") && err.contains(says),
+            "{name}: {err}"
+        );
         let states: Vec<String> = vm
             .rpcs()
             .into_iter()
@@ -120,8 +130,9 @@ fn every_bad_hand_over_is_refused_answered_moved_aside_and_not_retried() {
             .collect();
         assert_eq!(states.len(), 1, "{name}: {states:?}");
         assert!(
-            states[0].starts_with("deployPkg.update.state 4 100 /var/log/vmcust.log@refusing the hand-over")
-                && states[0].contains(says),
+            states[0].starts_with(
+                "deployPkg.update.state 4 100 /var/log/vmcust.log@refusing the hand-over"
+            ) && states[0].contains(says),
             "{name}: {states:?}"
         );
         // Nothing applied, nothing left where the path unit looks.
@@ -130,21 +141,39 @@ fn every_bad_hand_over_is_refused_answered_moved_aside_and_not_retried() {
         let mut before = before;
         before.retain(|p, _| !p.starts_with("var/run"));
         support::assert_same_tree(&before, &after, name);
-        assert!(fs::symlink_metadata(&dir).is_err(), "{name}: the hand-over is still there");
-        assert_eq!(fs::read_to_string(vm.path("/etc/hostname")).unwrap(), "template\n", "{name}");
+        assert!(
+            fs::symlink_metadata(&dir).is_err(),
+            "{name}: the hand-over is still there"
+        );
+        assert_eq!(
+            fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+            "template\n",
+            "{name}"
+        );
         // Moved aside, with the reason, private.
         let refused = vm.path("/var/lib/vmcust/refused");
         let entries: Vec<_> = fs::read_dir(&refused).unwrap().flatten().collect();
         assert_eq!(entries.len(), 1, "{name}");
         let reason = fs::read_to_string(entries[0].path().join("reason")).unwrap();
         assert!(reason.contains(says), "{name}: {reason}");
-        assert_eq!(fs::metadata(&refused).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            fs::metadata(&refused).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
         // The status says why.
         let status = fs::read_to_string(vm.path("/run/vmcust/status.json")).unwrap();
-        assert!(status.contains("refusing the hand-over"), "{name}: {status}");
+        assert!(
+            status.contains("refusing the hand-over"),
+            "{name}: {status}"
+        );
         // Not retried: the next boot has nothing to do and says nothing to the host.
         let again = vm.run("early");
-        assert_eq!(again.status.code(), Some(0), "{name}: {}", text(&again.stderr));
+        assert_eq!(
+            again.status.code(),
+            Some(0),
+            "{name}: {}",
+            text(&again.stderr)
+        );
         let states_again = vm
             .rpcs()
             .into_iter()
@@ -164,6 +193,8 @@ fn refused_hand_overs_are_bounded() {
         assert_eq!(vm.run("early").status.code(), Some(65));
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    let kept = fs::read_dir(vm.path("/var/lib/vmcust/refused")).unwrap().count();
+    let kept = fs::read_dir(vm.path("/var/lib/vmcust/refused"))
+        .unwrap()
+        .count();
     assert_eq!(kept, vmcust::boot::state::MAX_REFUSED);
 }

@@ -12,7 +12,7 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
@@ -100,7 +100,11 @@ fn descendants(pid: i32) -> BTreeSet<i32> {
         };
         let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
         if let Some((_, rest)) = stat.rsplit_once(") ") {
-            if let Some(pp) = rest.split_whitespace().nth(1).and_then(|x| x.parse::<i32>().ok()) {
+            if let Some(pp) = rest
+                .split_whitespace()
+                .nth(1)
+                .and_then(|x| x.parse::<i32>().ok())
+            {
                 parent.insert(p, pp);
             }
         }
@@ -199,7 +203,12 @@ fn golden(s: Scenario) -> Golden {
     let untouched = state(&vm);
     let (outs, duration) = boot(&vm);
     for o in &outs {
-        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     let want: &[&str] = match s {
         Scenario::Scripts => &["precustomization", "postcustomization"],
@@ -230,16 +239,29 @@ fn round(s: Scenario, g: &Golden, at: Duration, signal: i32) -> &'static str {
     let ran = ran(&vm);
     let count = |phase: &str| ran.iter().filter(|l| *l == phase).count();
     for phase in ["precustomization", "postcustomization", "user-data"] {
-        assert!(count(phase) <= 1, "{ctx}: {phase} ran {} times", count(phase));
+        assert!(
+            count(phase) <= 1,
+            "{ctx}: {phase} ran {} times",
+            count(phase)
+        );
     }
     for left in ["pending", "pending.new", "pending.retired"] {
-        assert!(!vm.path(&format!("/var/lib/vmcust/{left}")).exists(), "{ctx}: {left} left");
+        assert!(
+            !vm.path(&format!("/var/lib/vmcust/{left}")).exists(),
+            "{ctx}: {left} left"
+        );
     }
-    assert!(!vm.path("/var/run/vmware-imc").exists(), "{ctx}: hand-over left");
+    assert!(
+        !vm.path("/var/run/vmware-imc").exists(),
+        "{ctx}: hand-over left"
+    );
     let outcome = match main.as_slice() {
         // The documented window: killed after `reporting` was recorded, before the RPC.
         [] => {
-            assert!(log.contains("it is not sent again"), "{ctx}: no final state\n{log}");
+            assert!(
+                log.contains("it is not sent again"),
+                "{ctx}: no final state\n{log}"
+            );
             "no final state (killed between the record and the RPC)"
         }
         [one] if one.contains(" 5 0 ") => "success",
@@ -269,10 +291,14 @@ fn round(s: Scenario, g: &Golden, at: Duration, signal: i32) -> &'static str {
             }
         }
         Scenario::UserData => {
-            let done = fs::read_to_string(vm.path("/var/lib/vmcust/instances/loop-1/user-data.done"))
-                .unwrap_or_default();
+            let done =
+                fs::read_to_string(vm.path("/var/lib/vmcust/instances/loop-1/user-data.done"))
+                    .unwrap_or_default();
             if count("user-data") == 0 || done == "cut off\n" {
-                assert_eq!(done, "cut off\n", "{ctx}: user-data neither ran nor was reported");
+                assert_eq!(
+                    done, "cut off\n",
+                    "{ctx}: user-data neither ran nor was reported"
+                );
                 assert!(log.contains("user-data script was interrupted"), "{ctx}");
                 return "user-data cut off, reported";
             }
@@ -300,7 +326,10 @@ fn two_hundred_random_kills_end_like_an_uninterrupted_run() {
     eprintln!("kill loop: seed {seed} (VMCUST_KILL_SEED={seed} replays it), {rounds} rounds");
     let goldens = [Scenario::Scripts, Scenario::UserData].map(|s| (s, golden(s)));
     for (s, g) in &goldens {
-        eprintln!("kill loop: an uninterrupted {s:?} boot takes {:?}", g.duration);
+        eprintln!(
+            "kill loop: an uninterrupted {s:?} boot takes {:?}",
+            g.duration
+        );
     }
     // The rounds, drawn up front from the seed so that a replay kills at the same points.
     let mut rng = Rng(seed);
@@ -309,7 +338,11 @@ fn two_hundred_random_kills_end_like_an_uninterrupted_run() {
             let which = i % 2;
             let span = goldens[which].1.duration.as_micros() as u64;
             let at = Duration::from_micros(rng.below(span));
-            let signal = if rng.below(2) == 0 { libc::SIGTERM } else { libc::SIGKILL };
+            let signal = if rng.below(2) == 0 {
+                libc::SIGTERM
+            } else {
+                libc::SIGKILL
+            };
             (which, at, signal)
         })
         .collect();

@@ -71,14 +71,24 @@ fn scripts_and_user_data_write_absolute_paths_inside_the_root() {
         fs::read_to_string(vm.path(&etc)).unwrap(),
         "precustomization\npostcustomization\n"
     );
-    assert!(!Path::new(&marker).exists(), "the script wrote {marker} on this machine");
-    assert!(!Path::new(&etc).exists(), "the script wrote {etc} on this machine");
+    assert!(
+        !Path::new(&marker).exists(),
+        "the script wrote {marker} on this machine"
+    );
+    assert!(
+        !Path::new(&etc).exists(),
+        "the script wrote {etc} on this machine"
+    );
     assert_eq!(
         fs::read_to_string(vm.path("/root/seen")).unwrap(),
         "proc\nsys\ndev\n".repeat(2),
         "the script saw /proc, /sys and /dev as a boot would have them"
     );
-    assert_eq!(mounts_under(vm.root.path()), Vec::<String>::new(), "mounts left behind");
+    assert_eq!(
+        mounts_under(vm.root.path()),
+        Vec::<String>::new(),
+        "mounts left behind"
+    );
     // The root's own /sys (here the test's DMI files) is untouched by the mount.
     assert!(vm.path("/sys/class/dmi/id/product_uuid").exists());
 
@@ -110,14 +120,23 @@ fn a_root_without_a_shell_is_refused() {
     fs::remove_file(vm.path("/bin/sh")).unwrap();
     vm.hand_over(
         SPEC,
-        &[("script0001.bat", &format!("#!/bin/sh\necho ran > {marker}\n"))],
+        &[(
+            "script0001.bat",
+            &format!("#!/bin/sh\necho ran > {marker}\n"),
+        )],
     );
     let out = vm.run("early");
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("its interpreter /bin/sh (the #! line) is not in the root"), "{err}");
+    assert!(
+        err.contains("its interpreter /bin/sh (the #! line) is not in the root"),
+        "{err}"
+    );
     let last = vm.final_state().unwrap();
-    assert!(last.contains(" 4 100 ") && last.contains("not in the root"), "{last}");
+    assert!(
+        last.contains(" 4 100 ") && last.contains("not in the root"),
+        "{last}"
+    );
     assert!(!Path::new(&marker).exists());
 
     // No /proc to mount on: refused likewise.
@@ -128,5 +147,8 @@ fn a_root_without_a_shell_is_refused() {
     let out = vm.run("early");
     let err = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("has no /proc directory to mount /proc on"), "{err}");
+    assert!(
+        err.contains("has no /proc directory to mount /proc on"),
+        "{err}"
+    );
 }

@@ -148,7 +148,8 @@ fn take_handover(ctx: &mut Context) -> Result<Ending> {
             "Error applying the customization",
             &reason,
         );
-        if let Err(e) = state::remove_handover(&root).and_then(|()| state::finish_retirement(&root)) {
+        if let Err(e) = state::remove_handover(&root).and_then(|()| state::finish_retirement(&root))
+        {
             tracing::warn!("{e:#}");
         }
         return Ok(Ending::failed(reason));
@@ -164,7 +165,10 @@ fn refuse_handover(ctx: &mut Context, reason: String) -> Result<Ending> {
          customization, as a regular file of at most {} bytes in a directory only root may write",
         vmcust_imc::MAX_CUST_CFG_BYTES
     );
-    tracing::error!("{reason}; nothing was changed, the hand-over is kept in {}", state::REFUSED_DIR);
+    tracing::error!(
+        "{reason}; nothing was changed, the hand-over is kept in {}",
+        state::REFUSED_DIR
+    );
     Reporter::new(ctx.rpc, false).failed(
         Code::CustomizeFailed,
         "Error parsing the customization specification",

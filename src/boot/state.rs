@@ -88,7 +88,10 @@ pub fn ingest(root: &Root) -> Result<Ingested> {
     let handed = root.resolve(&Path::new(IMC_DIR).join(CUST_CFG), false)?;
     let pending_cfg = Path::new(PENDING_DIR).join(CUST_CFG);
     if root.is_file(&pending_cfg) {
-        let same = match (read_regular(&handed, MAX_HANDOVER_FILE), root.read(&pending_cfg)) {
+        let same = match (
+            read_regular(&handed, MAX_HANDOVER_FILE),
+            root.read(&pending_cfg),
+        ) {
             (Ok(Some(a)), Ok(Some(b))) => a == b,
             _ => false,
         };

@@ -85,7 +85,9 @@ pub fn copy_tree(from: &Path, to: &Path) {
 pub const SHELL_DIRS: [&str; 3] = ["bin", "lib", "lib64"];
 
 /// The programs [`install_shell`] gives a scratch root.
-const SHELL_TOOLS: [&str; 8] = ["sh", "dirname", "sleep", "cat", "echo", "touch", "mkdir", "rm"];
+const SHELL_TOOLS: [&str; 8] = [
+    "sh", "dirname", "sleep", "cat", "echo", "touch", "mkdir", "rm",
+];
 
 /// Gives a scratch root what a real one has for running its scripts inside it (they run
 /// chrooted there, docs/custom-scripts.md): `/bin/sh` and a few tools copied from this
@@ -119,7 +121,7 @@ pub fn install_shell(root: &Path) {
     for lib in libs {
         let to = root.join(lib.strip_prefix("/").unwrap());
         fs::create_dir_all(to.parent().unwrap()).unwrap();
-        fs::copy(fs::canonicalize(&lib).unwrap(), &to).unwrap();
+        fs::copy(fs::canonicalize(lib).unwrap(), &to).unwrap();
     }
 }
 
