@@ -648,6 +648,23 @@ mod tests {
         assert_eq!(f.ended, Ended::Stopped);
     }
 
+    /// A root without a real directory to mount on is refused before anything starts;
+    /// a symlink there (which could point the mount out of the root) counts as missing.
+    #[test]
+    fn a_chroot_needs_real_mount_points() {
+        let d = tempfile::tempdir().unwrap();
+        let err = Chroot::new(d.path()).unwrap_err().to_string();
+        assert!(err.contains("has no /proc directory"), "{err}");
+        std::fs::create_dir(d.path().join("proc")).unwrap();
+        std::os::unix::fs::symlink("/sys", d.path().join("sys")).unwrap();
+        let err = Chroot::new(d.path()).unwrap_err().to_string();
+        assert!(err.contains("has no /sys directory"), "{err}");
+        std::fs::remove_file(d.path().join("sys")).unwrap();
+        std::fs::create_dir(d.path().join("sys")).unwrap();
+        std::fs::create_dir(d.path().join("dev")).unwrap();
+        assert!(Chroot::new(d.path()).is_ok());
+    }
+
     #[test]
     fn proc_stat_lines_are_read_past_odd_command_names() {
         let cases = [

@@ -383,4 +383,55 @@ mod tests {
             0o600
         );
     }
+
+    fn hand_over(d: &Path, cfg: &str) {
+        let imc = d.join("var/run/vmware-imc");
+        fs::create_dir_all(&imc).unwrap();
+        fs::write(imc.join("cust.cfg"), cfg).unwrap();
+    }
+
+    /// The hand-over found again after a kill between the rename and its removal is the
+    /// pending one: its journal is kept. A different one replaces it.
+    #[test]
+    fn a_hand_over_already_pending_keeps_its_journal() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path()).unwrap();
+        let journal = d.path().join("var/lib/vmcust/pending/journal");
+        hand_over(d.path(), "[MISC]\nMARKER-ID = a\n");
+        assert_eq!(ingest(&root).unwrap(), Ingested::New);
+        fs::write(&journal, "pre-script-started\n").unwrap();
+        hand_over(d.path(), "[MISC]\nMARKER-ID = a\n");
+        assert_eq!(ingest(&root).unwrap(), Ingested::AlreadyPending);
+        assert_eq!(
+            fs::read_to_string(&journal).unwrap(),
+            "pre-script-started\n"
+        );
+        assert!(!d.path().join("var/run/vmware-imc").exists());
+        hand_over(d.path(), "[MISC]\nMARKER-ID = b\n");
+        assert_eq!(ingest(&root).unwrap(), Ingested::New);
+        assert!(
+            !journal.exists(),
+            "a new customization starts a new journal"
+        );
+    }
+
+    #[test]
+    fn retiring_leaves_nothing_and_leftovers_are_removed() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path()).unwrap();
+        let state = d.path().join("var/lib/vmcust");
+        for dir in ["pending", "pending.new", "pending.retired"] {
+            fs::create_dir_all(state.join(dir)).unwrap();
+            fs::write(state.join(dir).join("cust.cfg"), "x").unwrap();
+        }
+        retire_pending(&root).unwrap();
+        assert!(!state.join("pending").exists() && !state.join("pending.retired").exists());
+        finish_retirement(&root).unwrap();
+        assert_eq!(
+            root.list_dir(Path::new(STATE_DIR)).unwrap(),
+            Vec::<String>::new()
+        );
+        // Nothing to retire is fine.
+        retire_pending(&root).unwrap();
+    }
 }
