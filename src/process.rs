@@ -3,7 +3,9 @@
 //! commands: its own process group (so nothing it starts outlives it), a cleared
 //! environment, a timeout after which the whole group gets SIGTERM, a grace period and
 //! SIGKILL, SIGTERM to vmcust stopping it the same way, a retry while the program file is
-//! still open for writing elsewhere (ETXTBSY), and bounded output.
+//! still open for writing elsewhere (ETXTBSY), and bounded output. A program of another
+//! root (a custom script, `#!` user-data) runs chrooted into that root ([`Chroot`]), never
+//! on the machine running vmcust.
 //!
 //! Synchronous, with a thread per output stream and one waiting for the child: the boot
 //! engine has nothing else to do while a program runs, so an async runtime would only add
@@ -126,6 +128,134 @@ impl Finished {
     }
 }
 
+/// A root other than `/` to run a program in: the child enters a private mount namespace,
+/// mounts `/proc`, `/sys` (as a boot of that root would) and `/dev` (the machine's devices,
+/// as its devtmpfs would show them) inside the root, and `chroot`s into it before the
+/// program starts. Nothing is mounted on the machine itself: the mounts exist only in the
+/// child's namespace and are gone (unmounted by the kernel) when the last process of the
+/// run ends, which the process-group kill makes the end of the run.
+#[derive(Debug, Clone)]
+pub struct Chroot {
+    root: std::ffi::CString,
+    mounts: [std::ffi::CString; 3],
+}
+
+/// Why a program cannot be run inside a root.
+#[derive(Debug, thiserror::Error)]
+pub enum ChrootError {
+    /// Not running as root: no chroot and no mounts.
+    #[error(
+        "running a program inside the root {0} needs root privileges (chroot and mounts); \
+         run vmcust as root, or customize the running system"
+    )]
+    NotRoot(PathBuf),
+    /// A mount point the program's `/proc`, `/sys` or `/dev` needs is missing.
+    #[error("the root {root} has no {dir} directory to mount {dir} on; a bootable root has one")]
+    NoMountPoint {
+        /// The root.
+        root: PathBuf,
+        /// `/proc`, `/sys` or `/dev`.
+        dir: &'static str,
+    },
+    /// The root's path cannot be passed to the kernel.
+    #[error("the root path {0} contains a NUL byte")]
+    BadPath(PathBuf),
+}
+
+/// The directories mounted inside a root, in order.
+const CHROOT_MOUNTS: [&str; 3] = ["/proc", "/sys", "/dev"];
+
+impl Chroot {
+    /// Checks that programs can be run inside `root` (a host path, not `/`): vmcust runs
+    /// as root, and the root has `/proc`, `/sys` and `/dev` to mount on.
+    pub fn new(root: &Path) -> Result<Chroot, ChrootError> {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err(ChrootError::NotRoot(root.to_path_buf()));
+        }
+        let c = |p: &Path| {
+            std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
+                .map_err(|_| ChrootError::BadPath(root.to_path_buf()))
+        };
+        let mut mounts = Vec::new();
+        for dir in CHROOT_MOUNTS {
+            let at = root.join(dir.trim_start_matches('/'));
+            // Not followed: a symlink there could point the mount out of the root.
+            let real_dir = std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir());
+            if !real_dir {
+                return Err(ChrootError::NoMountPoint {
+                    root: root.to_path_buf(),
+                    dir,
+                });
+            }
+            mounts.push(c(&at)?);
+        }
+        let mounts: [std::ffi::CString; 3] = mounts.try_into().expect("three mount points");
+        Ok(Chroot {
+            root: c(root)?,
+            mounts,
+        })
+    }
+
+    /// Runs in the forked child, before `exec`: only system calls, no allocation.
+    fn enter(&self, cwd: &std::ffi::CStr) -> io::Result<()> {
+        let check = |rc: libc::c_int| match rc {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        };
+        let none = std::ptr::null::<libc::c_char>();
+        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+        // SAFETY: every pointer is a NUL-terminated string owned by `self`, a literal, or
+        // null where the call allows it; the calls touch no memory of ours.
+        unsafe {
+            check(libc::unshare(libc::CLONE_NEWNS))?;
+            // Private, so that nothing mounted here propagates back to the machine.
+            check(libc::mount(
+                none,
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ))?;
+            let [proc, sys, dev] = &self.mounts;
+            check(libc::mount(
+                c"proc".as_ptr(),
+                proc.as_ptr(),
+                c"proc".as_ptr(),
+                flags,
+                std::ptr::null(),
+            ))?;
+            check(libc::mount(
+                c"sysfs".as_ptr(),
+                sys.as_ptr(),
+                c"sysfs".as_ptr(),
+                flags,
+                std::ptr::null(),
+            ))?;
+            check(libc::mount(
+                c"/dev".as_ptr(),
+                dev.as_ptr(),
+                none,
+                libc::MS_BIND | libc::MS_REC,
+                std::ptr::null(),
+            ))?;
+            check(libc::chroot(self.root.as_ptr()))?;
+            check(libc::chdir(cwd.as_ptr()))
+        }
+    }
+}
+
+/// Runs `cmd` as [`run`] does, inside `chroot`: `cmd.program` and `cmd.cwd` are paths
+/// inside the root.
+pub fn run_chrooted(
+    cmd: &Cmd,
+    chroot: &Chroot,
+    output: Output,
+    stop: &AtomicBool,
+) -> io::Result<Finished> {
+    run_with(cmd, Some(chroot), output, stop)
+}
+
 enum Event {
     Line(Stream, String),
     ReaderDone,
@@ -135,7 +265,16 @@ enum Event {
 /// Runs `cmd`, taking its output as `output` says, until it ends, its timeout passes or
 /// `stop` is set. An error means it could not be started (or waited for).
 pub fn run(cmd: &Cmd, output: Output, stop: &AtomicBool) -> io::Result<Finished> {
-    let mut child = spawn(cmd)?;
+    run_with(cmd, None, output, stop)
+}
+
+fn run_with(
+    cmd: &Cmd,
+    chroot: Option<&Chroot>,
+    output: Output,
+    stop: &AtomicBool,
+) -> io::Result<Finished> {
+    let mut child = spawn(cmd, chroot)?;
     let pid = child.id();
     let pgid = Pid::from_raw(pid as i32);
     let (tx, rx) = mpsc::channel();
@@ -232,15 +371,31 @@ fn from_status(status: ExitStatus) -> Ended {
 /// Starts the program in its own process group with a cleared environment. A program file
 /// that another thread's fork still holds open for writing (ETXTBSY, seen with freshly
 /// written scripts) is retried for a moment.
-fn spawn(cmd: &Cmd) -> io::Result<std::process::Child> {
+fn spawn(cmd: &Cmd, chroot: Option<&Chroot>) -> io::Result<std::process::Child> {
     let mut command = Command::new(&cmd.program);
+    let cwd = cmd.cwd.as_deref().unwrap_or(Path::new("/"));
     command
         .args(&cmd.args)
         .env_clear()
         .env("PATH", PATH)
         .env("LANG", "C")
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .current_dir(cmd.cwd.as_deref().unwrap_or(Path::new("/")))
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)));
+    match chroot {
+        None => {
+            command.current_dir(cwd);
+        }
+        Some(chroot) => {
+            let chroot = chroot.clone();
+            let cwd = std::ffi::CString::new(cwd.as_os_str().as_encoded_bytes())
+                .map_err(|_| io::Error::other("working directory with a NUL byte"))?;
+            // SAFETY: the closure runs between fork and exec and makes only system calls
+            // on memory prepared before the fork (see `Chroot::enter`).
+            unsafe {
+                command.pre_exec(move || chroot.enter(&cwd));
+            }
+        }
+    }
+    command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -491,6 +646,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!(f.ended, Ended::Stopped);
+    }
+
+    /// A root without a real directory to mount on is refused before anything starts;
+    /// a symlink there (which could point the mount out of the root) counts as missing.
+    #[test]
+    fn a_chroot_needs_real_mount_points() {
+        let d = tempfile::tempdir().unwrap();
+        let err = Chroot::new(d.path()).unwrap_err().to_string();
+        assert!(err.contains("has no /proc directory"), "{err}");
+        std::fs::create_dir(d.path().join("proc")).unwrap();
+        std::os::unix::fs::symlink("/sys", d.path().join("sys")).unwrap();
+        let err = Chroot::new(d.path()).unwrap_err().to_string();
+        assert!(err.contains("has no /sys directory"), "{err}");
+        std::fs::remove_file(d.path().join("sys")).unwrap();
+        std::fs::create_dir(d.path().join("sys")).unwrap();
+        std::fs::create_dir(d.path().join("dev")).unwrap();
+        assert!(Chroot::new(d.path()).is_ok());
     }
 
     #[test]

@@ -47,13 +47,11 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
     let pending = Path::new(PENDING_DIR).join(CUST_CFG);
     let handed_over = Path::new(IMC_DIR).join(CUST_CFG);
     if imc {
-        if root.is_file(&handed_over) {
-            if let Some(reason) = raw_data_for_cloud_init(ctx, &handed_over) {
-                tracing::info!("leaving the vSphere customization to cloud-init: {reason}");
-                return Ok(Ending::Nothing);
-            }
-            state::ingest(&root)?;
-            return process_pending(ctx);
+        if let Err(e) = state::finish_retirement(&root) {
+            tracing::warn!("{e:#}");
+        }
+        if handover_present(&root) {
+            return take_handover(ctx);
         }
         if root.is_file(&pending) {
             tracing::info!("resuming the customization an earlier run did not finish");
@@ -95,8 +93,7 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
         match wait_for_any(&waiting, &what, left, ctx.stop)? {
             WaitedAny::Found(0, after) if imc => {
                 tracing::info!("{IMC_DIR}/{CUST_CFG} found after {} ms", after.as_millis());
-                state::ingest(&root)?;
-                return process_pending(ctx);
+                return take_handover(ctx);
             }
             WaitedAny::Found(i, after) => {
                 let dev = waiting.remove(i);
@@ -119,6 +116,69 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
             WaitedAny::Interrupted => return Ok(Ending::Interrupted),
         }
     }
+}
+
+/// Whether something is at `/var/run/vmware-imc/cust.cfg`, of whatever type (a directory,
+/// FIFO or symlink there is a hand-over to refuse, not nothing).
+fn handover_present(root: &Root) -> bool {
+    root.resolve(&Path::new(IMC_DIR).join(CUST_CFG), false)
+        .is_ok_and(|p| std::fs::symlink_metadata(p).is_ok())
+}
+
+/// Takes what open-vm-tools handed over: refused (answered with a failure, moved aside)
+/// when it cannot be used, left to cloud-init when it is cloud-init's, otherwise copied
+/// into the pending directory and carried out. A hand-over that cannot even be copied
+/// (a full disk, a read-only root) is still answered, and removed, so that vCenter does
+/// not wait for its timeout and `vmcust-imc.path` does not start the unit for it again.
+fn take_handover(ctx: &mut Context) -> Result<Ending> {
+    let root = ctx.root.clone();
+    if let Some(reason) = state::check_handover(&root) {
+        return refuse_handover(ctx, reason);
+    }
+    let handed_over = Path::new(IMC_DIR).join(CUST_CFG);
+    if let Some(reason) = raw_data_for_cloud_init(ctx, &handed_over) {
+        tracing::info!("leaving the vSphere customization to cloud-init: {reason}");
+        return Ok(Ending::Nothing);
+    }
+    if let Err(e) = state::ingest(&root) {
+        let reason = format!("could not take the customization into {PENDING_DIR}: {e:#}");
+        tracing::error!("{reason}; nothing was changed");
+        Reporter::new(ctx.rpc, false).failed(
+            Code::CustomizeFailed,
+            "Error applying the customization",
+            &reason,
+        );
+        if let Err(e) = state::remove_handover(&root).and_then(|()| state::finish_retirement(&root))
+        {
+            tracing::warn!("{e:#}");
+        }
+        return Ok(Ending::failed(reason));
+    }
+    process_pending(ctx)
+}
+
+/// Answers a hand-over that cannot be used with a failure, keeps it aside in
+/// `/var/lib/vmcust/refused/` and removes it.
+fn refuse_handover(ctx: &mut Context, reason: String) -> Result<Ending> {
+    let reason = format!(
+        "refusing the hand-over: {reason}; only open-vm-tools (root) may hand over a \
+         customization, as a regular file of at most {} bytes in a directory only root may write",
+        vmcust_imc::MAX_CUST_CFG_BYTES
+    );
+    tracing::error!(
+        "{reason}; nothing was changed, the hand-over is kept in {}",
+        state::REFUSED_DIR
+    );
+    Reporter::new(ctx.rpc, false).failed(
+        Code::CustomizeFailed,
+        "Error parsing the customization specification",
+        &reason,
+    );
+    state::refuse_handover(&ctx.root, &reason)?;
+    Ok(Ending::Failed {
+        reason,
+        invalid: true,
+    })
 }
 
 /// Where the early stage keeps the DMI product UUID of the VM it last ran on.
@@ -324,7 +384,9 @@ fn traditional(
                 .map_err(|e| Failure::new(Code::CustomizeFailed, GC, e.to_string()))?;
             let staged = crate::scripts::stage::stage_script(&root, &pending, name.as_str())
                 .map_err(|e| Failure::new(Code::CustomizeFailed, GC, e.to_string()))?;
-            record(journal, Step::PreScriptStarted)?;
+            // Durable before the script starts, or the script does not start: without it a
+            // kill during the script would run it a second time at the next boot.
+            record_strict(journal, Step::PreScriptStarted)?;
             match super::run_script(ctx, &staged.script, Phase::Pre) {
                 ScriptEnd::Succeeded => {}
                 // SIGTERM: the script's group was stopped; the next boot reports it as cut
@@ -406,16 +468,39 @@ fn write_marker(root: &Root, marker: &FileName) -> Result<()> {
     Ok(())
 }
 
-fn record(journal: &mut Journal, step: Step) -> Result<(), Stop> {
+/// Records a step that guards something that must not happen twice; a step that cannot
+/// be recorded fails the customization before that thing happens.
+fn record_strict(journal: &mut Journal, step: Step) -> Result<(), Stop> {
     journal.record(step).map_err(|e| {
         Failure::new(
             Code::CustomizeFailed,
             "Error applying the customization",
-            format!("recording progress: {e}"),
+            format!(
+                "recording progress ({}): {e}; the step that must not run twice was not started",
+                step.name()
+            ),
         )
     })?;
     super::crash_point(step);
     Ok(())
+}
+
+/// Records a step that is safe to do again (applying the plan, the marker, the NIC
+/// handshake): when the record cannot be written (a full disk), the run goes on, and a
+/// run that resumes after a kill merely does the step again.
+fn record(journal: &mut Journal, step: Step) -> Result<(), Stop> {
+    record_lenient(journal, step);
+    Ok(())
+}
+
+fn record_lenient(journal: &mut Journal, step: Step) {
+    if let Err(e) = journal.record(step) {
+        tracing::warn!(
+            "could not record progress ({}): {e}; going on (the step is safe to repeat)",
+            step.name()
+        );
+    }
+    super::crash_point(step);
 }
 
 fn check_stop(ctx: &Context) -> Result<(), Stop> {
@@ -448,29 +533,48 @@ fn finish(
         if outcome == crate::report::NicsOutcome::Interrupted {
             return Ok(Ending::Interrupted);
         }
-        let _ = journal.record(Step::Nics);
-        super::crash_point(Step::Nics);
+        record_lenient(journal, Step::Nics);
     }
     let (code, error) = match &outcome {
         Ok(()) => (Code::Success, None),
         Err(f) => (f.code, Some(f.reason.clone())),
     };
     let invalid = outcome.as_ref().is_err_and(|f| f.invalid);
-    if !journal.is_done(Step::Reported) {
+    // Exactly one final state: `reporting` is recorded before the RPC, so a run cut off
+    // between the RPC and its record does not send it again. The window left is a kill
+    // after that record and before the RPC (microseconds: the record is written, not yet
+    // synced, when the RPC goes out): then vCenter gets no final state and times out,
+    // which it reports as a failure; the other order would risk two final states. The
+    // record is synced right after the RPC; a power cut before that may send the same
+    // state again at the next boot. A record that cannot be written (a full disk, a
+    // read-only root) does not hold the final state back.
+    if journal.is_done(Step::Reporting) && !journal.is_done(Step::Reported) {
+        tracing::warn!(
+            "an earlier run was stopped while sending the final state; it is not sent again \
+             (vCenter has it, or reports a timeout)"
+        );
+    } else if !journal.is_done(Step::Reported) {
+        if let Err(e) = journal.record_unsynced(Step::Reporting) {
+            tracing::warn!("could not record that the final state is being sent: {e}");
+        }
+        super::crash_point(Step::Reporting);
         let mut reporter = Reporter::new(ctx.rpc, gc);
         match &outcome {
             Ok(()) => reporter.done(),
             Err(f) => reporter.failed(f.code, f.gc_text, &f.reason),
         }
-        let _ = journal.record(Step::Reported);
-        super::crash_point(Step::Reported);
+        super::journal::crash_point_at("sent");
+        let _ = journal.sync();
+        record_lenient(journal, Step::Reported);
     }
     let steps = Step::ALL
         .iter()
         .filter(|s| journal.is_done(**s))
         .map(|s| s.name().to_string())
         .collect();
-    state::write_result(
+    // The final state is out: whatever cannot be recorded now is said in the log, and the
+    // pending copy is retired all the same, so that no later run sends another.
+    if let Err(e) = state::write_result(
         &root,
         &InstanceResult {
             instance_id: instance_id.clone(),
@@ -481,14 +585,20 @@ fn finish(
             steps,
             origins: Default::default(),
         },
-    )?;
-    state::remove_handover(&root)?;
-    state::remove_pending(&root)?;
+    ) {
+        tracing::error!("could not record the result of instance {instance_id}: {e:#}");
+    }
     if error.is_some() {
         // No post-customization will run for a failed customization: the staged script
         // (which may hold secrets) goes now.
-        crate::scripts::stage::unstage(&root)?;
+        if let Err(e) = crate::scripts::stage::unstage(&root) {
+            tracing::error!("removing the staged custom script: {e}");
+        }
     }
+    if let Err(e) = state::remove_handover(&root) {
+        tracing::error!("{e:#}");
+    }
+    state::retire_pending(&root)?;
     match error {
         None => {
             tracing::info!("customization of instance {instance_id} done");

@@ -24,6 +24,10 @@ pub enum Step {
     Marker,
     /// The NIC-connect handshake ran.
     Nics,
+    /// The final state is about to be sent. Recorded (fsynced) before the RPC: a run that
+    /// finds it on resume does not send the final state again, whether or not the host
+    /// got it (at most once; see docs/boot.md, "Exactly once").
+    Reporting,
     /// The final state was sent to the host.
     Reported,
 }
@@ -38,18 +42,20 @@ impl Step {
             Step::PostScheduled => "post-scheduled",
             Step::Marker => "marker",
             Step::Nics => "nics",
+            Step::Reporting => "reporting",
             Step::Reported => "reported",
         }
     }
 
     /// All steps in order.
-    pub const ALL: [Step; 7] = [
+    pub const ALL: [Step; 8] = [
         Step::PreScriptStarted,
         Step::PreScript,
         Step::Applied,
         Step::PostScheduled,
         Step::Marker,
         Step::Nics,
+        Step::Reporting,
         Step::Reported,
     ];
 
@@ -86,17 +92,45 @@ impl Journal {
         self.done.contains(&step)
     }
 
-    /// Records `step` as complete, durably.
+    /// Records `step` as complete, durably. The step counts as done for the rest of this
+    /// run even when writing fails (a full disk): the caller decides whether a step that
+    /// cannot be made durable may go ahead.
     pub fn record(&mut self, step: Step) -> io::Result<()> {
+        self.append(step)?.sync_all()
+    }
+
+    /// Records `step` without waiting for the disk: it survives a kill (the kernel has it)
+    /// at once, and a power cut once [`Journal::sync`] has returned. For the record that
+    /// guards the final state, where waiting for the disk before the RPC would widen the
+    /// window in which a kill loses the final state (docs/boot.md, "Exactly once").
+    pub fn record_unsynced(&mut self, step: Step) -> io::Result<()> {
+        self.append(step).map(drop)
+    }
+
+    /// Waits until every record is on the disk.
+    pub fn sync(&self) -> io::Result<()> {
+        OpenOptions::new().append(true).open(&self.path)?.sync_all()
+    }
+
+    fn append(&mut self, step: Step) -> io::Result<fs::File> {
+        self.done.insert(step);
         let mut f = OpenOptions::new()
             .create(true)
             .append(true)
             .mode(0o600)
             .open(&self.path)?;
         writeln!(f, "{}", step.name())?;
-        f.sync_all()?;
-        self.done.insert(step);
-        Ok(())
+        Ok(f)
+    }
+}
+
+/// Kills the process with SIGKILL when [`super::CRASH_AFTER_ENV`] names `point`: the tests'
+/// way to cut a run off at a named point that is not a journal step (inside the
+/// hand-over's ingestion and retirement, between a record and the RPC it guards). Test
+/// only: nothing sets the variable on a real system.
+pub fn crash_point_at(point: &str) {
+    if std::env::var(super::CRASH_AFTER_ENV).is_ok_and(|v| v == point) {
+        let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
 }
 

@@ -22,6 +22,11 @@ pub const META_DATA: &str = "meta-data";
 pub const USER_DATA: &str = "user-data";
 /// Flag: the user-data was handled (run, handed over or rejected) for this instance.
 pub const USER_DATA_DONE: &str = "user-data.done";
+/// Record: the user-data script was started. Written (fsynced) before it runs; found
+/// without [`USER_DATA_DONE`], the script was cut off and is not run a second time.
+pub const USER_DATA_STARTED: &str = "user-data.started";
+/// Record: the post-customization script was started (as [`USER_DATA_STARTED`]).
+pub const POST_STARTED: &str = "post-customization-started";
 /// Where cloud-init's NoCloud data source looks for a seed.
 pub const NOCLOUD_SEED: &str = "/var/lib/cloud/seed/nocloud";
 /// Where the custom script is staged by the early stage.
@@ -123,15 +128,34 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
         .root
         .read_text(&dir.join(POST_PENDING))?
         .is_some_and(|t| t.trim() == "gc");
-    let script = ctx.root.resolve(Path::new(STAGED_SCRIPT), true)?;
-    let end = super::run_script(ctx, &script, Phase::Post);
-    if end == ScriptEnd::Interrupted {
-        return Ok(Ending::Interrupted);
-    }
-    // Whatever the outcome, the script ran once; a failure is reported, not repeated. The
-    // staged copy goes too: it may hold secrets.
-    let flag = ctx.root.resolve(&dir.join(POST_PENDING), false)?;
-    std::fs::remove_file(flag)?;
+    let started = dir.join(POST_STARTED);
+    let end = if ctx.root.is_file(&started) {
+        // At most once: a script cut off by a power cut or a kill may have done part of
+        // its work, and running it again could do that part twice.
+        ScriptEnd::Failed(
+            "the post-customization script was interrupted (power cut or kill) in an earlier \
+             run; it is not run a second time"
+                .into(),
+        )
+    } else if let Err(e) = ctx.root.write_file(&started, b"", 0o600) {
+        ScriptEnd::Failed(format!(
+            "could not record that the post-customization script starts ({e}); it is not \
+             run, as it could then run twice"
+        ))
+    } else {
+        let script = ctx.root.resolve(Path::new(STAGED_SCRIPT), true)?;
+        let end = super::run_script(ctx, &script, Phase::Post);
+        if end == ScriptEnd::Interrupted {
+            // SIGTERM stopped the script's group: the next run reports it as cut off.
+            return Ok(Ending::Interrupted);
+        }
+        end
+    };
+    // Whatever the outcome, the script ran (at most) once; a failure is reported, not
+    // repeated. The flag goes first: a kill after it loses the report of a failure rather
+    // than running the script again. The staged copy goes too: it may hold secrets.
+    remove_durably(&ctx.root, &dir.join(POST_PENDING))?;
+    remove_durably(&ctx.root, &started)?;
     crate::scripts::stage::unstage(&ctx.root)?;
     match end {
         ScriptEnd::Failed(reason) => {
@@ -148,6 +172,21 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
             Ok(Ending::Done)
         }
     }
+}
+
+/// Removes a record and makes the removal durable; already gone is fine.
+fn remove_durably(root: &crate::root::Root, path: &Path) -> Result<()> {
+    let real = root.resolve(path, false)?;
+    match std::fs::remove_file(&real) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+        _ => {}
+    }
+    if let Some(parent) = real.parent() {
+        if let Ok(d) = std::fs::File::open(parent) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(())
 }
 
 fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
@@ -178,8 +217,21 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         }
         UserDataDisposition::RunScript => {}
     }
+    let started = dir.join(USER_DATA_STARTED);
+    if ctx.root.is_file(&started) {
+        // At most once, as for the custom scripts.
+        let reason = "the user-data script was interrupted (power cut or kill) in an earlier \
+                      run; it is not run a second time";
+        done(ctx, "cut off\n")?;
+        tracing::error!("{reason}");
+        return Ok(Ending::failed(reason));
+    }
     let script = dir.join("user-data.sh");
     ctx.root.write_file(&script, &bytes, 0o700)?;
+    // Durable before the script starts (`write_file` syncs the file and its directory); a
+    // record that cannot be written stops the run before the script, which the next boot
+    // then runs once.
+    ctx.root.write_file(&started, b"", 0o600)?;
     let path = ctx.root.resolve(&script, true)?;
     let end = super::run_script(ctx, &path, Phase::UserData);
     if end == ScriptEnd::Interrupted {

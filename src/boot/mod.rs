@@ -24,7 +24,7 @@ use crate::host::GuestRpc;
 use crate::model::InstanceId;
 use crate::report::NicTiming;
 use crate::root::Root;
-use crate::scripts::run::{run_script_blocking, Limits, Outcome, Phase};
+use crate::scripts::run::{run_script_in, Limits, Outcome, Phase};
 use crate::settings::Settings;
 
 /// The two boot stages.
@@ -126,14 +126,15 @@ pub enum ScriptEnd {
     Interrupted,
 }
 
-/// Runs a staged script for `phase` with the settings' timeout; the whole process group
-/// is killed on timeout or SIGTERM.
+/// Runs a staged script for `phase` with the settings' timeout, inside the root being
+/// customized (chrooted when it is not `/`); the whole process group is killed on timeout
+/// or SIGTERM.
 pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
     let limits = Limits {
         timeout: ctx.settings.script_timeout,
         ..Limits::default()
     };
-    match run_script_blocking(script, phase, limits, ctx.stop) {
+    match run_script_in(&ctx.root, script, phase, limits, ctx.stop) {
         Ok(run) => match run.outcome {
             Outcome::Exited(0) => ScriptEnd::Succeeded,
             Outcome::Cancelled => ScriptEnd::Interrupted,

@@ -127,21 +127,97 @@ pub enum RunError {
         /// What went wrong.
         source: io::Error,
     },
+    /// The script cannot be run inside its root.
+    #[error("not running custom script {path} inside the root {root}: {reason}")]
+    Chroot {
+        /// The script, on this machine.
+        path: PathBuf,
+        /// The root it belongs to.
+        root: PathBuf,
+        /// Why not.
+        reason: String,
+    },
 }
 
 /// Runs `script phase` in the script's directory, under `limits`, until it ends, its
 /// timeout passes or `stop` (set by vmcust's SIGTERM handler) turns true; the whole process
-/// group is stopped in the last two cases.
+/// group is stopped in the last two cases. The script runs on this machine: for a script
+/// of another root use [`run_script_in`].
 pub fn run_script_blocking(
     script: &Path,
     phase: Phase,
     limits: Limits,
     stop: &AtomicBool,
 ) -> Result<ScriptRun, RunError> {
+    run(None, script, script, phase, limits, stop)
+}
+
+/// Runs `script` (a path on this machine, inside `root`) as [`run_script_blocking`] does,
+/// but for a root other than `/` chrooted into it ([`process::Chroot`]): a script of
+/// the system being customized runs in that system, with its files, its shell and its
+/// absolute paths, never on the machine running vmcust. Refused, without running
+/// anything, when that cannot be done: vmcust is not root, the root lacks `/proc`,
+/// `/sys` or `/dev`, or the script's `#!` interpreter is not in the root.
+pub fn run_script_in(
+    root: &crate::root::Root,
+    script: &Path,
+    phase: Phase,
+    limits: Limits,
+    stop: &AtomicBool,
+) -> Result<ScriptRun, RunError> {
+    if root.path() == Path::new("/") {
+        return run_script_blocking(script, phase, limits, stop);
+    }
+    let refuse = |reason: String| RunError::Chroot {
+        path: script.to_path_buf(),
+        root: root.path().to_path_buf(),
+        reason,
+    };
+    let inside = script
+        .strip_prefix(root.path())
+        .map(|rel| Path::new("/").join(rel))
+        .map_err(|_| refuse("the script is not inside the root".into()))?;
+    let chroot = process::Chroot::new(root.path()).map_err(|e| refuse(e.to_string()))?;
+    if let Some(interpreter) = interpreter(script) {
+        let found = root
+            .resolve(Path::new(&interpreter), true)
+            .is_ok_and(|p| p.is_file());
+        if !interpreter.starts_with('/') || !found {
+            return Err(refuse(format!(
+                "its interpreter {interpreter} (the #! line) is not in the root; scripts run \
+                 inside the root they customize, which needs its own shell"
+            )));
+        }
+    }
+    run(Some(&chroot), script, &inside, phase, limits, stop)
+}
+
+/// The program named on a `#!` line, if the file starts with one.
+fn interpreter(script: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(script).ok()?.read(&mut head).ok()?;
+    let line = head[..n].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next()?;
+    let text = String::from_utf8_lossy(line);
+    text.split_whitespace().next().map(str::to_string)
+}
+
+/// Runs the script: `host` is its path on this machine (for the log), `program` the path
+/// it is started by (the same, or the path inside `chroot`).
+fn run(
+    chroot: Option<&process::Chroot>,
+    host: &Path,
+    program: &Path,
+    phase: Phase,
+    limits: Limits,
+    stop: &AtomicBool,
+) -> Result<ScriptRun, RunError> {
+    let script = host;
     let cmd = Cmd {
-        program: script.to_path_buf(),
+        program: program.to_path_buf(),
         args: phase.arg().map(str::to_string).into_iter().collect(),
-        cwd: Some(script.parent().unwrap_or(Path::new("/")).to_path_buf()),
+        cwd: Some(program.parent().unwrap_or(Path::new("/")).to_path_buf()),
         env: vec![
             ("LANG".into(), SCRIPT_LANG.into()),
             ("HOME".into(), SCRIPT_HOME.into()),
@@ -151,11 +227,11 @@ pub fn run_script_blocking(
     };
     let mut tail = Tail::default();
     tracing::info!(script = %script.display(), phase = phase.name(), "custom script starting");
-    let finished = process::run(
-        &cmd,
-        Output::Lines(&mut |stream, line| tail.push(stream, line, phase)),
-        stop,
-    )
+    let output = Output::Lines(&mut |stream, line| tail.push(stream, line, phase));
+    let finished = match chroot {
+        None => process::run(&cmd, output, stop),
+        Some(chroot) => process::run_chrooted(&cmd, chroot, output, stop),
+    }
     .map_err(|source| RunError::Spawn {
         path: script.to_path_buf(),
         arg: phase.name(),

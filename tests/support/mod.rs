@@ -79,8 +79,54 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Top-level directories of a scratch root that hold the shell [`install_shell`] copied
+/// from this machine; snapshots leave them out (they are the test's tools, not the
+/// customization's work, and large).
+pub const SHELL_DIRS: [&str; 3] = ["bin", "lib", "lib64"];
+
+/// The programs [`install_shell`] gives a scratch root.
+const SHELL_TOOLS: [&str; 8] = [
+    "sh", "dirname", "sleep", "cat", "echo", "touch", "mkdir", "rm",
+];
+
+/// Gives a scratch root what a real one has for running its scripts inside it (they run
+/// chrooted there, docs/custom-scripts.md): `/bin/sh` and a few tools copied from this
+/// machine with the libraries they load (from `ldd`), and `/proc`, `/sys`, `/dev` to
+/// mount on.
+pub fn install_shell(root: &Path) {
+    use std::process::Command;
+    for dir in ["proc", "sys", "dev", "bin"] {
+        fs::create_dir_all(root.join(dir)).unwrap();
+    }
+    // Which libraries the tools load, asked of `ldd` once per test process.
+    static LIBS: std::sync::OnceLock<std::collections::BTreeSet<PathBuf>> =
+        std::sync::OnceLock::new();
+    let libs = LIBS.get_or_init(|| {
+        let mut libs = std::collections::BTreeSet::new();
+        for tool in SHELL_TOOLS {
+            let real = fs::canonicalize(Path::new("/bin").join(tool)).unwrap();
+            let ldd = Command::new("ldd").arg(&real).output().unwrap();
+            for word in String::from_utf8_lossy(&ldd.stdout).split_whitespace() {
+                if word.starts_with('/') {
+                    libs.insert(PathBuf::from(word));
+                }
+            }
+        }
+        libs
+    });
+    for tool in SHELL_TOOLS {
+        let real = fs::canonicalize(Path::new("/bin").join(tool)).unwrap();
+        fs::copy(&real, root.join("bin").join(tool)).unwrap();
+    }
+    for lib in libs {
+        let to = root.join(lib.strip_prefix("/").unwrap());
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(fs::canonicalize(lib).unwrap(), &to).unwrap();
+    }
+}
+
 /// Every path under `dir` with what it is: file contents, mode and owner; link target
-/// and owner; directory mode and owner.
+/// and owner; directory mode and owner. The [`SHELL_DIRS`] at its top are left out.
 pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
     let mut out = BTreeMap::new();
     walk(dir, dir, &mut out);
@@ -91,6 +137,9 @@ fn walk(top: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
     for entry in fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let rel = path.strip_prefix(top).unwrap().to_path_buf();
+        if dir == top && SHELL_DIRS.iter().any(|d| rel == Path::new(d)) {
+            continue;
+        }
         let meta = fs::symlink_metadata(&path).unwrap();
         let owner = format!("{}:{}", meta.uid(), meta.gid());
         if meta.file_type().is_symlink() {

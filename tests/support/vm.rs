@@ -32,6 +32,8 @@ impl Vm {
             "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n",
         )
         .unwrap();
+        // Scripts and user-data run inside the root: it needs a shell, as a real one has.
+        super::install_shell(root.path());
         let host = tempfile::tempdir().unwrap();
         fs::write(host.path().join("replies"), NIC_REPLIES).unwrap();
         Vm { root, host }
