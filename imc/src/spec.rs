@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::check::Checker;
 use crate::dns::{parse_dns, Dns};
-use crate::dns_name::DnsName;
+use crate::dns_name::{DnsName, MAX_FQDN};
 use crate::error::{SpecError, Warning};
 use crate::file_name::FileName;
 use crate::hostname::HostName;
@@ -16,7 +16,7 @@ use crate::password::{parse_password, Password};
 use crate::reader::{RawEntry, RawSpec};
 use crate::secret::Secret;
 use crate::shown;
-use crate::suggest::did_you_mean;
+use crate::suggest::{closest, did_you_mean};
 use crate::timezone::Timezone;
 
 /// Sections this crate knows; `[NICn]` sections are known only when listed in `NIC-CONFIG|NICS`.
@@ -233,7 +233,7 @@ impl Spec {
 }
 
 fn parse_network(ck: &mut Checker<'_>) -> Network {
-    Network {
+    let network = Network {
         hostname: ck.field("NETWORK", "HOSTNAME", HostName::parse),
         domain_name: ck.field("NETWORK", "DOMAINNAME", |v| match v {
             "" => Ok(DomainName::Clear),
@@ -241,7 +241,21 @@ fn parse_network(ck: &mut Checker<'_>) -> Network {
         }),
         networking: ck.text("NETWORK", "NETWORKING"),
         bootproto: ck.text("NETWORK", "BOOTPROTO"),
+    };
+    // The guest's FQDN is the host name's first label and DOMAINNAME; each part may be
+    // valid on its own and the whole still too long for DNS (and for `hostname --fqdn`).
+    if let (Some(host), Some(DomainName::Set(domain))) = (&network.hostname, &network.domain_name) {
+        let length = host.short().len() + 1 + domain.as_str().len();
+        if length > MAX_FQDN {
+            let line = ck.raw.get_in("NETWORK", "DOMAINNAME").map(|e| e.line);
+            let message = format!(
+                "the fqdn {}.<DOMAINNAME> would be {length} characters, more than the {MAX_FQDN} dns allows; shorten HOSTNAME or DOMAINNAME",
+                shown::name(host.short())
+            );
+            ck.problem(line, "NETWORK", Some("DOMAINNAME"), message);
+        }
     }
+    network
 }
 
 /// `NIC-CONFIG|NICS`: names trimmed (cloud-init does not trim, which breaks `NIC1, NIC2`), none
@@ -315,17 +329,32 @@ fn collect_unknown(ck: &mut Checker<'_>, nic_names: Vec<String>) -> Vec<UnknownE
     let raw = ck.raw;
     let mut warnings: Vec<(usize, &str, Option<&str>, String)> = Vec::new();
     for section in raw.sections().iter().filter(|s| !is_known(&s.name)) {
-        let message = if looks_like_nic(&section.name) {
-            "nic section not listed in NIC-CONFIG|NICS; kept but not used"
-        } else {
-            "unknown section; kept but not used"
-        };
-        warnings.push((
-            section.line,
-            section.name.as_str(),
-            None,
-            message.to_owned(),
-        ));
+        if looks_like_nic(&section.name) {
+            let message = "nic section not listed in NIC-CONFIG|NICS; kept but not used";
+            warnings.push((section.line, &section.name, None, message.to_owned()));
+            continue;
+        }
+        let meant = closest(&section.name, KNOWN_SECTIONS.iter().copied());
+        match meant.map(|known| (known, raw.section(known))) {
+            // The typo hides the section it meant: its keys would be dropped without a word.
+            Some((known, None)) => {
+                let message = format!(
+                    "unknown section, and there is no [{known}]: did you mean [{known}]? its keys would be ignored; rename the section to [{known}]"
+                );
+                ck.problem(Some(section.line), &section.name, None, message);
+            }
+            Some((known, Some(there))) => {
+                let message = format!(
+                    "unknown section; kept but not used; did you mean [{known}]? (there is a [{known}] too, at line {})",
+                    there.line
+                );
+                warnings.push((section.line, &section.name, None, message));
+            }
+            None => {
+                let message = "unknown section; kept but not used".to_owned();
+                warnings.push((section.line, &section.name, None, message));
+            }
+        }
     }
     let unused: Vec<&RawEntry> = ck.unused().collect();
     for entry in &unused {

@@ -40,8 +40,8 @@ const NIC_KEYS: &[&str] = &[
     "IPv6GATEWAY",
 ];
 
-/// Keys longer than this are not compared: no known key is near them, and the distance is
-/// quadratic in the length.
+/// Words longer than this are not compared: no known key, section or zone is near them, and
+/// the distance is quadratic in the length.
 const MAX_COMPARED: usize = 40;
 
 /// The known key of `section` (a NIC section when `is_nic`) that `key` most likely meant:
@@ -54,16 +54,30 @@ pub(crate) fn did_you_mean(section: &str, is_nic: bool, key: &str) -> Option<&'s
     };
     // `IPv6ADRR|1` is compared as `IPv6ADRR`; the index is checked elsewhere.
     let (stem, _) = key.split_once('|').unwrap_or((key, ""));
-    if stem.len() > MAX_COMPARED {
+    closest(stem, keys.iter().copied())
+}
+
+/// The candidate `word` most likely meant: the same ignoring case, or at most two edits away
+/// (one for words of up to four characters); the nearest wins, the first of equals. This is
+/// the one "did you mean" of the project: keys, sections and time zone names use it.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if word.len() > MAX_COMPARED {
         return None;
     }
-    let stem = stem.to_ascii_uppercase();
-    let limit = if stem.len() <= 4 { 1 } else { 2 };
-    keys.iter()
-        .map(|k| (distance(&stem, &k.to_ascii_uppercase()), *k))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, k)| k)
+    let word = word.to_ascii_uppercase();
+    let limit = if word.len() <= 4 { 1 } else { 2 };
+    let mut best: Option<(usize, &'a str)> = None;
+    for candidate in candidates {
+        // A candidate much longer or shorter than the word cannot be within the limit.
+        if candidate.len().abs_diff(word.len()) > limit || candidate.len() > MAX_COMPARED {
+            continue;
+        }
+        let d = distance(&word, &candidate.to_ascii_uppercase());
+        if d <= limit && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
 }
 
 /// Levenshtein distance over bytes, with transpositions counting as one edit

@@ -71,9 +71,18 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
             &slash
         }
     };
+    // The spec's warnings name the file given, not the `cust.cfg` the boot stage reads.
+    let mut imc_warnings = Vec::new();
     let imc = match &args.imc {
         Some(path) => Some(ImcInput {
-            parsed: load_imc(path)?,
+            parsed: {
+                let mut parsed = load_imc(path)?;
+                imc_warnings = std::mem::take(&mut parsed.warnings)
+                    .iter()
+                    .map(|w| format!("{}: {w}", path.display()))
+                    .collect();
+                parsed
+            },
             dir: path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -110,7 +119,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
         .default_instance_id()
         .and_then(|id| InstanceId::parse(&id).ok())
         .unwrap_or_else(|| InstanceId::parse("iid-vmcust").expect("a valid instance id"));
-    let gathered = gather(root, sources, &fallback).map_err(|e| -> anyhow::Error {
+    let mut gathered = gather(root, sources, &fallback).map_err(|e| -> anyhow::Error {
         if e.invalid {
             InvalidInput(format!("{}\nnothing was changed", e.reason)).into()
         } else {
@@ -126,6 +135,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
             dir.display()
         );
     }
+    gathered.warnings.splice(0..0, imc_warnings);
     for w in &gathered.warnings {
         tracing::warn!("{w}");
     }

@@ -103,7 +103,7 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
 }
 
 /// The customization for people: one line per setting with the source it came from, each
-/// interface on its own lines, warnings last. Secrets show as `<redacted>`.
+/// interface on its own lines. Secrets show as `<redacted>`; warnings go to the log (stderr).
 fn summary(g: &crate::engine::gather::Gathered) -> String {
     use crate::model::{Ipv4Config, Ipv6Config};
     use std::fmt::Write as _;
@@ -212,9 +212,7 @@ fn summary(g: &crate::engine::gather::Gathered) -> String {
     if c.instance_id.is_some() && g.origins.is_empty() && g.userdata.is_none() {
         let _ = writeln!(out, "nothing to do: the sources ask for no change");
     }
-    for w in &g.warnings {
-        let _ = writeln!(out, "warning: {w}");
-    }
+    // Warnings are not repeated here: `load` has logged each one, once, on stderr.
     out
 }
 

@@ -189,6 +189,13 @@ pub fn gather(
     let merged = merge(found);
     g.customization = merged.customization;
     g.origins = merged.origins;
+    // The host name and the domain may come from two sources, each fine on its own.
+    let id = &g.customization.identity;
+    crate::source::field::fqdn_fits(
+        "host name and domain",
+        id.host_name.as_ref(),
+        id.domain.as_ref(),
+    )?;
     if g.customization.instance_id.is_none() {
         g.customization.instance_id = Some(fallback_id.clone());
     }

@@ -1,0 +1,130 @@
+//! Typos caught at the door, end to end through `vmcust show`, `plan` and `apply`: each
+//! row is a spec with a typo and what the command must say (on which stream), its exit
+//! status, and that the scratch root is unchanged.
+
+mod support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::{scratch_root, snapshot};
+
+fn vmcust(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .env("VMCUST_LOG", "warn")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Writes `body` as `name` in `dir` and returns its path.
+fn write(dir: &Path, name: &str, body: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, body).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+/// One command run on a scratch root: the exit status, the words stderr must hold (each
+/// exactly once) and the words neither stream may hold.
+struct Row {
+    name: &'static str,
+    file: &'static str,
+    body: String,
+    /// The command; `{spec}` is replaced by the file's path and `{root}` by the root's.
+    args: &'static [&'static str],
+    code: i32,
+    stderr_once: Vec<String>,
+    stdout_has: Vec<&'static str>,
+    never: Vec<&'static str>,
+}
+
+fn run(rows: Vec<Row>) {
+    for row in rows {
+        let root = scratch_root();
+        let before = snapshot(root.path());
+        let dir = tempfile::tempdir().unwrap();
+        let spec = write(dir.path(), row.file, &row.body);
+        let r = root.path().to_str().unwrap();
+        let args: Vec<String> = row
+            .args
+            .iter()
+            .map(|a| a.replace("{spec}", &spec).replace("{root}", r))
+            .collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = vmcust(&args);
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        let name = row.name;
+        assert_eq!(
+            out.status.code(),
+            Some(row.code),
+            "{name}: stdout:\n{stdout}\nstderr:\n{stderr}"
+        );
+        for w in &row.stderr_once {
+            let w = w.replace("{spec}", &spec);
+            let n = stderr.matches(&w).count() + stdout.matches(&w).count();
+            assert_eq!(n, 1, "{name}: {w:?} {n} times in\n{stdout}\n{stderr}");
+        }
+        for w in &row.stdout_has {
+            assert!(stdout.contains(w), "{name}: {w:?} not in\n{stdout}");
+        }
+        for w in &row.never {
+            assert!(
+                !stdout.contains(w) && !stderr.contains(w),
+                "{name}: {w:?} in\n{stdout}\n{stderr}"
+            );
+        }
+        assert_eq!(snapshot(root.path()), before, "{name}: the root changed");
+    }
+}
+
+const SHOW: &[&str] = &["show", "{spec}"];
+const APPLY: &[&str] = &["apply", "--root", "{root}", "--imc", "{spec}"];
+
+#[test]
+fn misspelt_sections() {
+    let dsn = "[NETWORK]\nHOSTNAME = web\n[DSN]\nNAMESERVER|1 = 10.0.0.1\n".to_string();
+    let beside = "[NETWORK]\nHOSTNAME = web\n[DNS]\nSUFFIX|1 = example.com\n[DSN]\nX = 1\n";
+    run(vec![
+        Row {
+            name: "show refuses a typo that hides [DNS]",
+            file: "site-a.cfg",
+            body: dsn.clone(),
+            args: SHOW,
+            code: 65,
+            stderr_once: vec![
+                "{spec}: line 3: [DSN]: unknown section, and there is no [DNS]: did you mean [DNS]?"
+                    .into(),
+                "nothing was changed".into(),
+            ],
+            stdout_has: vec![],
+            never: vec!["cust.cfg"],
+        },
+        Row {
+            name: "apply refuses it and changes nothing",
+            file: "site-a.cfg",
+            body: dsn,
+            args: APPLY,
+            code: 65,
+            stderr_once: vec!["{spec}: line 3: [DSN]".into()],
+            stdout_has: vec![],
+            never: vec![],
+        },
+        Row {
+            name: "a typo beside the real section warns once, naming the file",
+            file: "site-b.cfg",
+            body: beside.into(),
+            args: SHOW,
+            code: 0,
+            stderr_once: vec![
+                "{spec}: line 5: [DSN]: unknown section; kept but not used; did you mean [DNS]?"
+                    .into(),
+            ],
+            stdout_has: vec!["host name"],
+            never: vec!["cust.cfg"],
+        },
+    ]);
+}
