@@ -128,3 +128,58 @@ fn misspelt_sections() {
         },
     ]);
 }
+
+/// An ed25519 public key blob (`ssh-ed25519` and 32 bytes), as `ssh-keygen` writes it.
+const ED25519: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f";
+
+#[test]
+fn bad_ssh_keys_are_refused_with_their_place() {
+    let ovf = |keys: &str| support::ovf_env(&[("instance-id", "iid-keys"), ("public-keys", keys)]);
+    let apply_ovf: &[&str] = &["apply", "--root", "{root}", "--ovf", "{spec}"];
+    run(vec![
+        Row {
+            name: "invalid base64 in the second ovf key",
+            file: "env.xml",
+            body: ovf(&format!("ssh-ed25519 {ED25519} good@x&#10;ssh-ed25519 {}* bad@x", &ED25519[..40])),
+            args: apply_ovf,
+            code: 65,
+            stderr_once: vec![
+                "ovf property public-keys: line 2: ssh public key: the ssh-ed25519 key \"bad@x\" is not valid base64".into(),
+            ],
+            stdout_has: vec![],
+            never: vec![&ED25519[..40]],
+        },
+        Row {
+            name: "a blob whose own type differs",
+            file: "env.xml",
+            body: ovf(&format!("ssh-rsa {ED25519} mixed@x")),
+            args: apply_ovf,
+            code: 65,
+            stderr_once: vec![
+                "ovf property public-keys: line 1: ssh public key: the ssh-rsa key \"mixed@x\" holds a key of type \"ssh-ed25519\"".into(),
+            ],
+            stdout_has: vec![],
+            never: vec![],
+        },
+        Row {
+            name: "a misspelt key type",
+            file: "env.xml",
+            body: ovf(&format!("ssh-ed2519 {ED25519} typo@x")),
+            args: apply_ovf,
+            code: 65,
+            stderr_once: vec!["did you mean ssh-ed25519?".into()],
+            stdout_has: vec![],
+            never: vec![],
+        },
+        Row {
+            name: "good keys, one with options, are taken",
+            file: "env.xml",
+            body: ovf(&format!("no-pty ssh-ed25519 {ED25519} good@x&#10;ssh-ed25519 {ED25519}")),
+            args: &["show", "--ovf", "{spec}"],
+            code: 0,
+            stderr_once: vec![],
+            stdout_has: vec!["ssh keys        2 for root"],
+            never: vec![],
+        },
+    ]);
+}
