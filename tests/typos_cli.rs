@@ -183,3 +183,46 @@ fn bad_ssh_keys_are_refused_with_their_place() {
         },
     ]);
 }
+
+#[test]
+fn the_marker_rule_is_said_not_silent() {
+    let no_marker = "[NETWORK]\nHOSTNAME = web\n[PASSWORD]\n-PASS = c2VjcmV0\n".to_string();
+    let with_marker = format!("{no_marker}[MISC]\nMARKER-ID = m1\n");
+    let plan: &[&str] = &["plan", "--root", "{root}", "{spec}"];
+    let warning = "will not set the root password: no [MISC] MARKER-ID";
+    run(vec![
+        Row {
+            name: "show warns about a password without MARKER-ID",
+            file: "pw.cfg",
+            body: no_marker.clone(),
+            args: SHOW,
+            code: 0,
+            stderr_once: vec![warning.into()],
+            stdout_has: vec!["root password   set to <redacted>, not applied: no MARKER-ID"],
+            never: vec!["None", "c2VjcmV0", "secret"],
+        },
+        Row {
+            name: "plan warns and lists the password as skipped",
+            file: "pw.cfg",
+            body: no_marker,
+            args: plan,
+            code: 0,
+            stderr_once: vec![
+                warning.into(),
+                "skipped:  set the root password: no [MISC] MARKER-ID".into(),
+            ],
+            stdout_has: vec![],
+            never: vec!["None", "c2VjcmV0", "/etc/shadow"],
+        },
+        Row {
+            name: "with a new MARKER-ID nothing is skipped",
+            file: "pw.cfg",
+            body: with_marker,
+            args: plan,
+            code: 0,
+            stderr_once: vec![],
+            stdout_has: vec!["/etc/shadow", "marker m1 is new"],
+            never: vec!["skipped", "will not", "None"],
+        },
+    ]);
+}
