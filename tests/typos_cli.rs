@@ -226,3 +226,51 @@ fn the_marker_rule_is_said_not_silent() {
         },
     ]);
 }
+
+#[test]
+fn misspelt_time_zones_are_caught_where_the_spec_is_read() {
+    let spec = "[NETWORK]\nHOSTNAME = web\n[DATETIME]\nUTC = yes\nTIMEZONE = Asia/Tokio\n";
+    let message = "{spec}: line 5: [DATETIME] TIMEZONE = \"Asia/Tokio\": unknown time zone; did you mean Asia/Tokyo?";
+    run(vec![
+        Row {
+            name: "show, without a root",
+            file: "tz.cfg",
+            body: spec.into(),
+            args: SHOW,
+            code: 65,
+            stderr_once: vec![message.into(), "nothing was changed".into()],
+            stdout_has: vec![],
+            never: vec![],
+        },
+        Row {
+            name: "plan, against the root's zones",
+            file: "tz.cfg",
+            body: spec.into(),
+            args: &["plan", "--root", "{root}", "{spec}"],
+            code: 65,
+            stderr_once: vec![message.into()],
+            stdout_has: vec![],
+            never: vec![],
+        },
+        Row {
+            name: "apply changes nothing",
+            file: "tz.cfg",
+            body: spec.into(),
+            args: APPLY,
+            code: 65,
+            stderr_once: vec![message.into()],
+            stdout_has: vec![],
+            never: vec![],
+        },
+        Row {
+            name: "a zone the root has",
+            file: "tz.cfg",
+            body: spec.replace("Tokio", "Tokyo"),
+            args: &["plan", "--root", "{root}", "{spec}"],
+            code: 0,
+            stderr_once: vec![],
+            stdout_has: vec!["/etc/localtime -> /usr/share/zoneinfo/Asia/Tokyo"],
+            never: vec!["did you mean"],
+        },
+    ]);
+}

@@ -20,6 +20,7 @@ pub mod shown;
 mod spec;
 mod suggest;
 mod timezone;
+mod zones;
 
 pub use dns::Dns;
 pub use dns_name::{DnsName, MAX_FQDN};
@@ -41,3 +42,4 @@ pub use spec::{
 };
 pub use suggest::closest;
 pub use timezone::Timezone;
+pub use zones::ZoneList;

@@ -110,8 +110,12 @@ fn serialize_empty<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
 /// `[DATETIME]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DateTime {
-    /// `TIMEZONE`, shape-checked only.
+    /// `TIMEZONE`, shape-checked only here: whether the zone exists depends on the target
+    /// (see [`crate::ZoneList`]).
     pub timezone: Option<Timezone>,
+    /// The line of `TIMEZONE`, for the message when the target has no such zone.
+    #[serde(skip)]
+    pub timezone_line: Option<usize>,
     /// `UTC`: whether the hardware clock is in UTC.
     pub utc: Option<bool>,
 }
@@ -185,6 +189,7 @@ impl Spec {
             nics,
             dns: parse_dns(&mut ck),
             datetime: DateTime {
+                timezone_line: raw.get_in("DATETIME", "TIMEZONE").map(|e| e.line),
                 timezone: ck.field("DATETIME", "TIMEZONE", Timezone::parse),
                 utc: ck.yes_no("DATETIME", "UTC"),
             },

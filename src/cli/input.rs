@@ -77,6 +77,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
         Some(path) => Some(ImcInput {
             parsed: {
                 let mut parsed = load_imc(path)?;
+                check_zone(root, &parsed.spec, path)?;
                 imc_warnings = std::mem::take(&mut parsed.warnings)
                     .iter()
                     .map(|w| format!("{}: {w}", path.display()))
@@ -153,6 +154,18 @@ pub fn load_imc(path: &Path) -> Result<vmcust_imc::Parsed> {
     vmcust_imc::Spec::parse(&bytes).map_err(|e| {
         InvalidInput(prefix_lines(path, &e.to_string()) + "\nnothing was changed").into()
     })
+}
+
+/// Refuses a spec's time zone that the root does not have, naming the file and line (the
+/// gather would say `cust.cfg`, the name at boot).
+fn check_zone(root: &Root, spec: &vmcust_imc::Spec, path: &Path) -> Result<()> {
+    let Some(zone) = &spec.datetime.timezone else {
+        return Ok(());
+    };
+    let line = spec.datetime.timezone_line.unwrap_or_default();
+    let place = format!("{}: line {line}: [DATETIME] TIMEZONE", path.display());
+    crate::source::timezone::check(root, zone, &place)
+        .map_err(|e| InvalidInput(format!("{e}\nnothing was changed")).into())
 }
 
 /// `path: ` before every line, so each problem names its file.

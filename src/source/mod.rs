@@ -11,3 +11,4 @@ pub mod metadata;
 pub mod netconfig;
 pub mod ovf;
 pub mod ovf_locate;
+pub mod timezone;
