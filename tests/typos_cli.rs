@@ -274,3 +274,44 @@ fn misspelt_time_zones_are_caught_where_the_spec_is_read() {
         },
     ]);
 }
+
+#[test]
+fn a_document_of_the_other_kind_gets_a_hint() {
+    let ovf = support::ovf_env(&[("instance-id", "iid-1"), ("hostname", "web")]);
+    let spec = "[NETWORK]\nHOSTNAME = web\n";
+    let json = "{\"instance-id\": \"i-1\", \"local-hostname\": \"web\"}\n";
+    let yaml = "instance-id: i-1\nlocal-hostname: web\n";
+    let to_ovf: &[&str] = &["show", "--ovf", "{spec}"];
+    let use_ovf = "{spec}: this looks like an OVF environment (ovf-env.xml); use --ovf FILE";
+    let use_imc = "{spec}: this looks like a vSphere customization spec (cust.cfg); give it as FILE or --imc FILE";
+    let use_dir = "{spec}: this looks like guestinfo metadata (JSON or YAML); save it as guestinfo.metadata in a directory and use --guestinfo-dir DIR";
+    let row = |name, file, body: &str, args, hint: &str| Row {
+        name,
+        file,
+        body: body.to_string(),
+        args,
+        code: 65,
+        stderr_once: vec![hint.to_string(), "nothing was changed".into()],
+        stdout_has: vec![],
+        never: vec![],
+    };
+    run(vec![
+        row("ovf environment as a spec", "env.xml", &ovf, SHOW, use_ovf),
+        row("ovf environment to apply", "env.xml", &ovf, APPLY, use_ovf),
+        row("cust.cfg to --ovf", "cust.cfg", spec, to_ovf, use_imc),
+        row("json metadata as a spec", "md.json", json, SHOW, use_dir),
+        row("yaml metadata as a spec", "md.yaml", yaml, SHOW, use_dir),
+        row("yaml metadata to --ovf", "md.yaml", yaml, to_ovf, use_dir),
+    ]);
+    // The right option for each: no hint.
+    run(vec![Row {
+        name: "an ovf environment to --ovf",
+        file: "env.xml",
+        body: ovf,
+        args: to_ovf,
+        code: 0,
+        stderr_once: vec![],
+        stdout_has: vec!["host name       web"],
+        never: vec!["this looks like"],
+    }]);
+}

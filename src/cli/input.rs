@@ -14,6 +14,7 @@ use crate::host::platform::Platform;
 use crate::model::InstanceId;
 use crate::root::Root;
 use crate::source::ovf_locate::read_path;
+use crate::source::sniff;
 
 /// Where the customization comes from; at least one is needed.
 #[derive(Debug, Args)]
@@ -99,10 +100,12 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
     };
     let ovf_environment = match &ovf {
         Some(found) => Some(vmcust_ovf::parse(&found.xml).map_err(|e| {
-            InvalidInput(format!(
-                "{}: {e}\nnothing was changed",
-                args.ovf.as_ref().expect("given").display()
-            ))
+            let path = args.ovf.as_ref().expect("given").display();
+            let hint = match sniff::hint(&found.xml, sniff::Kind::OvfEnvironment) {
+                Some(h) => format!("\n{path}: {h}"),
+                None => String::new(),
+            };
+            InvalidInput(format!("{path}: {e}{hint}\nnothing was changed"))
         })?),
         None => None,
     };
@@ -152,7 +155,11 @@ pub fn load_imc(path: &Path) -> Result<vmcust_imc::Parsed> {
     let bytes =
         vmcust_imc::read_cust_cfg(path).with_context(|| format!("reading {}", path.display()))?;
     vmcust_imc::Spec::parse(&bytes).map_err(|e| {
-        InvalidInput(prefix_lines(path, &e.to_string()) + "\nnothing was changed").into()
+        let hint = match sniff::hint(&bytes, sniff::Kind::CustCfg) {
+            Some(h) => format!("\n{}: {h}", path.display()),
+            None => String::new(),
+        };
+        InvalidInput(prefix_lines(path, &e.to_string()) + &hint + "\nnothing was changed").into()
     })
 }
 
