@@ -315,3 +315,90 @@ fn a_document_of_the_other_kind_gets_a_hint() {
         never: vec!["this looks like"],
     }]);
 }
+
+/// A dotted name of these label lengths, e.g. `[63, 61]` is 125 characters.
+fn name_of(labels: &[usize]) -> String {
+    let parts: Vec<String> = labels.iter().map(|&n| "a".repeat(n)).collect();
+    parts.join(".")
+}
+
+#[test]
+fn an_fqdn_over_253_characters_is_refused_from_every_source() {
+    let fqdn_254 = name_of(&[63, 63, 63, 62]);
+    let fqdn_317 = name_of(&[63, 63, 63, 63, 61]);
+    let domain_253 = name_of(&[63, 63, 63, 61]);
+    assert_eq!((fqdn_254.len(), fqdn_317.len()), (254, 317));
+    let ovf = |host: &str| support::ovf_env(&[("instance-id", "iid-1"), ("hostname", host)]);
+    let to_ovf: &[&str] = &["show", "--ovf", "{spec}"];
+    let mut rows = Vec::new();
+    for (name, body, args, place) in [
+        (
+            "cust.cfg HOSTNAME and DOMAINNAME",
+            format!("[NETWORK]\nHOSTNAME = web\nDOMAINNAME = {domain_253}\n"),
+            SHOW,
+            "{spec}: line 3: [NETWORK] DOMAINNAME",
+        ),
+        (
+            "ovf hostname of 254",
+            ovf(&fqdn_254),
+            to_ovf,
+            "ovf property hostname",
+        ),
+        (
+            "ovf hostname of 317",
+            ovf(&fqdn_317),
+            to_ovf,
+            "ovf property hostname",
+        ),
+    ] {
+        rows.push(Row {
+            name,
+            file: if args == SHOW { "s.cfg" } else { "env.xml" },
+            body,
+            args,
+            code: 65,
+            stderr_once: vec![place.to_string(), "more than the 253".into()],
+            stdout_has: vec![],
+            never: vec![],
+        });
+    }
+    rows.push(Row {
+        name: "253 characters fit",
+        file: "env.xml",
+        body: ovf(&name_of(&[63, 63, 63, 61])),
+        args: to_ovf,
+        code: 0,
+        stderr_once: vec![],
+        stdout_has: vec!["host name"],
+        never: vec!["253"],
+    });
+    run(rows);
+
+    // Guestinfo metadata's local-hostname, and a host name and domain from two sources.
+    let dir = tempfile::tempdir().unwrap();
+    let gi = dir.path().join("gi");
+    std::fs::create_dir(&gi).unwrap();
+    let md = format!("instance-id: i-1\nlocal-hostname: {fqdn_254}\n");
+    std::fs::write(gi.join("guestinfo.metadata"), md).unwrap();
+    let out = vmcust(&["show", "--guestinfo-dir", gi.to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+    assert!(
+        stderr.contains("guestinfo.metadata: local-hostname: the fqdn")
+            && stderr.contains("254 characters"),
+        "{stderr}"
+    );
+    let spec = write(
+        dir.path(),
+        "d.cfg",
+        &format!("[NETWORK]\nDOMAINNAME = {domain_253}\n"),
+    );
+    let env = write(dir.path(), "env.xml", &ovf("web"));
+    let out = vmcust(&["show", "--imc", &spec, "--ovf", &env]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{stderr}");
+    assert!(
+        stderr.contains("host name and domain: the fqdn \"web\".<domain> would be 257 characters"),
+        "{stderr}"
+    );
+}
