@@ -10,7 +10,7 @@ use crate::dns_name::{DnsName, MAX_FQDN};
 use crate::error::{SpecError, Warning};
 use crate::file_name::FileName;
 use crate::hostname::HostName;
-use crate::limits::MAX_NICS;
+use crate::limits::{MAX_NICS, MAX_SECTIONS};
 use crate::nic::{parse_nic, Nic};
 use crate::password::{parse_password, Password};
 use crate::reader::{RawEntry, RawSpec};
@@ -333,13 +333,19 @@ fn collect_unknown(ck: &mut Checker<'_>, nic_names: Vec<String>) -> Vec<UnknownE
     let is_known = |s: &str| KNOWN_SECTIONS.contains(&s) || nic_names.contains(s);
     let raw = ck.raw;
     let mut warnings: Vec<(usize, &str, Option<&str>, String)> = Vec::new();
+    let mut suggested = 0;
     for section in raw.sections().iter().filter(|s| !is_known(&s.name)) {
         if looks_like_nic(&section.name) {
             let message = "nic section not listed in NIC-CONFIG|NICS; kept but not used";
             warnings.push((section.line, &section.name, None, message.to_owned()));
             continue;
         }
-        let meant = closest(&section.name, KNOWN_SECTIONS.iter().copied());
+        // Within the default caps every unknown section is compared; a file read with the
+        // caps off (tens of thousands of sections) gets suggestions for the first ones only.
+        suggested += 1;
+        let meant = (suggested <= MAX_SECTIONS)
+            .then(|| closest(&section.name, KNOWN_SECTIONS.iter().copied()))
+            .flatten();
         match meant.map(|known| (known, raw.section(known))) {
             // The typo hides the section it meant: its keys would be dropped without a word.
             Some((known, None)) => {

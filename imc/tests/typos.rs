@@ -126,3 +126,15 @@ fn the_whole_fqdn_fits_in_253_characters() {
         check(&format!("fqdn of {length}"), &text, want);
     }
 }
+
+#[test]
+fn a_misspelt_nic_section_is_named() {
+    let text = "[NIC-CONFIG]\nNICS = NIC1\n[NCI1]\nMACADDR = 00:50:56:a6:8c:08\n";
+    check(
+        "nic section typo",
+        text,
+        Want::Error(&[
+            "line 2: [NIC-CONFIG] NICS: nic NIC1 is listed but there is no [NIC1] section; did you mean [NCI1] (line 3)?",
+        ]),
+    );
+}

@@ -89,7 +89,7 @@ mod tests {
     use super::*;
 
     /// A scratch root with these zoneinfo files (`None`: no zoneinfo directory at all).
-    fn root_with(files: Option<&[(&str, &str)]>) -> (tempfile::TempDir, Root) {
+    fn root_with(files: Files) -> (tempfile::TempDir, Root) {
         let dir = tempfile::tempdir().unwrap();
         if let Some(files) = files {
             let zoneinfo = dir.path().join("usr/share/zoneinfo");
@@ -104,6 +104,9 @@ mod tests {
         (dir, root)
     }
 
+    /// A root's zoneinfo files (`None`: no zoneinfo directory).
+    type Files<'a> = Option<&'a [(&'a str, &'a str)]>;
+
     #[test]
     fn zones_are_checked_against_the_root() {
         let zi = "Z Asia/Tokyo 9 - JST\nZ Asia/Tomsk 7 - +07\nL Asia/Tokyo Japan\n";
@@ -114,7 +117,7 @@ mod tests {
         ];
         let bare: &[(&str, &str)] = &[("Asia/Tokyo", "TZif")];
         // (root's zoneinfo, zone, None = accepted or the words of the refusal)
-        let rows: &[(Option<&[(&str, &str)]>, &str, Option<&[&str]>)] = &[
+        let rows: &[(Files, &str, Option<&[&str]>)] = &[
             (Some(full), "Asia/Tokyo", None),
             (Some(full), "Japan", None),
             (
