@@ -204,7 +204,7 @@ fn the_marker_rule_is_said_not_silent() {
         Row {
             name: "plan warns and lists the password as skipped",
             file: "pw.cfg",
-            body: no_marker,
+            body: no_marker.clone(),
             args: plan,
             code: 0,
             stderr_once: vec![
@@ -213,6 +213,20 @@ fn the_marker_rule_is_said_not_silent() {
             ],
             stdout_has: vec![],
             never: vec!["None", "c2VjcmV0", "/etc/shadow"],
+        },
+        Row {
+            name: "plan's json names the skipped action and why",
+            file: "pw.cfg",
+            body: no_marker.clone(),
+            args: &["plan", "--root", "{root}", "--format", "json", "{spec}"],
+            code: 0,
+            stderr_once: vec![warning.into()],
+            stdout_has: vec![
+                "\"skipped\": [",
+                "\"action\": \"set the root password\"",
+                "\"reason\": \"no [MISC] MARKER-ID",
+            ],
+            never: vec!["None", "c2VjcmV0", "null"],
         },
         Row {
             name: "with a new MARKER-ID nothing is skipped",
