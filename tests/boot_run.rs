@@ -108,7 +108,7 @@ fn each_failure_class_reports_its_code_and_changes_nothing() {
             format!("{nic}[DATETIME]\nTIMEZONE = Mars/Olympus\n"),
             false,
             65,
-            "deployPkg.update.state 4 100 /var/log/vmcust.log@time zone \"Mars/Olympus\"",
+            "deployPkg.update.state 4 100 /var/log/vmcust.log@cust.cfg: line 7: [DATETIME] TIMEZONE = \"Mars/Olympus\": unknown time zone",
         ),
         (
             "custom script disabled by tools.conf default",

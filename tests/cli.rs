@@ -97,7 +97,7 @@ fn invalid_input_is_refused_and_changes_nothing() {
             "unknown time zone",
             format!("{nic}[DATETIME]\nTIMEZONE = Mars/Olympus\n"),
             65,
-            "time zone \"Mars/Olympus\" does not exist",
+            "line 7: [DATETIME] TIMEZONE = \"Mars/Olympus\": unknown time zone",
         ),
         (
             "mac absent from the VM",

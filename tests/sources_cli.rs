@@ -147,7 +147,7 @@ fn precedence_imc_then_ovf_then_guestinfo() {
     fs::create_dir(&host).unwrap();
     fs::write(
         host.join("guestinfo.metadata"),
-        "instance-id: gi-id\nlocal-hostname: from-guestinfo\npublic-keys-data: ssh-ed25519 AAAAC3 x@y\n",
+        "instance-id: gi-id\nlocal-hostname: from-guestinfo\npublic-keys-data: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f x@y\n",
     )
     .unwrap();
     fs::write(host.join("guestinfo.userdata"), "#!/bin/sh\ntrue\n").unwrap();

@@ -1,5 +1,6 @@
 //! Guestinfo values: the first byte picks the `.encoding`, the rest is the raw value; the
-//! decoded text goes through the metadata reader (JSON or YAML, network config included).
+//! decoded text goes through the metadata reader (JSON or YAML, network config included)
+//! and into a customization.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -27,5 +28,10 @@ fuzz_target!(|data: &[u8]| {
     };
     if let Ok(md) = metadata::parse(KEY, text) {
         let _ = metadata::network(KEY, &md);
+        // The whole customization: host name and FQDN length, SSH keys (type, base64 and
+        // the blob's own type field), each refused with a bounded message.
+        if let Err(e) = metadata::customization(KEY, &md) {
+            assert!(e.to_string().len() < 2048, "{} bytes", e.to_string().len());
+        }
     }
 });

@@ -7,6 +7,10 @@ use serde::Serialize;
 /// What a DNS name may look like, for error messages.
 pub const DNS_NAME_FORMS: &str = "use dot-separated labels of 1-63 letters, digits or hyphens, not starting or ending with a hyphen, at most 253 characters in all";
 
+/// The longest DNS name in its text form (RFC 1035's 255 octets on the wire, less the
+/// length byte of the first label and the root label): a whole FQDN, host name included.
+pub const MAX_FQDN: usize = 253;
+
 /// A validated, non-empty DNS name such as `eng.vmware.com`. Case is kept as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
@@ -37,7 +41,7 @@ pub(crate) fn check_labels(s: &str) -> Result<(), String> {
     if s.is_empty() {
         return fail("empty name");
     }
-    if s.len() > 253 {
+    if s.len() > MAX_FQDN {
         return fail("name longer than 253 characters");
     }
     for label in s.split('.') {

@@ -20,9 +20,10 @@ pub mod shown;
 mod spec;
 mod suggest;
 mod timezone;
+mod zones;
 
 pub use dns::Dns;
-pub use dns_name::DnsName;
+pub use dns_name::{DnsName, MAX_FQDN};
 pub use error::{Problem, SpecError, Warning};
 pub use file_name::FileName;
 pub use hostname::HostName;
@@ -39,4 +40,6 @@ pub use secret::{is_secret_key, Secret, REDACTED};
 pub use spec::{
     CloudInit, DateTime, DomainName, KeptValue, Misc, Network, Parsed, Spec, SpecKind, UnknownEntry,
 };
+pub use suggest::closest;
 pub use timezone::Timezone;
+pub use zones::ZoneList;

@@ -8,6 +8,7 @@ use crate::check::Checker;
 use crate::mac::MacAddr;
 use crate::netmask::{ipv4_prefix, ipv6_prefix};
 use crate::shown;
+use crate::suggest::closest;
 
 /// A network adapter to configure, found in the guest by its MAC address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -113,11 +114,28 @@ pub struct Ipv6Entry {
     pub gateway: Option<Ipv6Addr>,
 }
 
+/// At most this many sections are looked at for a misspelt NIC section.
+const MAX_SUGGESTION_SECTIONS: usize = 128;
+
 /// Validates the section of one listed NIC; `None` if it is unusable (the problems are recorded).
 pub(crate) fn parse_nic(ck: &mut Checker<'_>, name: &str, nics_line: usize) -> Option<Nic> {
     let Some(line) = ck.raw.section(name).map(|s| s.line) else {
+        // A section that is near the name (`[NCI1]` for NIC1) is most likely the one meant.
+        // Real specs have a few dozen sections; a hostile one with a thousand gets no
+        // suggestion rather than 64 nics times a thousand comparisons.
+        let sections = ck.raw.sections();
+        let candidates = sections.iter().take(MAX_SUGGESTION_SECTIONS);
+        let meant = closest(name, candidates.map(|s| s.name.as_str()))
+            .and_then(|m| ck.raw.section(m))
+            .map_or(String::new(), |s| {
+                format!(
+                    "; did you mean [{}] (line {})?",
+                    shown::name(&s.name),
+                    s.line
+                )
+            });
         let name = shown::name(name);
-        let message = format!("nic {name} is listed but there is no [{name}] section");
+        let message = format!("nic {name} is listed but there is no [{name}] section{meant}");
         ck.problem(Some(nics_line), "NIC-CONFIG", Some("NICS"), message);
         return None;
     };

@@ -6,17 +6,17 @@ use serde::Serialize;
 
 use crate::check::Checker;
 use crate::dns::{parse_dns, Dns};
-use crate::dns_name::DnsName;
+use crate::dns_name::{DnsName, MAX_FQDN};
 use crate::error::{SpecError, Warning};
 use crate::file_name::FileName;
 use crate::hostname::HostName;
-use crate::limits::MAX_NICS;
+use crate::limits::{MAX_NICS, MAX_SECTIONS};
 use crate::nic::{parse_nic, Nic};
 use crate::password::{parse_password, Password};
 use crate::reader::{RawEntry, RawSpec};
 use crate::secret::Secret;
 use crate::shown;
-use crate::suggest::did_you_mean;
+use crate::suggest::{closest, did_you_mean};
 use crate::timezone::Timezone;
 
 /// Sections this crate knows; `[NICn]` sections are known only when listed in `NIC-CONFIG|NICS`.
@@ -110,8 +110,12 @@ fn serialize_empty<S: serde::Serializer>(s: S) -> Result<S::Ok, S::Error> {
 /// `[DATETIME]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct DateTime {
-    /// `TIMEZONE`, shape-checked only.
+    /// `TIMEZONE`, shape-checked only here: whether the zone exists depends on the target
+    /// (see [`crate::ZoneList`]).
     pub timezone: Option<Timezone>,
+    /// The line of `TIMEZONE`, for the message when the target has no such zone.
+    #[serde(skip)]
+    pub timezone_line: Option<usize>,
     /// `UTC`: whether the hardware clock is in UTC.
     pub utc: Option<bool>,
 }
@@ -185,6 +189,7 @@ impl Spec {
             nics,
             dns: parse_dns(&mut ck),
             datetime: DateTime {
+                timezone_line: raw.get_in("DATETIME", "TIMEZONE").map(|e| e.line),
                 timezone: ck.field("DATETIME", "TIMEZONE", Timezone::parse),
                 utc: ck.yes_no("DATETIME", "UTC"),
             },
@@ -233,7 +238,7 @@ impl Spec {
 }
 
 fn parse_network(ck: &mut Checker<'_>) -> Network {
-    Network {
+    let network = Network {
         hostname: ck.field("NETWORK", "HOSTNAME", HostName::parse),
         domain_name: ck.field("NETWORK", "DOMAINNAME", |v| match v {
             "" => Ok(DomainName::Clear),
@@ -241,7 +246,21 @@ fn parse_network(ck: &mut Checker<'_>) -> Network {
         }),
         networking: ck.text("NETWORK", "NETWORKING"),
         bootproto: ck.text("NETWORK", "BOOTPROTO"),
+    };
+    // The guest's FQDN is the host name's first label and DOMAINNAME; each part may be
+    // valid on its own and the whole still too long for DNS (and for `hostname --fqdn`).
+    if let (Some(host), Some(DomainName::Set(domain))) = (&network.hostname, &network.domain_name) {
+        let length = host.short().len() + 1 + domain.as_str().len();
+        if length > MAX_FQDN {
+            let line = ck.raw.get_in("NETWORK", "DOMAINNAME").map(|e| e.line);
+            let message = format!(
+                "the fqdn {}.<DOMAINNAME> would be {length} characters, more than the {MAX_FQDN} dns allows; shorten HOSTNAME or DOMAINNAME",
+                shown::name(host.short())
+            );
+            ck.problem(line, "NETWORK", Some("DOMAINNAME"), message);
+        }
     }
+    network
 }
 
 /// `NIC-CONFIG|NICS`: names trimmed (cloud-init does not trim, which breaks `NIC1, NIC2`), none
@@ -314,18 +333,39 @@ fn collect_unknown(ck: &mut Checker<'_>, nic_names: Vec<String>) -> Vec<UnknownE
     let is_known = |s: &str| KNOWN_SECTIONS.contains(&s) || nic_names.contains(s);
     let raw = ck.raw;
     let mut warnings: Vec<(usize, &str, Option<&str>, String)> = Vec::new();
+    let mut suggested = 0;
     for section in raw.sections().iter().filter(|s| !is_known(&s.name)) {
-        let message = if looks_like_nic(&section.name) {
-            "nic section not listed in NIC-CONFIG|NICS; kept but not used"
-        } else {
-            "unknown section; kept but not used"
-        };
-        warnings.push((
-            section.line,
-            section.name.as_str(),
-            None,
-            message.to_owned(),
-        ));
+        if looks_like_nic(&section.name) {
+            let message = "nic section not listed in NIC-CONFIG|NICS; kept but not used";
+            warnings.push((section.line, &section.name, None, message.to_owned()));
+            continue;
+        }
+        // Within the default caps every unknown section is compared; a file read with the
+        // caps off (tens of thousands of sections) gets suggestions for the first ones only.
+        suggested += 1;
+        let meant = (suggested <= MAX_SECTIONS)
+            .then(|| closest(&section.name, KNOWN_SECTIONS.iter().copied()))
+            .flatten();
+        match meant.map(|known| (known, raw.section(known))) {
+            // The typo hides the section it meant: its keys would be dropped without a word.
+            Some((known, None)) => {
+                let message = format!(
+                    "unknown section, and there is no [{known}]: did you mean [{known}]? its keys would be ignored; rename the section to [{known}]"
+                );
+                ck.problem(Some(section.line), &section.name, None, message);
+            }
+            Some((known, Some(there))) => {
+                let message = format!(
+                    "unknown section; kept but not used; did you mean [{known}]? (there is a [{known}] too, at line {})",
+                    there.line
+                );
+                warnings.push((section.line, &section.name, None, message));
+            }
+            None => {
+                let message = "unknown section; kept but not used".to_owned();
+                warnings.push((section.line, &section.name, None, message));
+            }
+        }
     }
     let unused: Vec<&RawEntry> = ck.unused().collect();
     for entry in &unused {

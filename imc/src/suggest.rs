@@ -40,8 +40,8 @@ const NIC_KEYS: &[&str] = &[
     "IPv6GATEWAY",
 ];
 
-/// Keys longer than this are not compared: no known key is near them, and the distance is
-/// quadratic in the length.
+/// Words longer than this are not compared: no known key, section or zone is near them, and
+/// the distance is quadratic in the length.
 const MAX_COMPARED: usize = 40;
 
 /// The known key of `section` (a NIC section when `is_nic`) that `key` most likely meant:
@@ -54,43 +54,80 @@ pub(crate) fn did_you_mean(section: &str, is_nic: bool, key: &str) -> Option<&'s
     };
     // `IPv6ADRR|1` is compared as `IPv6ADRR`; the index is checked elsewhere.
     let (stem, _) = key.split_once('|').unwrap_or((key, ""));
-    if stem.len() > MAX_COMPARED {
+    closest(stem, keys.iter().copied())
+}
+
+/// The candidate `word` most likely meant: the same ignoring case, or at most two edits away
+/// (one for words of up to four characters); the nearest wins, the first of equals. This is
+/// the one "did you mean" of the project: keys, sections and time zone names use it.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if word.len() > MAX_COMPARED {
         return None;
     }
-    let stem = stem.to_ascii_uppercase();
-    let limit = if stem.len() <= 4 { 1 } else { 2 };
-    keys.iter()
-        .map(|k| (distance(&stem, &k.to_ascii_uppercase()), *k))
-        .filter(|&(d, _)| d <= limit)
-        .min_by_key(|&(d, _)| d)
-        .map(|(_, k)| k)
+    let limit = if word.len() <= 4 { 1 } else { 2 };
+    let mut best: Option<(usize, &'a str)> = None;
+    for candidate in candidates {
+        // Cheap rejections first: this runs for every unknown section of a big file.
+        if candidate.len().abs_diff(word.len()) > limit || candidate.len() > MAX_COMPARED {
+            continue;
+        }
+        let within = best.map_or(limit, |(b, _)| b.saturating_sub(1));
+        if let Some(d) = distance_within(word.as_bytes(), candidate.as_bytes(), within) {
+            if best.is_none_or(|(b, _)| d < b) {
+                best = Some((d, candidate));
+            }
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+/// [`distance`] ignoring ASCII case, if it is at most `limit`; `None` as soon as every
+/// alignment costs more. Both words are at most [`MAX_COMPARED`] bytes, so the table
+/// fits on the stack and nothing is allocated.
+fn distance_within(a: &[u8], b: &[u8], limit: usize) -> Option<usize> {
+    const W: usize = MAX_COMPARED + 1;
+    debug_assert!(a.len() < W && b.len() < W);
+    let mut d = [[0u8; W]; W];
+    for (i, row) in d.iter_mut().enumerate().take(a.len() + 1) {
+        row[0] = i as u8;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate().take(b.len() + 1) {
+        *cell = j as u8;
+    }
+    let same = |x: u8, y: u8| x.eq_ignore_ascii_case(&y);
+    for i in 1..=a.len() {
+        let mut row_min = i as u8;
+        for j in 1..=b.len() {
+            let cost = u8::from(!same(a[i - 1], b[j - 1]));
+            let mut best = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && same(a[i - 1], b[j - 2]) && same(a[i - 2], b[j - 1]) {
+                best = best.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = best;
+            row_min = row_min.min(best);
+        }
+        // Every later cell costs at least the smallest of this row (or the one before
+        // it, through a transposition).
+        let before = if i > 1 {
+            d[i - 1][..=b.len()].iter().copied().min().unwrap_or(0)
+        } else {
+            0
+        };
+        if usize::from(row_min.min(before)) > limit {
+            return None;
+        }
+    }
+    let total = usize::from(d[a.len()][b.len()]);
+    (total <= limit).then_some(total)
 }
 
 /// Levenshtein distance over bytes, with transpositions counting as one edit
 /// (optimal string alignment), since swapped letters (`NETMAKS`) are the commonest typo.
+#[cfg(test)]
 fn distance(a: &str, b: &str) -> usize {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    let width = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * width];
-    for (i, row) in d.chunks_mut(width).enumerate() {
-        row[0] = i;
-    }
-    for (j, cell) in d[..width].iter_mut().enumerate() {
-        *cell = j;
-    }
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[(i - 1) * width + j] + 1)
-                .min(d[i * width + j - 1] + 1)
-                .min(d[(i - 1) * width + j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[(i - 2) * width + j - 2] + 1);
-            }
-            d[i * width + j] = best;
-        }
-    }
-    d[a.len() * width + b.len()]
+    distance_within(a.as_bytes(), b.as_bytes(), usize::MAX).expect("no limit")
 }
 
 #[cfg(test)]

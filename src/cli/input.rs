@@ -14,6 +14,7 @@ use crate::host::platform::Platform;
 use crate::model::InstanceId;
 use crate::root::Root;
 use crate::source::ovf_locate::read_path;
+use crate::source::sniff;
 
 /// Where the customization comes from; at least one is needed.
 #[derive(Debug, Args)]
@@ -71,9 +72,19 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
             &slash
         }
     };
+    // The spec's warnings name the file given, not the `cust.cfg` the boot stage reads.
+    let mut imc_warnings = Vec::new();
     let imc = match &args.imc {
         Some(path) => Some(ImcInput {
-            parsed: load_imc(path)?,
+            parsed: {
+                let mut parsed = load_imc(path)?;
+                check_zone(root, &parsed.spec, path)?;
+                imc_warnings = std::mem::take(&mut parsed.warnings)
+                    .iter()
+                    .map(|w| format!("{}: {w}", path.display()))
+                    .collect();
+                parsed
+            },
             dir: path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -89,10 +100,12 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
     };
     let ovf_environment = match &ovf {
         Some(found) => Some(vmcust_ovf::parse(&found.xml).map_err(|e| {
-            InvalidInput(format!(
-                "{}: {e}\nnothing was changed",
-                args.ovf.as_ref().expect("given").display()
-            ))
+            let path = args.ovf.as_ref().expect("given").display();
+            let hint = match sniff::hint(&found.xml, sniff::Kind::OvfEnvironment) {
+                Some(h) => format!("\n{path}: {h}"),
+                None => String::new(),
+            };
+            InvalidInput(format!("{path}: {e}{hint}\nnothing was changed"))
         })?),
         None => None,
     };
@@ -110,7 +123,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
         .default_instance_id()
         .and_then(|id| InstanceId::parse(&id).ok())
         .unwrap_or_else(|| InstanceId::parse("iid-vmcust").expect("a valid instance id"));
-    let gathered = gather(root, sources, &fallback).map_err(|e| -> anyhow::Error {
+    let mut gathered = gather(root, sources, &fallback).map_err(|e| -> anyhow::Error {
         if e.invalid {
             InvalidInput(format!("{}\nnothing was changed", e.reason)).into()
         } else {
@@ -126,6 +139,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
             dir.display()
         );
     }
+    gathered.warnings.splice(0..0, imc_warnings);
     for w in &gathered.warnings {
         tracing::warn!("{w}");
     }
@@ -141,8 +155,24 @@ pub fn load_imc(path: &Path) -> Result<vmcust_imc::Parsed> {
     let bytes =
         vmcust_imc::read_cust_cfg(path).with_context(|| format!("reading {}", path.display()))?;
     vmcust_imc::Spec::parse(&bytes).map_err(|e| {
-        InvalidInput(prefix_lines(path, &e.to_string()) + "\nnothing was changed").into()
+        let hint = match sniff::hint(&bytes, sniff::Kind::CustCfg) {
+            Some(h) => format!("\n{}: {h}", path.display()),
+            None => String::new(),
+        };
+        InvalidInput(prefix_lines(path, &e.to_string()) + &hint + "\nnothing was changed").into()
     })
+}
+
+/// Refuses a spec's time zone that the root does not have, naming the file and line (the
+/// gather would say `cust.cfg`, the name at boot).
+fn check_zone(root: &Root, spec: &vmcust_imc::Spec, path: &Path) -> Result<()> {
+    let Some(zone) = &spec.datetime.timezone else {
+        return Ok(());
+    };
+    let line = spec.datetime.timezone_line.unwrap_or_default();
+    let place = format!("{}: line {line}: [DATETIME] TIMEZONE", path.display());
+    crate::source::timezone::check(root, zone, &place)
+        .map_err(|e| InvalidInput(format!("{e}\nnothing was changed")).into())
 }
 
 /// `path: ` before every line, so each problem names its file.

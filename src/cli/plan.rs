@@ -240,5 +240,8 @@ fn boot_text(b: &BootSteps) -> String {
             b.redact.join(", ")
         ));
     }
+    for s in &b.skipped {
+        out.push_str(&format!("skipped:  {}: {}\n", s.action, s.reason));
+    }
     out
 }

@@ -71,7 +71,12 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
     if let Some(file) = args.file.take() {
         args.input.imc = Some(file);
     }
-    let loaded = load(&args.input, None)?;
+    let mut loaded = load(&args.input, None)?;
+    // The marker rule needs no root to say that a spec's password or script cannot apply.
+    for w in crate::engine::customize::marker_warnings(&loaded.gathered) {
+        tracing::warn!("{w}");
+        loaded.gathered.warnings.push(w);
+    }
     let g = &loaded.gathered;
     let c = &g.customization;
     // No target root here: with no device facts the sources' ids name the devices, as
@@ -103,7 +108,7 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
 }
 
 /// The customization for people: one line per setting with the source it came from, each
-/// interface on its own lines, warnings last. Secrets show as `<redacted>`.
+/// interface on its own lines. Secrets show as `<redacted>`; warnings go to the log (stderr).
 fn summary(g: &crate::engine::gather::Gathered) -> String {
     use crate::model::{Ipv4Config, Ipv6Config};
     use std::fmt::Write as _;
@@ -145,7 +150,12 @@ fn summary(g: &crate::engine::gather::Gathered) -> String {
             (Some(_), false) => "set to <redacted>",
             (None, _) => "change forced at next login",
         };
-        line("root password", what.to_string(), "root-password");
+        let what = match (g.imc, &c.marker_id) {
+            // The marker rule; `marker_warnings` says why.
+            (Some(o), None) if !o.raw_cloud_init => format!("{what}, not applied: no MARKER-ID"),
+            _ => what.to_string(),
+        };
+        line("root password", what, "root-password");
     }
     if !id.ssh_authorized_keys.is_empty() {
         let user = id.ssh_user.as_ref().map_or("root", |u| u.as_str());
@@ -212,9 +222,7 @@ fn summary(g: &crate::engine::gather::Gathered) -> String {
     if c.instance_id.is_some() && g.origins.is_empty() && g.userdata.is_none() {
         let _ = writeln!(out, "nothing to do: the sources ask for no change");
     }
-    for w in &g.warnings {
-        let _ = writeln!(out, "warning: {w}");
-    }
+    // Warnings are not repeated here: `load` has logged each one, once, on stderr.
     out
 }
 

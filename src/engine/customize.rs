@@ -101,6 +101,69 @@ pub struct BootSteps {
     /// Guestinfo keys cleared on the host once everything is recorded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redact: Vec<String>,
+    /// What the spec asks for that will not be done, and why (the marker rule).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<Skipped>,
+}
+
+/// Something asked for that is left out on purpose.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skipped {
+    /// What is not done, e.g. `set the root password`.
+    pub action: String,
+    /// Why, and what to change to have it done.
+    pub reason: String,
+}
+
+/// Why the marker rule leaves a spec's password and script out when there is no MARKER-ID.
+const NO_MARKER: &str = "no [MISC] MARKER-ID: a vSphere spec's password and custom script \
+     apply only with a new MARKER-ID (cloud-init's and VMware's rule); add MARKER-ID = <new id> \
+     to [MISC]";
+
+/// What the marker rule leaves out of `c`, a traditional vSphere spec's customization:
+/// with no MARKER-ID (`marker` is `None`) or a used one, the root password and the custom
+/// script.
+pub fn marker_skips(c: &Customization, marker: Option<(&FileName, bool)>) -> Vec<Skipped> {
+    let reason = match marker {
+        Some((_, true)) => return Vec::new(),
+        Some((id, false)) => format!(
+            "marker {id} was used before ({}): a spec's password and custom script apply once per MARKER-ID; give the spec a new MARKER-ID to apply them again",
+            marker_path(id).display()
+        ),
+        None => NO_MARKER.to_string(),
+    };
+    let mut out = Vec::new();
+    if let Some(pw) = &c.identity.root_password {
+        let action = match (pw.password.is_some(), pw.expire) {
+            (true, true) => "set the root password and force its change at next login",
+            (true, false) => "set the root password",
+            (false, _) => "force a root password change at next login",
+        };
+        out.push(Skipped {
+            action: action.to_string(),
+            reason: reason.clone(),
+        });
+    }
+    if let Some(script) = &c.custom_script {
+        out.push(Skipped {
+            action: format!("run custom script {script}"),
+            reason,
+        });
+    }
+    out
+}
+
+/// The warnings the marker rule gives for gathered sources before any root is known
+/// (`vmcust show`): a password or script a spec without MARKER-ID will not apply.
+pub fn marker_warnings(g: &Gathered) -> Vec<String> {
+    let traditional_imc = g.imc.is_some_and(|o| !o.raw_cloud_init);
+    if !traditional_imc || g.customization.marker_id.is_some() {
+        return Vec::new();
+    }
+    marker_skips(&g.customization, None)
+        .into_iter()
+        .map(|s| format!("will not {}: {}", s.action, s.reason))
+        .collect()
 }
 
 /// A MARKER-ID and whether it is new on this root.
@@ -149,13 +212,15 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         let new = marker
             .as_ref()
             .is_some_and(|m| !root.is_file(&marker_path(m)));
-        if !new {
-            if c.identity.root_password.is_some() {
-                tracing::info!(
-                    "marker {:?} already used or absent: the password is left as is",
-                    marker.as_ref().map(|m| m.as_str())
-                );
+        steps.skipped = marker_skips(&c, marker.as_ref().map(|m| (m, new)));
+        for s in &steps.skipped {
+            if marker.is_none() {
+                tracing::warn!("will not {}: {}", s.action, s.reason);
+            } else {
+                tracing::info!("will not {}: {}", s.action, s.reason);
             }
+        }
+        if !new {
             c.identity.root_password = None;
         }
         let script = c.custom_script.clone().filter(|_| new);

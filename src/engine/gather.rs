@@ -177,7 +177,9 @@ pub fn gather(
         ovf_origin: None,
         warnings: Vec::new(),
     };
+    let mut zone_line = None;
     if let Some(imc) = sources.imc {
+        zone_line = imc.parsed.spec.datetime.timezone_line;
         gather_imc(imc, &mut g, &mut found)?;
     }
     if let Some(env) = sources.ovf {
@@ -189,6 +191,15 @@ pub fn gather(
     let merged = merge(found);
     g.customization = merged.customization;
     g.origins = merged.origins;
+    // The host name and the domain may come from two sources, each fine on its own.
+    let id = &g.customization.identity;
+    crate::source::field::fqdn_fits(
+        "host name and domain",
+        id.host_name.as_ref(),
+        id.domain.as_ref(),
+    )?;
+    let from = g.origins.get("time-zone").copied();
+    crate::source::timezone::check_merged(root, id.time_zone.as_ref(), from, zone_line)?;
     if g.customization.instance_id.is_none() {
         g.customization.instance_id = Some(fallback_id.clone());
     }

@@ -9,6 +9,7 @@ use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 use std::ops::Deref;
 
+use base64::Engine as _;
 use ipnet::{Ipv4Net, Ipv6Net};
 use serde::Serialize;
 
@@ -150,8 +151,31 @@ string_value!(
     SshKey
 );
 
+/// The key types OpenSSH's `sshd` accepts in `authorized_keys`, certificates included.
+pub const SSH_KEY_TYPES: &[&str] = &[
+    "ssh-ed25519",
+    "ssh-rsa",
+    "ecdsa-sha2-nistp256",
+    "ecdsa-sha2-nistp384",
+    "ecdsa-sha2-nistp521",
+    "sk-ssh-ed25519@openssh.com",
+    "sk-ecdsa-sha2-nistp256@openssh.com",
+    "ssh-dss",
+    "ssh-ed25519-cert-v01@openssh.com",
+    "ssh-rsa-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp256-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp384-cert-v01@openssh.com",
+    "ecdsa-sha2-nistp521-cert-v01@openssh.com",
+    "sk-ssh-ed25519-cert-v01@openssh.com",
+    "sk-ecdsa-sha2-nistp256-cert-v01@openssh.com",
+    "ssh-dss-cert-v01@openssh.com",
+];
+
 impl SshKey {
-    /// Validates one public key line (at most 16 KiB, no control characters).
+    /// Validates one public key line (at most 16 KiB, no control characters) as `sshd`
+    /// reads `authorized_keys`: optional options (`no-pty,from="10.0.0.0/8"`), a known key
+    /// type, the key as base64 whose own leading type field is that type, and an optional
+    /// comment. The error names the key by its type and comment, never by the whole line.
     pub fn parse(s: &str) -> Result<Self, String> {
         let s = s.trim();
         if s.is_empty() {
@@ -164,14 +188,113 @@ impl SshKey {
             ));
         }
         no_control(s, "ssh public key")?;
-        if s.split_whitespace().count() < 2 {
+        check_key_line(s)?;
+        Ok(SshKey(s.to_owned()))
+    }
+}
+
+/// What a key line should look like, for messages.
+const KEY_LINE_FORM: &str =
+    "write the line of the .pub file, such as ssh-ed25519 AAAAC3Nz... user@host";
+
+/// The checks of [`SshKey::parse`] on a trimmed line without control characters.
+fn check_key_line(line: &str) -> Result<(), String> {
+    let (first, _) = split_word(line);
+    let rest = if SSH_KEY_TYPES.contains(&first) {
+        line
+    } else {
+        // Not a key type: options come first, or the type is misspelt.
+        let after = skip_options(line).map(str::trim_start).unwrap_or_default();
+        if !SSH_KEY_TYPES.contains(&split_word(after).0) {
+            let hint = vmcust_imc::closest(first, SSH_KEY_TYPES.iter().copied())
+                .map_or(String::new(), |t| format!("did you mean {t}? "));
             return Err(format!(
-                "ssh public key {} has no key after its type; write a line such as \
-                 ssh-ed25519 AAAAC3Nz... user@host",
-                quote(s)
+                "ssh public key with the unknown key type {} ({}); {hint}{KEY_LINE_FORM}",
+                quote(first),
+                comment_of(line),
             ));
         }
-        Ok(SshKey(s.to_owned()))
+        after
+    };
+    let (kind, rest) = split_word(rest);
+    let (blob, comment) = split_word(rest.trim_start());
+    let comment = comment.trim();
+    let which = || {
+        if comment.is_empty() {
+            format!("{kind} key (no comment)")
+        } else {
+            format!("{kind} key {}", quote(comment))
+        }
+    };
+    if blob.is_empty() {
+        return Err(format!(
+            "ssh public key: the {} has no key after its type; {KEY_LINE_FORM}",
+            which()
+        ));
+    }
+    let bytes = KEY_BASE64.decode(blob).map_err(|_| {
+        format!(
+            "ssh public key: the {} is not valid base64; copy the whole line from the .pub file again",
+            which()
+        )
+    })?;
+    match blob_type(&bytes) {
+        Some(inner) if inner == kind.as_bytes() => Ok(()),
+        Some(inner) => Err(format!(
+            "ssh public key: the {} holds a key of type {}; the type before the key must be the key's own",
+            which(),
+            quote(&String::from_utf8_lossy(inner))
+        )),
+        None => Err(format!(
+            "ssh public key: the {} is cut short (no key type inside it); copy the whole line from the .pub file again",
+            which()
+        )),
+    }
+}
+
+/// Base64 as `ssh-keygen` writes it; missing padding is tolerated, as `sshd` does.
+const KEY_BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+);
+
+/// The first SSH wire string of a key blob (a 4-byte big-endian length, then the bytes):
+/// the key's own type.
+fn blob_type(blob: &[u8]) -> Option<&[u8]> {
+    let (length, rest) = blob.split_first_chunk::<4>()?;
+    rest.get(..u32::from_be_bytes(*length) as usize)
+}
+
+/// The first whitespace-separated word and the rest after it.
+fn split_word(s: &str) -> (&str, &str) {
+    s.split_once(char::is_whitespace).unwrap_or((s, ""))
+}
+
+/// The rest of `line` after an `authorized_keys` options field: up to the first blank
+/// outside double quotes (`\"` inside quotes is a quote). `None` if a quote is not closed.
+fn skip_options(line: &str) -> Option<&str> {
+    let mut quoted = false;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => return Some(&line[i..]),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The comment of a line whose type is unknown, for the message: its last word when there
+/// are three or more, which is where `ssh-keygen` puts it.
+fn comment_of(line: &str) -> String {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    match words.as_slice() {
+        [_, _, .., last] if words.len() >= 3 => format!("comment {}", quote(last)),
+        _ => "no comment".to_string(),
     }
 }
 
@@ -507,9 +630,6 @@ mod tests {
         for bad in ["", "-x", "a b", "a\nb", "..", &"a".repeat(33)] {
             assert!(UserName::parse(bad).is_err(), "{bad:?}");
         }
-        assert!(SshKey::parse("ssh-ed25519 AAAA user@h").is_ok());
-        assert!(SshKey::parse("ssh-ed25519 AAAA\nssh-rsa BBBB").is_err());
-        assert!(SshKey::parse("ssh-ed25519").is_err());
         assert!(InterfaceId::parse("NIC1").is_ok());
         assert!(InterfaceId::parse("a\"b").is_err());
         assert!(SeedLocation::parse("file:///seed/").unwrap().local_dir() == Some("/seed/"));
@@ -519,6 +639,127 @@ mod tests {
             .is_none());
         for bad in ["seed", "file://rel", "/a/../b", "/a\nb"] {
             assert!(SeedLocation::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A key blob as `ssh-keygen` writes it: SSH wire strings, base64.
+    fn blob(parts: &[&[u8]]) -> String {
+        let mut out = Vec::new();
+        for p in parts {
+            out.extend_from_slice(&(p.len() as u32).to_be_bytes());
+            out.extend_from_slice(p);
+        }
+        base64::engine::general_purpose::STANDARD.encode(out)
+    }
+
+    #[test]
+    fn ssh_keys_are_checked_at_the_door() {
+        let ed = blob(&[b"ssh-ed25519", &[7; 32]]);
+        let rsa = blob(&[b"ssh-rsa", &[1, 0, 1], &[9; 257]]);
+        let ok = [
+            format!("ssh-ed25519 {ed} alice@laptop"),
+            format!("ssh-ed25519 {ed}"),
+            format!("ssh-rsa {rsa} ops team key"),
+            format!("  ssh-ed25519 {ed} padded  "),
+            format!("ssh-ed25519 {} unpadded", ed.trim_end_matches('=')),
+            format!("no-pty,from=\"10.0.0.0/8\" ssh-ed25519 {ed} bob"),
+            format!("command=\"echo a \\\"b c\\\"\",no-pty ssh-ed25519 {ed} quoted"),
+        ];
+        for line in &ok {
+            assert!(
+                SshKey::parse(line).is_ok(),
+                "{line}: {:?}",
+                SshKey::parse(line)
+            );
+        }
+        // (line, words the message must hold)
+        let bad: Vec<(String, &[&str])> = vec![
+            ("".into(), &["empty"]),
+            (
+                "ssh-ed25519".into(),
+                &["ssh-ed25519 key (no comment)", "no key"],
+            ),
+            (
+                format!("ssh-ed2551 {ed} alice@x"),
+                &[
+                    "unknown key type \"ssh-ed2551\"",
+                    "did you mean ssh-ed25519?",
+                    "comment \"alice@x\"",
+                ],
+            ),
+            (format!("rsa {rsa} ops"), &["unknown key type \"rsa\""]),
+            (
+                "ssh-ed25519 AAAA user@h".into(),
+                &["ssh-ed25519 key \"user@h\"", "cut short"],
+            ),
+            (
+                "ssh-ed25519 not*base64 user@h".into(),
+                &["ssh-ed25519 key \"user@h\"", "not valid base64"],
+            ),
+            (
+                format!("ssh-ed25519 {}! user@h", &ed[..20]),
+                &["not valid base64"],
+            ),
+            (
+                format!("ssh-rsa {ed} mixed@up"),
+                &[
+                    "ssh-rsa key \"mixed@up\"",
+                    "holds a key of type \"ssh-ed25519\"",
+                ],
+            ),
+            (
+                format!("no-pty,command=\"x ssh-ed25519 {ed} open-quote"),
+                &["unknown key type"],
+            ),
+            (
+                format!("ssh-ed25519 {ed}\nssh-rsa {rsa}"),
+                &["control character"],
+            ),
+        ];
+        for (line, words) in &bad {
+            let e = SshKey::parse(line).unwrap_err();
+            for w in *words {
+                assert!(e.contains(w), "{line:?}: {w:?} not in {e:?}");
+            }
+            // The key itself is never quoted whole in a message.
+            assert!(!e.contains(&ed[..30]) && !e.contains(&rsa[..30]), "{e}");
+        }
+    }
+
+    /// The keys `ssh-keygen` makes are accepted, and the ones it cannot read are refused.
+    #[test]
+    fn ssh_keygen_agrees() {
+        let Ok(out) = std::process::Command::new("ssh-keygen").arg("-?").output() else {
+            eprintln!("ssh-keygen not installed; skipped");
+            return;
+        };
+        drop(out);
+        let dir = tempfile::tempdir().unwrap();
+        for kind in ["ed25519", "rsa", "ecdsa"] {
+            let key = dir.path().join(kind);
+            let made = std::process::Command::new("ssh-keygen")
+                .args(["-q", "-t", kind, "-N", "", "-C", "made@test", "-f"])
+                .arg(&key)
+                .status()
+                .unwrap();
+            assert!(made.success());
+            let line = std::fs::read_to_string(key.with_extension("pub")).unwrap();
+            assert!(SshKey::parse(&line).is_ok(), "{line}");
+            // One character of the blob changed: ssh-keygen refuses it, so must we.
+            let (kind_word, rest) = line.split_once(' ').unwrap();
+            let broken = format!("{kind_word} {}", rest.replacen('A', "*", 1));
+            let file = dir.path().join("broken.pub");
+            std::fs::write(&file, &broken).unwrap();
+            let keygen = std::process::Command::new("ssh-keygen")
+                .arg("-l")
+                .arg("-f")
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(
+                !keygen.status.success() && SshKey::parse(&broken).is_err(),
+                "{broken}"
+            );
         }
     }
 

@@ -144,6 +144,8 @@ impl PropertyMap {
         }
         if let Some((key, v)) = self.get(env, "domain") {
             c.identity.domain = Some(field(at(key), DnsName::parse(v))?);
+            let id = &c.identity;
+            super::field::fqdn_fits(&at(key), id.host_name.as_ref(), id.domain.as_ref())?;
         }
         if let Some((key, v)) = self.get(env, "time-zone") {
             c.identity.time_zone = Some(field(at(key), Timezone::parse(v))?);

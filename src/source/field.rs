@@ -35,7 +35,33 @@ pub fn host_and_domain(
         Some(d) => Some(field(place, DnsName::parse(d))?),
         None => None,
     };
+    fqdn_fits(place, Some(&host), domain.as_ref())?;
     Ok((host, domain))
+}
+
+/// Refuses a host name and domain whose FQDN (`host.domain`) is longer than DNS allows
+/// ([`vmcust_imc::MAX_FQDN`] characters), though each part fits on its own.
+pub fn fqdn_fits(
+    place: &str,
+    host: Option<&HostName>,
+    domain: Option<&DnsName>,
+) -> Result<(), InvalidValue> {
+    let (Some(host), Some(domain)) = (host, domain) else {
+        return Ok(());
+    };
+    let length = host.short().len() + 1 + domain.as_str().len();
+    if length <= vmcust_imc::MAX_FQDN {
+        return Ok(());
+    }
+    Err(InvalidValue::new(
+        place,
+        format!(
+            "the fqdn {}.<domain> would be {length} characters, more than the {} dns allows; \
+             shorten the host name or the domain",
+            crate::model::quote(host.short()),
+            vmcust_imc::MAX_FQDN
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -49,6 +75,30 @@ mod tests {
             (h.as_str(), d.as_ref().map(|d| d.as_str())),
             ("web", Some("example.com"))
         );
+        let (h, d) = host_and_domain("k", "10.1.2.3").unwrap();
+        assert_eq!((h.as_str(), d), ("ip-10-1-2-3", None));
+        // The whole name counts, not only the domain: 254 to 317 characters used to pass.
+        let name = |labels: &[usize]| {
+            let parts: Vec<String> = labels.iter().map(|&n| "a".repeat(n)).collect();
+            parts.join(".")
+        };
+        let rows: &[(&[usize], usize, bool)] = &[
+            (&[63, 63, 63, 61], 253, true),
+            (&[63, 63, 63, 62], 254, false),
+            (&[63, 63, 63, 63, 61], 317, false),
+        ];
+        for &(labels, length, fits) in rows {
+            let n = name(labels);
+            assert_eq!(n.len(), length);
+            match host_and_domain("ovf property hostname", &n) {
+                Ok(_) => assert!(fits, "{length} accepted"),
+                Err(e) => {
+                    assert!(!fits, "{length}: {e}");
+                    assert!(e.to_string().starts_with("ovf property hostname: "), "{e}");
+                    assert!(e.reason.contains(&format!("{length} characters")), "{e}");
+                }
+            }
+        }
         let (h, d) = host_and_domain("k", "10.1.2.3").unwrap();
         assert_eq!((h.as_str(), d), ("ip-10-1-2-3", None));
         for bad in [

@@ -11,3 +11,5 @@ pub mod metadata;
 pub mod netconfig;
 pub mod ovf;
 pub mod ovf_locate;
+pub mod sniff;
+pub mod timezone;

@@ -152,7 +152,7 @@ mod tests {
             ("password", "passw0rd"),
             ("instance-id", "inst-001"),
             ("hostname", "web.example.com"),
-            ("public-keys", "ssh-ed25519 AAAA a@b"),
+            ("public-keys", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f a@b"),
         ]);
         let d = from_environment(&e, None).unwrap();
         assert_eq!(d.customization.instance_id.as_deref(), Some("inst-001"));
@@ -163,7 +163,7 @@ mod tests {
         let id = &d.customization.identity;
         assert_eq!(id.host_name.as_ref().map(|v| v.as_str()), Some("web"));
         assert_eq!(id.domain.as_ref().map(|v| v.as_str()), Some("example.com"));
-        assert_eq!(id.ssh_authorized_keys, ["ssh-ed25519 AAAA a@b"]);
+        assert_eq!(id.ssh_authorized_keys, ["ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f a@b"]);
         let pw = id.root_password.as_ref().unwrap();
         assert_eq!(pw.password.as_ref().unwrap().expose(), "passw0rd");
         assert!(!format!("{d:?}").contains("passw0rd"));
