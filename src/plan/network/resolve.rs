@@ -99,7 +99,16 @@ pub fn resolve(net: &Network, links: Option<&[Link]>) -> Result<Resolved, Networ
             .copied()
             .filter(|l| selects(&m.selector, l))
             .collect();
-        let why = check_count(m, &found, &physical)?;
+        let mut why = check_count(m, &found, &physical)?;
+        if let (Some(set), [one]) = (&m.set_name, found.as_slice()) {
+            if set.as_str() != one.name {
+                why.push_str(&format!(
+                    "; set-name {set} is not applied: the NIC keeps its kernel name {}, \
+                     as for every NIC found in /sys/class/net",
+                    one.name
+                ));
+            }
+        }
         let mut ifaces = Vec::new();
         let mut nics = Vec::new();
         for l in &found {
