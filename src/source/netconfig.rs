@@ -1148,6 +1148,16 @@ config:
     }
 
     #[test]
+    fn entries_are_bounded() {
+        let mut text = String::from("version: 2\nethernets:\n");
+        for n in 0..=MAX_ENTRIES {
+            text.push_str(&format!("  e{n}:\n    dhcp4: true\n"));
+        }
+        let e = translate(&yaml(&text)).unwrap_err().to_string();
+        assert!(e.contains("more than 256 interface entries"), "{e}");
+    }
+
+    #[test]
     fn wrapped_in_network_key() {
         let i = one(
             "network:\n  version: 2\n  ethernets:\n    e:\n      match: {macaddress: '00:50:56:00:00:01'}\n      dhcp4: true\n",
