@@ -100,6 +100,7 @@ fn network() -> impl Strategy<Value = Network> {
             Network {
                 interfaces: std::iter::once(first).chain(second).collect(),
                 dns: Dns { servers, search },
+                matched: Vec::new(),
             }
         })
 }

@@ -54,6 +54,8 @@ struct Report<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     renderer: Option<Renderer>,
     warnings: &'a [String],
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    network_matches: &'a [crate::plan::network::resolve::Resolution],
     actions: Vec<Step<'a>>,
     boot: &'a BootSteps,
 }
@@ -116,11 +118,17 @@ pub fn print_report(
             .unwrap_or_default(),
         renderer: prepared.renderer,
         warnings,
+        network_matches: &prepared.network_matches,
         actions: steps,
         boot: &prepared.steps,
     };
     match format {
-        Format::Text => print!("{}", render_text(&report.actions, &prepared.steps, planned)),
+        Format::Text => {
+            for m in &prepared.network_matches {
+                println!("network   {}", m.line());
+            }
+            print!("{}", render_text(&report.actions, &prepared.steps, planned))
+        }
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),
         Format::Yaml => print!("{}", crate::yaml::to_string(&report)?),
     }

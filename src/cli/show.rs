@@ -206,6 +206,9 @@ fn summary(g: &crate::engine::gather::Gathered) -> String {
                 let _ = writeln!(out, "    dns {}", dns_text(&i.dns));
             }
         }
+        for m in &net.matched {
+            let _ = writeln!(out, "  {}", m.describe());
+        }
         if !net.dns.is_empty() {
             let _ = writeln!(out, "  dns {}", dns_text(&net.dns));
         }

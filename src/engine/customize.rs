@@ -186,6 +186,8 @@ pub struct Prepared {
     pub steps: BootSteps,
     /// The renderer used for the network, if there is a network.
     pub renderer: Option<Renderer>,
+    /// How each network `match` entry was resolved against the root's interfaces.
+    pub network_matches: Vec<crate::plan::network::resolve::Resolution>,
 }
 
 /// The marker file for a MARKER-ID.
@@ -253,11 +255,20 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         opts.renderer
             .unwrap_or_else(|| crate::plan::network::detect::detect(&facts.network.stacks))
     });
+    let network_matches = match &c.network {
+        Some(net) => {
+            crate::plan::network::resolve::resolve(net, facts.network.links.as_deref())
+                .map_err(|e| PrepareError::Plan(e.into()))?
+                .resolutions
+        }
+        None => Vec::new(),
+    };
     Ok(Prepared {
         customization: c,
         plan,
         steps,
         renderer,
+        network_matches,
     })
 }
 

@@ -1,4 +1,5 @@
-//! Facts about the root's networking: its devices by MAC, which network stack it runs,
+//! Facts about the root's networking: its devices (by MAC, and each with its name and
+//! driver for `match` entries), which network stack it runs,
 //! the configuration files already there, and who manages `/etc/resolv.conf`.
 //!
 //! Gathering is all I/O; deciding what to do with these facts is the planner's job
@@ -19,6 +20,10 @@ pub struct NetworkFacts {
     /// Network devices by MAC, from the root's `/sys/class/net`; `None` when the root
     /// has no `/sys/class/net` at all (an offline image).
     pub devices: Option<BTreeMap<MacAddr, String>>,
+    /// Every device of the root's `/sys/class/net` that has a MAC address, in name
+    /// order, with its driver: what `match` entries are resolved against. `None`
+    /// when the root has no `/sys/class/net` at all.
+    pub links: Option<Vec<Link>>,
     /// Which network stacks are installed or enabled.
     pub stacks: Stacks,
     /// Configuration files of every stack that may configure an interface, with their
@@ -32,6 +37,22 @@ pub struct NetworkFacts {
     /// What `/etc/resolv.conf` is now.
     pub resolv_conf: ResolvConf,
 }
+
+/// One network device of the root, as `/sys/class/net/<name>` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The kernel's name for it.
+    pub name: String,
+    /// Its hardware address.
+    pub mac: MacAddr,
+    /// The name of its driver (the target of the `device/driver` link), if it has one.
+    pub driver: Option<String>,
+    /// It has a `device` (a NIC on a bus); loopback, bonds, bridges and VLANs have none.
+    pub physical: bool,
+}
+
+/// Most entries of `/sys/class/net` read: a bound against a hostile or broken root.
+const MAX_LINKS: usize = 4096;
 
 /// Which network stacks the root has. "Enabled" means systemd starts the service at
 /// boot: a link in some `/etc/systemd/system/*.wants/` directory.
@@ -107,8 +128,10 @@ impl NetworkFacts {
     /// Reads the network facts of `root`.
     pub fn gather(root: &Root) -> Result<NetworkFacts> {
         let at = |what: &str| format!("{what} in {}", root.path().display());
+        let links = links(root).with_context(|| at("listing /sys/class/net"))?;
         Ok(NetworkFacts {
-            devices: net_devices(root).with_context(|| at("listing /sys/class/net"))?,
+            devices: links.as_deref().map(by_mac),
+            links,
             stacks: stacks(root).with_context(|| at("looking for network stacks"))?,
             configs: configs(root).with_context(|| at("reading network configuration"))?,
             eni_main: root
@@ -212,15 +235,15 @@ fn resolv_conf(root: &Root) -> io::Result<ResolvConf> {
     })
 }
 
-/// Maps MAC → device name from `/sys/class/net/*/address`. Physical devices (those with
-/// a `device` link) win over virtual ones sharing their MAC (bonds, VLANs, bridges).
-fn net_devices(root: &Root) -> io::Result<Option<BTreeMap<MacAddr, String>>> {
+/// The devices of `/sys/class/net` that have a non-zero MAC address (the loopback has
+/// none), with their drivers.
+fn links(root: &Root) -> io::Result<Option<Vec<Link>>> {
     let class = Path::new("/sys/class/net");
     if !root.is_dir(class) {
         return Ok(None);
     }
-    let mut by_mac: BTreeMap<MacAddr, (bool, String)> = BTreeMap::new();
-    for name in root.list_dir(class)? {
+    let mut out = Vec::new();
+    for name in root.list_dir(class)?.into_iter().take(MAX_LINKS) {
         let dev = class.join(&name);
         let Some(text) = root.read_text(&dev.join("address")).ok().flatten() else {
             continue;
@@ -232,15 +255,41 @@ fn net_devices(root: &Root) -> io::Result<Option<BTreeMap<MacAddr, String>>> {
             continue;
         }
         let physical = root.is_dir(&dev.join("device"));
-        match by_mac.get(&mac) {
-            Some((true, _)) => {}
-            Some((false, _)) if !physical => {}
+        // On a live system `device` is itself a link into /sys/devices; the root
+        // follows it, and the last link's target names the driver's directory.
+        let driver = match root.existing(&dev.join("device/driver")) {
+            Ok(Existing::Symlink(target)) => target
+                .file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_string),
+            _ => None,
+        };
+        out.push(Link {
+            name,
+            mac,
+            driver,
+            physical,
+        });
+    }
+    Ok(Some(out))
+}
+
+/// Maps MAC → device name. Physical devices (those with a `device` link) win over
+/// virtual ones sharing their MAC (bonds, VLANs, bridges).
+fn by_mac(links: &[Link]) -> BTreeMap<MacAddr, String> {
+    let mut by_mac: BTreeMap<MacAddr, &Link> = BTreeMap::new();
+    for link in links {
+        match by_mac.get(&link.mac) {
+            Some(l) if l.physical || !link.physical => {}
             _ => {
-                by_mac.insert(mac, (physical, name));
+                by_mac.insert(link.mac, link);
             }
         }
     }
-    Ok(Some(by_mac.into_iter().map(|(m, (_, n))| (m, n)).collect()))
+    by_mac
+        .into_iter()
+        .map(|(m, l)| (m, l.name.clone()))
+        .collect()
 }
 
 #[cfg(test)]
@@ -264,8 +313,27 @@ mod tests {
                 fs::create_dir_all(net.join(name).join("device")).unwrap();
             }
         }
+        // A driver link as the kernel has it: a relative link into the bus's drivers.
+        std::os::unix::fs::symlink(
+            "../../../bus/pci/drivers/vmxnet3",
+            net.join("ens224/device/driver"),
+        )
+        .unwrap();
         let root = Root::new(tmp.path()).unwrap();
-        let devs = net_devices(&root).unwrap().unwrap();
+        let links = links(&root).unwrap().unwrap();
+        let drivers: Vec<(&str, Option<&str>, bool)> = links
+            .iter()
+            .map(|l| (l.name.as_str(), l.driver.as_deref(), l.physical))
+            .collect();
+        assert_eq!(
+            drivers,
+            [
+                ("bond0", None, false),
+                ("ens192", None, true),
+                ("ens224", Some("vmxnet3"), true)
+            ]
+        );
+        let devs = by_mac(&links);
         let got: Vec<(String, &str)> = devs
             .iter()
             .map(|(m, n)| (m.to_string(), n.as_str()))
@@ -283,6 +351,6 @@ mod tests {
     fn no_sys_class_net_means_unknown_devices() {
         let tmp = tempfile::tempdir().unwrap();
         let root = Root::new(tmp.path()).unwrap();
-        assert!(net_devices(&root).unwrap().is_none());
+        assert!(links(&root).unwrap().is_none());
     }
 }

@@ -3,11 +3,13 @@
 //! Sources (cust.cfg, the OVF environment, guestinfo metadata) translate into these types;
 //! planners and renderers read only these types. Nothing here does I/O.
 
+mod glob;
 mod value;
 
 use ipnet::IpNet;
 use serde::Serialize;
 
+pub use glob::{Glob, MAX_GLOB_LEN};
 pub use value::{
     quote, DnsName, FileName, Gateway, HostName, InstanceId, InterfaceId, InvalidValue, MacAddr,
     NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey, Timezone, UserName,
@@ -85,6 +87,140 @@ pub struct Network {
     pub interfaces: Vec<Interface>,
     /// DNS servers and search domains for the whole machine.
     pub dns: Dns,
+    /// Entries that pick their NICs by name, driver or several properties rather than by
+    /// MAC alone; resolved into [`Self::interfaces`] against the root's real interfaces
+    /// at plan time (`plan::network::resolve`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matched: Vec<MatchedInterface>,
+}
+
+/// Which NICs an entry selects, as netplan's `match`: every property given must hold.
+/// No property at all selects every physical NIC.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NicSelector {
+    /// The kernel's interface name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Glob>,
+    /// The hardware address.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mac: Option<MacAddr>,
+    /// The kernel driver (the `device/driver` link's name): any of these globs.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub driver: Vec<Glob>,
+}
+
+impl std::fmt::Display for NicSelector {
+    /// `name ens* and driver vmxnet3`, for messages and `plan`/`show`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut parts = Vec::new();
+        if let Some(n) = &self.name {
+            parts.push(format!("name {n}"));
+        }
+        if let Some(m) = &self.mac {
+            parts.push(format!("macaddress {m}"));
+        }
+        if !self.driver.is_empty() {
+            let d: Vec<&str> = self.driver.iter().map(Glob::as_str).collect();
+            parts.push(format!("driver {}", d.join(" or ")));
+        }
+        if parts.is_empty() {
+            return f.write_str("any physical NIC (empty match)");
+        }
+        f.write_str(&parts.join(" and "))
+    }
+}
+
+fn join<T: std::fmt::Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One source entry whose NICs are found at plan time: the settings every selected NIC
+/// gets, and where its NICs go among the MAC-keyed [`Network::interfaces`].
+#[derive(Debug, Clone, Serialize)]
+pub struct MatchedInterface {
+    /// Where the entry is in the source, for messages (`ethernets.nics`).
+    pub entry: String,
+    /// Which NICs it selects.
+    pub selector: NicSelector,
+    /// `set-name`: the name the one selected NIC is known by where no device name is
+    /// known; it requires the selector to find exactly one NIC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_name: Option<InterfaceId>,
+    /// How many of [`Network::interfaces`] come before this entry in the source, so
+    /// that resolved NICs keep the source's order.
+    pub position: usize,
+    /// IPv4 configuration of each selected NIC.
+    pub ipv4: Ipv4Config,
+    /// IPv6 configuration of each selected NIC.
+    pub ipv6: Ipv6Config,
+    /// Routes through each selected NIC.
+    pub routes: Vec<Route>,
+    /// DNS of each selected NIC.
+    pub dns: Dns,
+    /// Whether DNS servers learned over DHCP are used.
+    pub dhcp_dns: bool,
+}
+
+impl MatchedInterface {
+    /// Why the entry must select exactly one NIC, if it must: static addresses cannot
+    /// be shared, and netplan renames only one NIC for a `set-name`.
+    pub fn needs_one(&self) -> Option<&'static str> {
+        if self.set_name.is_some() {
+            Some("it has a set-name")
+        } else if matches!(self.ipv4, Ipv4Config::Static(_))
+            || matches!(self.ipv6, Ipv6Config::Static(_))
+        {
+            Some("it has static addresses")
+        } else {
+            None
+        }
+    }
+
+    /// `ethernets.nics: the NICs matching name ens* (found at plan time…): ipv4 dhcp`,
+    /// for `show`, which has no root to resolve against.
+    pub fn describe(&self) -> String {
+        let v4 = match &self.ipv4 {
+            Ipv4Config::Dhcp => "dhcp".to_string(),
+            Ipv4Config::Static(a) => join(a),
+            Ipv4Config::Disabled => "off".to_string(),
+        };
+        let v6 = match &self.ipv6 {
+            Ipv6Config::Auto => "auto".to_string(),
+            Ipv6Config::Dhcp => "dhcp".to_string(),
+            Ipv6Config::Static(a) => join(a),
+            Ipv6Config::Disabled => "off".to_string(),
+        };
+        let count = match self.needs_one() {
+            Some(_) => "the one NIC",
+            None => "each NIC",
+        };
+        let named = self
+            .set_name
+            .as_ref()
+            .map_or(String::new(), |n| format!(", set-name {n}"));
+        format!(
+            "{}: {count} matching {}{named} (found at plan time among the root's interfaces): ipv4 {v4}; ipv6 {v6}",
+            self.entry, self.selector
+        )
+    }
+
+    /// The interface this entry configures on the NIC named `name` with `mac`.
+    pub fn bind(&self, name: InterfaceId, mac: MacAddr) -> Interface {
+        Interface {
+            id: self.set_name.clone().unwrap_or(name),
+            mac,
+            ipv4: self.ipv4.clone(),
+            ipv6: self.ipv6.clone(),
+            routes: self.routes.clone(),
+            dns: self.dns.clone(),
+            dhcp_dns: self.dhcp_dns,
+            start_on_boot: true,
+        }
+    }
 }
 
 /// One network interface, identified by its MAC address.

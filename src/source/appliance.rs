@@ -240,6 +240,7 @@ impl PropertyMap {
                 start_on_boot: true,
             }],
             dns,
+            matched: Vec::new(),
         });
         Ok(())
     }

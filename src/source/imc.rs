@@ -128,7 +128,11 @@ fn network(nics: &[Nic], spec: &Spec) -> Result<Network, InvalidValue> {
             })
         })
         .collect::<Result<_, InvalidValue>>()?;
-    Ok(Network { interfaces, dns })
+    Ok(Network {
+        interfaces,
+        dns,
+        matched: Vec::new(),
+    })
 }
 
 fn ipv4(nic: &Nic) -> Result<Ipv4Config, InvalidValue> {

@@ -1,12 +1,14 @@
 //! Network config v1 and v2 (the cloud-init / netplan formats found in guestinfo metadata)
 //! translated into the engine's [`Network`].
 //!
-//! The engine identifies interfaces by MAC address, so only interfaces that name one are
-//! translated: a v2 ethernet without `match.macaddress`, or a v1 `physical` entry without
-//! `mac_address`, is skipped with a warning. When no interface is left, the result is no
-//! network change at all (the guest keeps the template's network) rather than an empty
-//! configuration. Bonds, bridges, VLANs and other device kinds are refused with an error:
-//! configuring only their members would leave a half-configured machine.
+//! The engine's interfaces are keyed by MAC address. An entry that names only a MAC (v2
+//! `match: {macaddress: …}`, v1 `mac_address`) becomes such an interface here. Any other
+//! entry (v2 `match` by `name` glob, `driver`, several keys, or no `match` at all so that
+//! the id is the name; v1 `name` without `mac_address`) keeps its validated selector in
+//! [`Network::matched`] and is resolved against the root's real interfaces at plan time
+//! (`plan::network::resolve`): nothing is skipped. Bonds, bridges, VLANs and other device
+//! kinds are refused with an error: configuring only their members would leave a
+//! half-configured machine.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -18,8 +20,8 @@ use serde::Deserialize;
 use serde_norway::Value;
 
 use crate::model::{
-    Dns, DnsName, Gateway, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr, NameServer,
-    Network, NicAddr4, NicAddr6, Route,
+    Dns, DnsName, Gateway, Glob, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr,
+    MatchedInterface, NameServer, Network, NicAddr4, NicAddr6, NicSelector, Route,
 };
 
 /// A network config that cannot be translated; the message names the offending entry.
@@ -30,7 +32,7 @@ pub struct NetworkConfigError(pub String);
 /// The translation and what was left out.
 #[derive(Debug, Clone, Default)]
 pub struct Translated {
-    /// The network; `None` when no interface could be identified by MAC address.
+    /// The network; `None` when the config has no interface entry at all.
     pub network: Option<Network>,
     /// Things skipped or ignored, for the user.
     pub warnings: Vec<String>,
@@ -118,11 +120,14 @@ impl OneOrMany {
     }
 }
 
-/// Everything learned about one interface before it becomes an [`Interface`].
+/// Most interface entries read from one network config: a bound on the work a hostile
+/// document can cause (each is matched against every device at plan time).
+const MAX_ENTRIES: usize = 256;
+
+/// Everything learned about one interface entry before it becomes an [`Interface`] or a
+/// [`MatchedInterface`].
 struct Builder {
     path: String,
-    id: InterfaceId,
-    mac: MacAddr,
     dhcp4: bool,
     dhcp6: bool,
     v4: Vec<NicAddr4>,
@@ -133,12 +138,9 @@ struct Builder {
 }
 
 impl Builder {
-    fn new(path: String, id: &str, mac: MacAddr) -> Result<Self, NetworkConfigError> {
-        let id = InterfaceId::parse(id).map_err(|e| err(format!("{path}: {e}")))?;
-        Ok(Builder {
+    fn new(path: String) -> Self {
+        Builder {
             path,
-            id,
-            mac,
             dhcp4: false,
             dhcp6: false,
             v4: Vec::new(),
@@ -146,7 +148,7 @@ impl Builder {
             routes: Vec::new(),
             dns: Dns::default(),
             dhcp_dns: true,
-        })
+        }
     }
 
     fn address(&mut self, path: &str, net: IpNet) -> Result<(), NetworkConfigError> {
@@ -189,7 +191,44 @@ impl Builder {
         Ok(())
     }
 
-    fn finish(self) -> Result<Interface, NetworkConfigError> {
+    /// The interface for the NIC with `mac`, named `id` in the source.
+    fn keyed(self, id: &str, mac: MacAddr) -> Result<Entry, NetworkConfigError> {
+        let id = InterfaceId::parse(id).map_err(|e| err(format!("{}: {e}", self.path)))?;
+        let (ipv4, ipv6) = self.methods()?;
+        Ok(Entry::Keyed(Interface {
+            id,
+            mac,
+            ipv4,
+            ipv6,
+            routes: self.routes,
+            dns: self.dns,
+            dhcp_dns: self.dhcp_dns,
+            start_on_boot: true,
+        }))
+    }
+
+    /// The entry for the NICs `selector` finds at plan time.
+    fn matched(
+        self,
+        selector: NicSelector,
+        set_name: Option<InterfaceId>,
+    ) -> Result<Entry, NetworkConfigError> {
+        let (ipv4, ipv6) = self.methods()?;
+        Ok(Entry::Matched(MatchedInterface {
+            entry: self.path,
+            selector,
+            set_name,
+            position: 0,
+            ipv4,
+            ipv6,
+            routes: self.routes,
+            dns: self.dns,
+            dhcp_dns: self.dhcp_dns,
+        }))
+    }
+
+    /// The IPv4 and IPv6 methods; DHCP and static addresses of one family conflict.
+    fn methods(&self) -> Result<(Ipv4Config, Ipv6Config), NetworkConfigError> {
         if self.dhcp4 && !self.v4.is_empty() {
             return Err(err(format!(
                 "{}: both dhcp4 and static ipv4 addresses; vmcust supports one or the other",
@@ -205,28 +244,57 @@ impl Builder {
         let ipv4 = if self.dhcp4 {
             Ipv4Config::Dhcp
         } else if !self.v4.is_empty() {
-            Ipv4Config::Static(self.v4)
+            Ipv4Config::Static(self.v4.clone())
         } else {
             Ipv4Config::Disabled
         };
         let ipv6 = if self.dhcp6 {
             Ipv6Config::Dhcp
         } else if !self.v6.is_empty() {
-            Ipv6Config::Static(self.v6)
+            Ipv6Config::Static(self.v6.clone())
         } else {
             Ipv6Config::Auto
         };
-        Ok(Interface {
-            id: self.id,
-            mac: self.mac,
-            ipv4,
-            ipv6,
-            routes: self.routes,
-            dns: self.dns,
-            dhcp_dns: self.dhcp_dns,
-            start_on_boot: true,
-        })
+        Ok((ipv4, ipv6))
     }
+}
+
+/// One translated interface entry.
+enum Entry {
+    /// It names its NIC by MAC alone.
+    Keyed(Interface),
+    /// Its NICs are found at plan time.
+    Matched(MatchedInterface),
+}
+
+/// The entries in source order, split into MAC-keyed interfaces and matched entries that
+/// remember their place among them.
+#[derive(Default)]
+struct Entries {
+    interfaces: Vec<Interface>,
+    matched: Vec<MatchedInterface>,
+}
+
+impl Entries {
+    fn push(&mut self, e: Entry) -> Result<(), NetworkConfigError> {
+        if self.interfaces.len() + self.matched.len() >= MAX_ENTRIES {
+            return Err(err(format!(
+                "more than {MAX_ENTRIES} interface entries; a VM has far fewer NICs"
+            )));
+        }
+        match e {
+            Entry::Keyed(i) => self.interfaces.push(i),
+            Entry::Matched(mut m) => {
+                m.position = self.interfaces.len();
+                self.matched.push(m);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn glob(path: &str, s: &str) -> Result<Glob, NetworkConfigError> {
+    Glob::parse(s).map_err(|e| err(format!("{path}: {e}")))
 }
 
 fn parse_mac(path: &str, s: &str) -> Result<MacAddr, NetworkConfigError> {
@@ -320,10 +388,14 @@ fn parse_to(path: &str, to: &str, via: Gateway) -> Result<IpNet, NetworkConfigEr
 }
 
 fn finish(
-    interfaces: Vec<Interface>,
+    entries: Entries,
     dns: Dns,
     mut warnings: Vec<String>,
 ) -> Result<Translated, NetworkConfigError> {
+    let Entries {
+        interfaces,
+        matched,
+    } = entries;
     let mut seen = BTreeMap::new();
     for i in &interfaces {
         if let Some(other) = seen.insert(i.mac, &i.id) {
@@ -333,25 +405,69 @@ fn finish(
             )));
         }
     }
-    let network = if interfaces.is_empty() {
+    let network = if interfaces.is_empty() && matched.is_empty() {
         warnings.push(
-            "network config names no interface by mac address; the guest's network is left as it is"
+            "network config has no interface entry; the guest's network is left as it is"
                 .to_string(),
         );
         None
     } else {
-        Some(Network { interfaces, dns })
+        Some(Network {
+            interfaces,
+            dns,
+            matched,
+        })
     };
     Ok(Translated { network, warnings })
 }
 
 // ---------------------------------------------------------------- version 2
 
+/// A v2 `match`. Unknown keys are errors: ignoring one would select more NICs than meant.
 #[derive(Debug, Default, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
 struct V2Match {
     macaddress: Option<String>,
     name: Option<String>,
+    #[serde(default)]
+    driver: Option<Globs>,
+}
+
+/// netplan's `driver`: one glob, or a list of globs any of which may match.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Globs {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The selector of a v2 `match`, each glob checked; `None` when it names a MAC alone (the
+/// entry is keyed by it now).
+fn v2_selector(path: &str, m: &V2Match) -> Result<NicSelector, NetworkConfigError> {
+    let mac = match &m.macaddress {
+        Some(mac) => Some(parse_mac(&format!("{path}.match.macaddress"), mac)?),
+        None => None,
+    };
+    let name = match &m.name {
+        Some(n) => Some(glob(&format!("{path}.match.name"), n)?),
+        None => None,
+    };
+    let driver = match &m.driver {
+        None => Vec::new(),
+        Some(Globs::One(d)) => vec![glob(&format!("{path}.match.driver"), d)?],
+        Some(Globs::Many(list)) => {
+            if list.is_empty() {
+                return Err(err(format!(
+                    "{path}.match.driver: the list is empty; name at least one driver"
+                )));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(k, d)| glob(&format!("{path}.match.driver[{k}]"), d))
+                .collect::<Result<_, _>>()?
+        }
+    };
+    Ok(NicSelector { name, mac, driver })
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -407,9 +523,7 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
     let mut warnings = Vec::new();
     for kind in V2_UNSUPPORTED {
         if config.get(kind).is_some_and(|v| !v.is_null()) {
-            return Err(err(format!(
-                "{kind} are not supported; only ethernets matched by macaddress"
-            )));
+            return Err(err(format!("{kind} are not supported; only ethernets")));
         }
     }
     let ethernets = match config.get("ethernets") {
@@ -417,7 +531,7 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
         Some(Value::Mapping(m)) => m.clone(),
         Some(_) => return Err(err("ethernets: expected a mapping of interface ids")),
     };
-    let mut interfaces = Vec::new();
+    let mut entries = Entries::default();
     for (id, body) in &ethernets {
         let id = match id {
             Value::String(s) => s.clone(),
@@ -429,17 +543,6 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
         } else {
             from_value(&path, body)?
         };
-        let Some(mac) = eth.matching.as_ref().and_then(|m| m.macaddress.as_deref()) else {
-            let by = match eth.matching.as_ref().and_then(|m| m.name.as_deref()) {
-                Some(name) => format!(" (it matches by name {name:?})"),
-                None => String::new(),
-            };
-            warnings.push(format!(
-                "{path}: skipped, no match.macaddress{by}; vmcust identifies interfaces by mac address"
-            ));
-            continue;
-        };
-        let mac = parse_mac(&format!("{path}.match.macaddress"), mac)?;
         if !eth.other.is_empty() {
             let keys: Vec<&str> = eth.other.keys().map(String::as_str).collect();
             warnings.push(format!(
@@ -447,8 +550,24 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
                 keys.join(", ")
             ));
         }
-        let name = eth.set_name.clone().unwrap_or_else(|| id.clone());
-        let mut b = Builder::new(path.clone(), &name, mac)?;
+        // Without `match` the id is the interface's name, as netplan has it.
+        let selector = match &eth.matching {
+            Some(m) => v2_selector(&path, m)?,
+            None => NicSelector {
+                name: Some(
+                    Glob::literal(&id)
+                        .map_err(|e| err(format!("{path}: the id names the interface: {e}")))?,
+                ),
+                ..NicSelector::default()
+            },
+        };
+        let set_name = match &eth.set_name {
+            Some(n) => {
+                Some(InterfaceId::parse(n).map_err(|e| err(format!("{path}.set-name: {e}")))?)
+            }
+            None => None,
+        };
+        let mut b = Builder::new(path.clone());
         b.dhcp4 = eth.dhcp4.unwrap_or(false);
         b.dhcp6 = eth.dhcp6.unwrap_or(false);
         for (n, a) in eth.addresses.iter().enumerate() {
@@ -495,9 +614,19 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
         let use_dns4 = eth.dhcp4_overrides.as_ref().and_then(|o| o.use_dns);
         let use_dns6 = eth.dhcp6_overrides.as_ref().and_then(|o| o.use_dns);
         b.dhcp_dns = use_dns4 != Some(false) && use_dns6 != Some(false);
-        interfaces.push(b.finish()?);
+        entries.push(match selector {
+            NicSelector {
+                name: None,
+                mac: Some(mac),
+                driver,
+            } if driver.is_empty() => {
+                let name = set_name.map_or_else(|| id.clone(), |n| n.to_string());
+                b.keyed(&name, mac)?
+            }
+            selector => b.matched(selector, set_name)?,
+        })?;
     }
-    finish(interfaces, Dns::default(), warnings)
+    finish(entries, Dns::default(), warnings)
 }
 
 // ---------------------------------------------------------------- version 1
@@ -545,13 +674,13 @@ struct V1Nameserver {
 }
 
 fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
-    let mut warnings = Vec::new();
+    let warnings = Vec::new();
     let items = match config.get("config") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Sequence(s)) => s.clone(),
         Some(_) => return Err(err("config: expected a list of entries")),
     };
-    let mut interfaces = Vec::new();
+    let mut entries = Entries::default();
     let mut dns = Dns::default();
     for (n, item) in items.iter().enumerate() {
         let path = format!("config[{n}]");
@@ -559,20 +688,39 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
         match kind {
             "physical" => {
                 let phy: V1Physical = from_value(&path, item)?;
-                let name = phy.name.clone().unwrap_or_else(|| format!("eth{n}"));
-                let path = format!("{path} ({name})");
-                let Some(mac) = phy.mac_address.as_deref() else {
-                    warnings.push(format!(
-                        "{path}: skipped, no mac_address; vmcust identifies interfaces by mac address"
-                    ));
-                    continue;
+                let mac = match phy.mac_address.as_deref() {
+                    Some(mac) => Some(parse_mac(&format!("{path}.mac_address"), mac)?),
+                    None => None,
                 };
-                let mac = parse_mac(&format!("{path}.mac_address"), mac)?;
-                let mut b = Builder::new(path.clone(), &name, mac)?;
+                let name = match (&phy.name, mac) {
+                    (Some(name), _) => name.clone(),
+                    (None, Some(_)) => format!("eth{n}"),
+                    (None, None) => {
+                        return Err(err(format!(
+                            "{path}: a physical entry needs a name or a mac_address to find its interface"
+                        )))
+                    }
+                };
+                let path = format!("{path} ({name})");
+                let mut b = Builder::new(path.clone());
                 for (k, s) in phy.subnets.into_iter().enumerate() {
                     v1_subnet(&mut b, &format!("{path}.subnets[{k}]"), s)?;
                 }
-                interfaces.push(b.finish()?);
+                // Without a MAC, `name` is the interface's current name (not a glob).
+                entries.push(match mac {
+                    Some(mac) => b.keyed(&name, mac)?,
+                    None => {
+                        let name =
+                            Glob::literal(&name).map_err(|e| err(format!("{path}.name: {e}")))?;
+                        b.matched(
+                            NicSelector {
+                                name: Some(name),
+                                ..NicSelector::default()
+                            },
+                            None,
+                        )?
+                    }
+                })?;
             }
             "nameserver" => {
                 let ns: V1Nameserver = from_value(&path, item)?;
@@ -593,7 +741,7 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
             }
         }
     }
-    finish(interfaces, dns, warnings)
+    finish(entries, dns, warnings)
 }
 
 fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkConfigError> {
@@ -738,19 +886,118 @@ mod tests {
         assert_eq!(i.ipv6, Ipv6Config::Auto);
     }
 
+    /// The selector each v2 `match` shape keeps, and which shapes are keyed by MAC now.
     #[test]
-    fn v2_without_mac_is_skipped_with_a_warning() {
+    fn v2_selectors_are_kept_for_plan_time() {
+        // (entry body, selector as shown, set-name) — None: keyed by MAC right away.
+        let table: &[(&str, Option<&str>, Option<&str>)] = &[
+            (
+                "match: {name: 'ens*'}\n    dhcp4: yes",
+                Some("name ens*"),
+                None,
+            ),
+            (
+                "match: {name: eth1}\n    dhcp4: yes",
+                Some("name eth1"),
+                None,
+            ),
+            (
+                "match: {name: 'en*', driver: vmxnet3}",
+                Some("name en* and driver vmxnet3"),
+                None,
+            ),
+            (
+                "match: {driver: [vmxnet3, 'e1000*']}",
+                Some("driver vmxnet3 or e1000*"),
+                None,
+            ),
+            (
+                "match: {name: 'ens*', macaddress: '00:50:56:00:00:01'}",
+                Some("name ens* and macaddress 00:50:56:00:00:01"),
+                None,
+            ),
+            (
+                "match: {driver: vmxnet3}\n    set-name: lan0",
+                Some("driver vmxnet3"),
+                Some("lan0"),
+            ),
+            // No match: the id is the interface's name, literally.
+            ("dhcp4: true", Some("name nics"), None),
+            (
+                "match: {}\n    dhcp4: true",
+                Some("any physical NIC (empty match)"),
+                None,
+            ),
+            ("match: {macaddress: '00:50:56:00:00:01'}", None, None),
+        ];
+        for (body, want, set_name) in table {
+            let text = format!("version: 2\nethernets:\n  nics:\n    {body}\n");
+            let t = translate(&yaml(&text)).unwrap_or_else(|e| panic!("{text}: {e}"));
+            assert!(t.warnings.is_empty(), "{text}: {:?}", t.warnings);
+            let n = t.network.expect("a network");
+            match want {
+                Some(sel) => {
+                    assert!(n.interfaces.is_empty(), "{text}");
+                    let m = &n.matched[0];
+                    assert_eq!(m.selector.to_string(), *sel, "{text}");
+                    assert_eq!(m.entry, "ethernets.nics");
+                    assert_eq!(m.set_name.as_ref().map(|s| s.as_str()), *set_name);
+                }
+                None => {
+                    assert!(n.matched.is_empty(), "{text}");
+                    assert_eq!(n.interfaces.len(), 1, "{text}");
+                }
+            }
+        }
+    }
+
+    /// Matched entries remember where they stood among the MAC-keyed ones.
+    #[test]
+    fn matched_entries_keep_their_place() {
         let t = translate(&yaml(
-            "version: 2\nethernets:\n  nics:\n    match: {name: 'ens*'}\n    dhcp4: yes\n",
+            "version: 2\nethernets:\n  a:\n    match: {name: 'ens1*'}\n  b:\n    match: {macaddress: '00:50:56:00:00:01'}\n  c:\n    match: {name: 'ens2*'}\n",
         ))
         .unwrap();
-        assert!(t.network.is_none());
-        assert!(
-            t.warnings[0].contains("ethernets.nics: skipped"),
-            "{:?}",
-            t.warnings
-        );
-        assert!(t.warnings[1].contains("left as it is"));
+        let n = t.network.unwrap();
+        let places: Vec<(&str, usize)> = n
+            .matched
+            .iter()
+            .map(|m| (m.entry.as_str(), m.position))
+            .collect();
+        assert_eq!(places, [("ethernets.a", 0), ("ethernets.c", 1)]);
+    }
+
+    /// A bad glob or an unknown match key is an error at the key's path, never a skip.
+    #[test]
+    fn bad_matches_name_the_key() {
+        let cases = [
+            (
+                "match: {name: 'ens[0-9'}",
+                "ethernets.e.match.name: \"ens[0-9\": the [ at position 4 is never closed",
+            ),
+            (
+                "match: {driver: ['vmxnet3', 'e[']}",
+                "ethernets.e.match.driver[1]",
+            ),
+            (
+                "match: {driver: []}",
+                "ethernets.e.match.driver: the list is empty",
+            ),
+            (
+                "match: {name: ''}",
+                "ethernets.e.match.name: the glob is empty",
+            ),
+            ("match: {path: 'pci*'}", "unknown field `path`"),
+            (
+                "match: {name: 'ens*'}\n    set-name: 'a b'",
+                "ethernets.e.set-name",
+            ),
+        ];
+        for (body, want) in cases {
+            let text = format!("version: 2\nethernets:\n  e:\n    {body}\n");
+            let e = translate(&yaml(&text)).unwrap_err().to_string();
+            assert!(e.contains(want), "{text}: {e}");
+        }
     }
 
     #[test]
@@ -826,10 +1073,14 @@ config:
 "#,
         ))
         .unwrap();
-        assert_eq!(t.warnings.len(), 1, "{:?}", t.warnings);
-        assert!(t.warnings[0].contains("eth2"));
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
         let n = t.network.unwrap();
         assert_eq!(n.interfaces.len(), 2);
+        // eth2 has no MAC: it is found by its name at plan time.
+        assert_eq!(n.matched.len(), 1);
+        assert_eq!(n.matched[0].entry, "config[2] (eth2)");
+        assert_eq!(n.matched[0].selector.to_string(), "name eth2");
+        assert_eq!(n.matched[0].position, 2);
         let e0 = &n.interfaces[0];
         assert_eq!(e0.id, "eth0");
         assert_eq!(
@@ -881,11 +1132,29 @@ config:
                 "subnet type \"bogus\"",
             ),
             ("version: 1\nconfig: {a: b}\n", "expected a list"),
+            (
+                "version: 1\nconfig:\n  - type: physical\n    subnets: [{type: dhcp}]\n",
+                "config[0]: a physical entry needs a name or a mac_address",
+            ),
+            (
+                "version: 1\nconfig:\n  - type: physical\n    name: 'eth 1'\n",
+                "config[0] (eth 1).name",
+            ),
         ];
         for (text, want) in cases {
             let e = translate(&yaml(text)).unwrap_err().to_string();
             assert!(e.contains(want), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn entries_are_bounded() {
+        let mut text = String::from("version: 2\nethernets:\n");
+        for n in 0..=MAX_ENTRIES {
+            text.push_str(&format!("  e{n}:\n    dhcp4: true\n"));
+        }
+        let e = translate(&yaml(&text)).unwrap_err().to_string();
+        assert!(e.contains("more than 256 interface entries"), "{e}");
     }
 
     #[test]

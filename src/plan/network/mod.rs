@@ -10,6 +10,7 @@ pub mod networkd;
 pub mod networkmanager;
 pub mod neutralise;
 pub mod resolv;
+pub mod resolve;
 pub mod sysconfig;
 pub mod sysconfig_suse;
 
@@ -48,6 +49,60 @@ pub enum NetworkError {
         name: String,
         /// Why it is refused.
         reason: String,
+    },
+    /// A `match` entry needs the root's interfaces, and the root has none to read.
+    #[error(
+        "{entry}: it matches {selector}, but the root has no /sys/class/net to find interfaces in \
+         (an offline image); match by macaddress alone, or plan on the running VM"
+    )]
+    Offline {
+        /// The entry in the source.
+        entry: String,
+        /// What it matches.
+        selector: String,
+    },
+    /// A `match` entry selects no interface.
+    #[error(
+        "{entry}: no interface matches {selector}; the root's physical interfaces are {known}; \
+         fix the match (name and driver are shell globs such as ens*)"
+    )]
+    NoMatch {
+        /// The entry in the source.
+        entry: String,
+        /// What it matches.
+        selector: String,
+        /// The physical interfaces there are.
+        known: String,
+    },
+    /// A `match` entry that must select one interface selects several.
+    #[error(
+        "{entry}: {selector} matches {found}, but {why}, so it must match exactly one; \
+         narrow the match (a macaddress, or a name without wildcards)"
+    )]
+    SeveralMatch {
+        /// The entry in the source.
+        entry: String,
+        /// What it matches.
+        selector: String,
+        /// The interfaces it matches.
+        found: String,
+        /// Why one is needed.
+        why: &'static str,
+    },
+    /// Two entries configure the same interface.
+    #[error(
+        "{entry} and {other} both configure {name} ({mac}); an interface can be configured \
+         by one entry only: narrow one of the matches"
+    )]
+    Taken {
+        /// The later entry.
+        entry: String,
+        /// The entry that has it already.
+        other: String,
+        /// The interface's name.
+        name: String,
+        /// Its MAC.
+        mac: MacAddr,
     },
     /// A value cannot be written in the renderer's format.
     #[error(transparent)]
@@ -97,6 +152,8 @@ pub fn plan_network(
     facts: &NetworkFacts,
     renderer: Option<Renderer>,
 ) -> Result<Vec<Action>, NetworkError> {
+    let resolved = resolve::resolve(net, facts.links.as_deref())?;
+    let net = &resolved.network;
     let devices = resolve_devices(net, facts)?;
     let renderer = match renderer {
         Some(r) => r,
