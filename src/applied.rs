@@ -281,7 +281,10 @@ pub fn key_record(line: &str) -> KeyRecord {
                 )
             },
         );
-    let comment = words.get(at + 2..).map(|w| w.join(" ")).filter(|c| !c.is_empty());
+    let comment = words
+        .get(at + 2..)
+        .map(|w| w.join(" "))
+        .filter(|c| !c.is_empty());
     KeyRecord {
         key_type,
         fingerprint,
@@ -374,16 +377,28 @@ pub fn read(root: &Root, dir_name: &str) -> Result<Option<Applied>> {
 /// The boot stages' and `vmcust apply`'s hook: records what `prepared` applied. A record
 /// that cannot be written is a warning: the customization itself is done.
 pub fn record(root: &Root, prepared: &Prepared, changes: &[Change], by: &str) {
-    let Some(rec) = from_prepared(prepared, changes, by) else {
+    let Some(mut rec) = from_prepared(prepared, changes, by) else {
         return;
     };
+    // Applying again what is already there changes nothing, not even the record of what
+    // the first time applied (scripts of this run still reach it through flush_scripts).
+    let nothing = changes
+        .iter()
+        .all(|c| matches!(c, Change::Unchanged | Change::Skipped));
+    if nothing && root.is_file(&path_for(&rec_dir_name(&rec))) {
+        return;
+    }
     // Scripts that ran before the apply in this same run (the pre-customization script)
     // belong to this record.
-    let mut rec = rec;
     rec.scripts = take_scripts();
     if let Err(e) = write(root, &rec) {
         tracing::warn!("could not record what was applied: {e:#}");
     }
+}
+
+fn rec_dir_name(rec: &Applied) -> String {
+    crate::model::InstanceId::parse(&rec.instance_id)
+        .map_or_else(|_| String::new(), |id| id.file_name())
 }
 
 /// Script runs of this process not yet in a record.

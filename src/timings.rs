@@ -163,11 +163,14 @@ fn take(stage: &str, ending: &str) -> Option<StageTime> {
 /// with no boot id, when it is not an early stage and the last boot has room; else a new
 /// boot. Keeps the last [`MAX_BOOTS`].
 pub fn add(times: &mut BootTimes, boot_id: Option<String>, stage: StageTime) {
-    let same = times.boots.last().is_some_and(|last| match (&boot_id, &last.boot_id) {
-        (Some(a), Some(b)) => a == b,
-        (None, None) => stage.stage != "early",
-        _ => false,
-    });
+    let same = times
+        .boots
+        .last()
+        .is_some_and(|last| match (&boot_id, &last.boot_id) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => stage.stage != "early",
+            _ => false,
+        });
     match times.boots.last_mut() {
         Some(last) if same && last.stages.len() < MAX_STAGES => last.stages.push(stage),
         _ => times.boots.push(Boot {

@@ -110,7 +110,11 @@ pub fn show(times: &BootTimes, format: Format) -> Result<String> {
             }
         }
     }
-    let _ = writeln!(s, "{n} boot(s) recorded (at most {})", crate::timings::MAX_BOOTS);
+    let _ = writeln!(
+        s,
+        "{n} boot(s) recorded (at most {})",
+        crate::timings::MAX_BOOTS
+    );
     Ok(s)
 }
 
@@ -163,7 +167,11 @@ pub fn blame(times: &BootTimes, all: bool, format: Format) -> Result<String> {
         s,
         "{} step(s) of {}",
         lines.len(),
-        if all { "every recorded boot" } else { "the last boot" }
+        if all {
+            "every recorded boot"
+        } else {
+            "the last boot"
+        }
     );
     Ok(s)
 }

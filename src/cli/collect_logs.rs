@@ -139,7 +139,11 @@ fn collect(root: &Root) -> Entries {
     for path in &paths {
         match read_capped(root, path) {
             Ok(Some((bytes, cut))) => {
-                put(&path.to_string_lossy(), &String::from_utf8_lossy(&bytes), false);
+                put(
+                    &path.to_string_lossy(),
+                    &String::from_utf8_lossy(&bytes),
+                    false,
+                );
                 let _ = match cut {
                     false => writeln!(manifest, "collected: {}", path.display()),
                     true => writeln!(
@@ -177,8 +181,7 @@ fn collect(root: &Root) -> Entries {
         (
             "analyze.txt",
             "vmcust analyze show",
-            crate::timings::read(root)
-                .and_then(|t| super::analyze::show(&t, super::Format::Text)),
+            crate::timings::read(root).and_then(|t| super::analyze::show(&t, super::Format::Text)),
         ),
     ];
     for (name, what, out) in views {
@@ -314,9 +317,8 @@ fn write_tarball(tarfile: &Path, entries: &Entries) -> Result<()> {
     dir_header.set_mode(0o700);
     dir_header.set_mtime(mtime);
     dir_header.set_size(0);
-    let write_err = |e: std::io::Error| {
-        anyhow::Error::new(e).context(format!("writing {}", target.display()))
-    };
+    let write_err =
+        |e: std::io::Error| anyhow::Error::new(e).context(format!("writing {}", target.display()));
     tar.append_data(&mut dir_header, "vmcust-logs/", std::io::empty())
         .map_err(write_err)?;
     for (name, text) in entries {
@@ -325,12 +327,8 @@ fn write_tarball(tarfile: &Path, entries: &Entries) -> Result<()> {
         header.set_mode(0o600);
         header.set_mtime(mtime);
         header.set_size(text.len() as u64);
-        tar.append_data(
-            &mut header,
-            format!("vmcust-logs/{name}"),
-            text.as_bytes(),
-        )
-        .map_err(write_err)?;
+        tar.append_data(&mut header, format!("vmcust-logs/{name}"), text.as_bytes())
+            .map_err(write_err)?;
     }
     let gz = tar.into_inner().map_err(write_err)?;
     let file = gz.finish().map_err(write_err)?;
@@ -338,8 +336,7 @@ fn write_tarball(tarfile: &Path, entries: &Entries) -> Result<()> {
     file.sync_all().map_err(write_err)?;
     // rename(2) replaces whatever is at the name (a planted symlink included) without
     // following it.
-    tmp.persist(&target)
-        .map_err(|e| write_err(e.error))?;
+    tmp.persist(&target).map_err(|e| write_err(e.error))?;
     Ok(())
 }
 

@@ -78,9 +78,7 @@ pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
         None => results.into_iter().next(),
         Some(want) => {
             let names: Vec<String> = results.iter().map(|r| r.instance_id.to_string()).collect();
-            let found = results
-                .into_iter()
-                .find(|r| r.instance_id.as_str() == want);
+            let found = results.into_iter().find(|r| r.instance_id.as_str() == want);
             if found.is_none() {
                 return Err(UsageError(format!(
                     "no instance {want} on this root; customized: {}",

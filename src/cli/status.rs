@@ -97,7 +97,9 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
             _ => "degraded",
         },
         never_ran,
-        state: run.as_ref().map_or(made_up_state.unwrap_or(state), |r| r.state),
+        state: run
+            .as_ref()
+            .map_or(made_up_state.unwrap_or(state), |r| r.state),
         updated: run.as_ref().map(|r| rfc3339(r.updated)),
         run,
         settings_warnings,
