@@ -207,12 +207,17 @@ fn collect(root: &Root) -> Entries {
             ("journal.txt", "journal of the vmcust units", &journal[..]),
             ("kernel.txt", "kernel log of this boot", &kernel[..]),
         ] {
-            let _ = match command("journalctl", args) {
+            // Without a journal (no systemd-journald), the kernel log is still in dmesg.
+            let got = command("journalctl", args).or_else(|e| match name {
+                "kernel.txt" => command("dmesg", &[]).map_err(|d| e.context(format!("{d:#}"))),
+                _ => Err(e),
+            });
+            let _ = match got {
                 Ok(text) => {
                     put(name, &text, false);
                     writeln!(manifest, "collected: {what} ({name})")
                 }
-                Err(e) => writeln!(manifest, "absent: {what} (journalctl: {e:#})"),
+                Err(e) => writeln!(manifest, "absent: {what} ({e:#})"),
             };
         }
     } else {
