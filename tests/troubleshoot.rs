@@ -282,6 +282,12 @@ fn collect_logs_cannot_be_turned_against_root_by_another_user() {
     fs::create_dir_all(root.path().join("var/log")).unwrap();
     let log = root.path().join("var/log/vmcust.log");
     fs::write(&log, format!("{secret}\n")).unwrap();
+    // open-vm-tools' own logs are collected, redacted like every file.
+    fs::write(
+        root.path().join("var/log/vmware-vmsvc-root.log"),
+        "vmsvc started\nguest password: hunter2\n",
+    )
+    .unwrap();
     fs::set_permissions(&log, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
 
     // A world-writable, sticky TMPDIR and output directory, as /tmp is.
