@@ -350,6 +350,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn commands_run_with_a_cleared_environment_and_say_how_they_failed() {
+        // HOME is set for the tests and must not reach the command.
+        assert!(std::env::var_os("HOME").is_some());
+        let out = command("sh", &["-c", "echo out; echo err >&2; echo ${HOME:-clean}"]).unwrap();
+        assert_eq!(out, "out\nclean\nerr\n");
+        let e = command("sh", &["-c", "echo first problem >&2; exit 3"]).unwrap_err();
+        assert_eq!(format!("{e:#}"), "sh ended with Exited(3): first problem");
+        let e = command("/nonexistent/journalctl", &[]).unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("running /nonexistent/journalctl: "),
+            "{e:#}"
+        );
+    }
+
+    #[test]
     fn secrets_are_redacted() {
         let text = "[PASSWORD]\n-PASS = c2VjcmV0\nhostname: web01\nroot_password: hunter2\n\
                     Token=abc\nplain line\n";
