@@ -385,3 +385,13 @@ fn collect_logs_cannot_be_turned_against_root_by_another_user() {
         assert!(x.path().join("vmcust-logs").join(name).is_file(), "{name}");
     }
 }
+
+#[test]
+fn analyze_shows_the_wait_for_a_spec_on_a_new_vm() {
+    let vm = Vm::new();
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    let r = vm.root.path().to_str().unwrap();
+    let show = ok(&vmcust(&["analyze", "show", "--root", r]));
+    assert!(show.contains(": nothing in "), "{show}");
+    assert!(show.contains("|`-> waiting @"), "{show}");
+}
