@@ -5,6 +5,7 @@
 //! [`facts::RootFacts`] into a [`plan::Plan`], and [`apply::apply`] carries the plan out
 //! on a [`root::Root`].
 
+pub mod applied;
 pub mod apply;
 pub mod boot;
 pub mod clean;
@@ -23,4 +24,5 @@ pub mod root;
 pub mod scripts;
 pub mod settings;
 pub mod source;
+pub mod timings;
 pub(crate) mod yaml;

@@ -156,6 +156,52 @@ fn exit_codes_for_io_and_usage() {
     );
     assert!(text(&none.stderr).contains("no customization given"));
     assert_eq!(vmcust(&["--version"]).status.code(), Some(0));
+    // A tarball that cannot be written is 74 with vmcust's own message, not tar's.
+    let logs = vmcust(&[
+        "collect-logs",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--tarfile",
+        "/nonexistent/x.tgz",
+    ]);
+    let err = text(&logs.stderr);
+    assert_eq!(logs.status.code(), Some(74), "{err}");
+    assert!(
+        err.starts_with(
+            "vmcust: error: writing /nonexistent/x.tgz: cannot create a file in /nonexistent"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("tar"), "tar's own stderr leaked: {err}");
+    // A root that is not there is 74 for every command that reads one, detect included.
+    for cmd in ["detect", "status", "query"] {
+        let o = vmcust(&[cmd, "--root", "/nonexistent"]);
+        assert_eq!(o.status.code(), Some(74), "{cmd}: {}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("opening root /nonexistent: No such file or directory"),
+            "{cmd}: {}",
+            text(&o.stderr)
+        );
+    }
+}
+
+#[test]
+fn status_says_plainly_that_vmcust_never_ran() {
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path().to_str().unwrap();
+    let out = vmcust(&["status", "--root", r]);
+    assert_eq!(out.status.code(), Some(0));
+    let t = text(&out.stdout);
+    assert!(
+        t.starts_with("run: never ran on this root (disabled)\n"),
+        "{t}"
+    );
+    assert!(!t.contains("1970"), "{t}");
+    let out = vmcust(&["status", "--root", r, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["never_ran"], true);
+    assert_eq!(v["state"], "disabled");
+    assert!(v["run"].is_null() && v.get("updated").is_none(), "{v}");
 }
 
 #[test]

@@ -96,6 +96,7 @@ pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure>
             format!("{e:#}"),
         )
     })?;
+    crate::applied::record(&ctx.root, prepared, &changes, "vmcust run");
     for (action, change) in prepared.plan.actions.iter().zip(changes) {
         if !matches!(change, Change::Unchanged | Change::Skipped) {
             tracing::info!(

@@ -90,7 +90,7 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
             true => format!("{IMC_DIR}/{CUST_CFG} or a CD drive"),
             false => "a CD drive".to_string(),
         };
-        match wait_for_any(&waiting, &what, left, ctx.stop)? {
+        match super::timed("waiting", || wait_for_any(&waiting, &what, left, ctx.stop))? {
             WaitedAny::Found(0, after) if imc => {
                 tracing::info!("{IMC_DIR}/{CUST_CFG} found after {} ms", after.as_millis());
                 return take_handover(ctx);

@@ -134,7 +134,8 @@ pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
         timeout: ctx.settings.script_timeout,
         ..Limits::default()
     };
-    match run_script_in(&ctx.root, script, phase, limits, ctx.stop) {
+    let started = Instant::now();
+    let end = match run_script_in(&ctx.root, script, phase, limits, ctx.stop) {
         Ok(run) => match run.outcome {
             Outcome::Exited(0) => ScriptEnd::Succeeded,
             Outcome::Cancelled => ScriptEnd::Interrupted,
@@ -152,7 +153,9 @@ pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
             )),
         },
         Err(e) => ScriptEnd::Failed(e.to_string()),
-    }
+    };
+    crate::applied::script_ran(phase.name(), script, &end, started.elapsed());
+    end
 }
 
 /// Sleeps for `d` unless `stop` is set first; returns false when interrupted.
@@ -186,6 +189,7 @@ pub fn crash_point(step: journal::Step) {
 pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let out = f();
+    crate::timings::step(what, start);
     tracing::debug!(
         "{what} took {:.3} ms",
         start.elapsed().as_secs_f64() * 1000.0

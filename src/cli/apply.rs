@@ -38,5 +38,6 @@ pub fn run(args: ApplyArgs) -> Result<()> {
     let (root, prepared, warnings) =
         load_and_prepare(&args.root, args.file, args.input, args.renderer)?;
     let changes = crate::apply::apply(&root, &prepared.plan)?;
+    crate::applied::record(&root, &prepared, &changes, "vmcust apply");
     print_report(&prepared, &warnings, changes, args.format, false)
 }

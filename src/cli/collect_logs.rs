@@ -2,17 +2,26 @@
 //! to attach to a ticket, with secrets redacted.
 //!
 //! Collected (each under `vmcust-logs/`, the root's paths kept): vmcust's log, the run
-//! status and every instance record, the settings file, the network files vmcust wrote,
-//! open-vm-tools' deployPkg log, the journal of both units (when `journalctl` exists and
-//! the root is `/`), and `vmcust detect`'s report. Never collected: the pending
+//! status, every instance's records (`result.json`, `applied.json`), the boot times, the
+//! settings file, the network files vmcust wrote, open-vm-tools' own logs
+//! (`/var/log/vmware-*.log`, `vmware-imc/toolsDeployPkg.log`), and the output of
+//! `vmcust status`, `query`, `analyze show` and `detect`; on the running system also the
+//! journal of every vmcust unit and the kernel log. Never collected: the pending
 //! customization and `cust.cfg`, which hold passwords. `MANIFEST.txt` lists what was
 //! found and what was not, and why.
+//!
+//! Nothing is staged on disk: the files are read (bounded) into memory and the tar.gz is
+//! written to a temporary file created `O_EXCL` with mode 0600 in the tarball's own
+//! directory, then renamed over the name asked for. A symlink planted at that name is
+//! replaced, never written through, and no other user can read a byte of it meanwhile.
 
 use std::fmt::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{Context as _, Result};
 use clap::Args;
 
 use crate::root::Root;
@@ -39,6 +48,7 @@ const FILES: &[&str] = &[
     "/var/log/vmcust.log.1",
     crate::cloud_init::facade::STATUS_PATH,
     crate::settings::SETTINGS_PATH,
+    crate::timings::BOOT_TIMES,
     "/var/log/vmware-imc/toolsDeployPkg.log",
     "/etc/cloud/cloud.cfg.d/99-vmcust.cfg",
     crate::hygiene::TEMPLATE_ID_RECORD,
@@ -71,6 +81,20 @@ pub fn redact(text: &str) -> String {
     out
 }
 
+/// Largest part of one file collected (the log rotates at 8 MiB; tools' logs do not).
+pub const MAX_FILE: u64 = 16 * 1024 * 1024;
+/// Largest output kept from one command (a journal of many boots).
+pub const MAX_OUTPUT: usize = 16 * 1024 * 1024;
+/// How long one command may run.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
+/// The units whose journal is collected.
+const UNITS: &[&str] = &[
+    "vmcust-early.service",
+    "vmcust-late.service",
+    "vmcust-imc.service",
+    "vmcust-imc.path",
+];
+
 /// Runs `vmcust collect-logs`.
 pub fn run(args: CollectLogsArgs) -> Result<()> {
     collect_logs(&args.root, &args.tarfile)?;
@@ -82,42 +106,52 @@ pub fn run(args: CollectLogsArgs) -> Result<()> {
 pub fn collect_logs(root_dir: &Path, tarfile: &Path) -> Result<()> {
     let root =
         Root::new(root_dir).with_context(|| format!("opening root {}", root_dir.display()))?;
-    let stage = std::env::temp_dir().join(format!("vmcust-logs.{}", std::process::id()));
-    let result = collect(&root, &stage, tarfile);
-    let _ = std::fs::remove_dir_all(&stage);
-    result
+    let entries = collect(&root);
+    write_tarball(tarfile, &entries)
 }
 
-fn collect(root: &Root, stage: &Path, tarfile: &Path) -> Result<()> {
-    use std::os::unix::fs::DirBuilderExt as _;
-    let top = stage.join("vmcust-logs");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&top)
-        .with_context(|| format!("creating {}", top.display()))?;
+/// The tarball's members: a path under `vmcust-logs/` and its (redacted) text.
+type Entries = Vec<(String, String)>;
+
+fn collect(root: &Root) -> Entries {
+    let mut entries: Entries = Vec::new();
     let mut manifest = String::from("vmcust collect-logs\n");
     let _ = writeln!(manifest, "version: {}", super::VERSION);
     let _ = writeln!(manifest, "root: {}", root.path().display());
-    let put = |rel: &str, text: &str| -> Result<()> {
-        let dest = top.join(rel.trim_start_matches('/'));
-        if let Some(parent) = dest.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating {}", parent.display()))?;
-        }
-        std::fs::write(&dest, redact(text)).with_context(|| format!("writing {}", dest.display()))
+    // vmcust's own views hold no secret by construction (a password shows as `set`) and
+    // are taken as they are: redacting `"root_password": "set"` would only break the JSON.
+    let mut put = |name: &str, text: &str, ours: bool| {
+        let text = if ours { text.to_string() } else { redact(text) };
+        entries.push((name.trim_start_matches('/').to_string(), text));
     };
     let mut paths: Vec<PathBuf> = FILES.iter().map(PathBuf::from).collect();
+    for name in root.list_dir(Path::new("/var/log")).unwrap_or_default() {
+        if name.starts_with("vmware-") && name.ends_with(".log") {
+            paths.push(Path::new("/var/log").join(name));
+        }
+    }
     let instances = Path::new(crate::boot::state::INSTANCES_DIR);
     for id in root.list_dir(instances).unwrap_or_default() {
-        paths.push(instances.join(id).join("result.json"));
+        paths.push(instances.join(&id).join("result.json"));
+        paths.push(instances.join(&id).join(crate::applied::APPLIED_JSON));
     }
     paths.extend(crate::clean::network_files(root));
     for path in &paths {
-        match root.read(path) {
-            Ok(Some(bytes)) => {
-                put(&path.to_string_lossy(), &String::from_utf8_lossy(&bytes))?;
-                let _ = writeln!(manifest, "collected: {}", path.display());
+        match read_capped(root, path) {
+            Ok(Some((bytes, cut))) => {
+                put(
+                    &path.to_string_lossy(),
+                    &String::from_utf8_lossy(&bytes),
+                    false,
+                );
+                let _ = match cut {
+                    false => writeln!(manifest, "collected: {}", path.display()),
+                    true => writeln!(
+                        manifest,
+                        "collected: {} (its first {MAX_FILE} bytes)",
+                        path.display()
+                    ),
+                };
             }
             Ok(None) => {
                 let _ = writeln!(manifest, "absent: {}", path.display());
@@ -127,91 +161,208 @@ fn collect(root: &Root, stage: &Path, tarfile: &Path) -> Result<()> {
             }
         }
     }
-    // The journal of this and earlier boots, only for the running system.
-    if root.path() == Path::new("/") {
-        match Command::new("journalctl")
-            .args([
-                "--no-pager",
-                "-o",
-                "short-iso-precise",
-                "-u",
-                "vmcust-early.service",
-                "-u",
-                "vmcust-late.service",
-            ])
-            .output()
-        {
-            Ok(o) => {
-                put("journal.txt", &String::from_utf8_lossy(&o.stdout))?;
-                let _ = writeln!(manifest, "collected: journal of both units (journal.txt)");
+    // vmcust's own views, from this same code.
+    let views: [(&str, &str, Result<String>); 4] = [
+        (
+            "status.txt",
+            "vmcust status",
+            super::status::report(root, super::Format::Text, false).map(|(t, _)| t),
+        ),
+        (
+            "query.txt",
+            "vmcust query",
+            super::query::report(root, None, super::Format::Text),
+        ),
+        (
+            "query.json",
+            "vmcust query --format json",
+            super::query::report(root, None, super::Format::Json),
+        ),
+        (
+            "analyze.txt",
+            "vmcust analyze show",
+            crate::timings::read(root).and_then(|t| super::analyze::show(&t, super::Format::Text)),
+        ),
+    ];
+    for (name, what, out) in views {
+        match out {
+            Ok(text) => {
+                put(name, &text, true);
+                let _ = writeln!(manifest, "collected: {what} ({name})");
             }
             Err(e) => {
-                let _ = writeln!(manifest, "absent: journal (journalctl: {e})");
+                let _ = writeln!(manifest, "failed: {what} ({e:#})");
             }
+        }
+    }
+    // The journal and the kernel log of this and earlier boots, only for the running
+    // system: another root's journal is not this machine's.
+    if root.path() == Path::new("/") {
+        let mut journal = vec!["--no-pager", "-o", "short-iso-precise"];
+        for unit in UNITS {
+            journal.extend(["-u", unit]);
+        }
+        let kernel = ["--no-pager", "-o", "short-iso-precise", "-k", "-b"];
+        for (name, what, args) in [
+            ("journal.txt", "journal of the vmcust units", &journal[..]),
+            ("kernel.txt", "kernel log of this boot", &kernel[..]),
+        ] {
+            // Without a journal (no systemd-journald), the kernel log is still in dmesg.
+            let got = command("journalctl", args).or_else(|e| match name {
+                "kernel.txt" => command("dmesg", &[]).map_err(|d| e.context(format!("{d:#}"))),
+                _ => Err(e),
+            });
+            let _ = match got {
+                Ok(text) => {
+                    put(name, &text, false);
+                    writeln!(manifest, "collected: {what} ({name})")
+                }
+                Err(e) => writeln!(manifest, "absent: {what} ({e:#})"),
+            };
         }
     } else {
         let _ = writeln!(
             manifest,
-            "absent: journal (the root is not the running system)"
+            "absent: journal and kernel log (the root is not the running system)"
         );
     }
     // detect, from this same binary, exactly as a person would run it.
     let detect = std::env::current_exe()
         .context("finding the vmcust binary to run detect")
         .and_then(|exe| {
-            Command::new(exe)
-                .arg("detect")
-                .arg("--root")
-                .arg(root.path())
-                .output()
-                .context("running vmcust detect")
+            let root_arg = root.path().to_string_lossy().into_owned();
+            command(&exe.to_string_lossy(), &["detect", "--root", &root_arg])
         });
-    match detect {
-        Ok(o) => {
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&o.stdout),
-                String::from_utf8_lossy(&o.stderr)
-            );
-            put("detect.txt", &text)?;
-            let _ = writeln!(manifest, "collected: vmcust detect (detect.txt)");
+    let _ = match detect {
+        Ok(text) => {
+            put("detect.txt", &text, false);
+            writeln!(manifest, "collected: vmcust detect (detect.txt)")
         }
-        Err(e) => {
-            let _ = writeln!(manifest, "absent: vmcust detect ({e:#})");
-        }
-    }
-    manifest.push_str("never collected: /var/lib/vmcust/pending and cust.cfg (passwords)\n");
-    put("MANIFEST.txt", &manifest)?;
-    let tar_abs = if tarfile.is_absolute() {
-        tarfile.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .context("reading the current directory")?
-            .join(tarfile)
+        Err(e) => writeln!(manifest, "absent: vmcust detect ({e:#})"),
     };
-    let status = Command::new("tar")
-        .arg("-C")
-        .arg(stage)
-        .arg("-czf")
-        .arg(&tar_abs)
-        .arg("vmcust-logs")
-        .status()
-        .context("running tar; install it")?;
-    if !status.success() {
-        bail!(
-            "tar failed writing {}; check the directory is writable",
-            tar_abs.display()
-        );
+    manifest.push_str("never collected: /var/lib/vmcust/pending and cust.cfg (passwords)\n");
+    put("MANIFEST.txt", &manifest, false);
+    entries
+}
+
+/// The first [`MAX_FILE`] bytes of `path` in the root and whether it was cut; `None` when
+/// absent. Symlinks resolve inside the root; the last component is opened without
+/// following one (a link swapped in meanwhile fails the read).
+fn read_capped(root: &Root, path: &Path) -> std::io::Result<Option<(Vec<u8>, bool)>> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let real = root.resolve(path, true)?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&real);
+    let file = match file {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        other => other?,
+    };
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
     }
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&tar_abs, std::fs::Permissions::from_mode(0o600))
-        .with_context(|| format!("setting the mode of {}", tar_abs.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
+    let cut = bytes.len() as u64 > MAX_FILE;
+    bytes.truncate(MAX_FILE as usize);
+    Ok(Some((bytes, cut)))
+}
+
+/// Runs `program args` through [`crate::process`] (cleared environment, timeout) and
+/// returns its standard output and error; a failure to start or a non-zero exit is an
+/// error that says so, with the start of what it printed.
+fn command(program: &str, args: &[&str]) -> Result<String> {
+    let cmd = crate::process::Cmd::new(program, args, COMMAND_TIMEOUT);
+    let never = AtomicBool::new(false);
+    let done = crate::process::run(&cmd, crate::process::Output::Bytes(MAX_OUTPUT), &never)
+        .with_context(|| format!("running {program}"))?;
+    let out = format!(
+        "{}{}",
+        String::from_utf8_lossy(&done.stdout),
+        String::from_utf8_lossy(&done.stderr)
+    );
+    if !done.success() {
+        let first = out.lines().next().unwrap_or_default();
+        anyhow::bail!("{program} ended with {:?}: {first}", done.ended);
+    }
+    Ok(out)
+}
+
+/// Writes `entries` as `vmcust-logs/…` into the tar.gz `tarfile`: a fresh 0600 file in
+/// its directory, renamed over `tarfile` once complete.
+fn write_tarball(tarfile: &Path, entries: &Entries) -> Result<()> {
+    let target = std::path::absolute(tarfile)
+        .with_context(|| format!("finding where {} is", tarfile.display()))?;
+    let (Some(dir), Some(_)) = (target.parent(), target.file_name()) else {
+        return Err(super::UsageError(format!(
+            "--tarfile {} names no file; give a file name such as vmcust-logs.tar.gz",
+            tarfile.display()
+        ))
+        .into());
+    };
+    // `tempfile` creates the file with O_CREAT|O_EXCL and mode 0600 under a random name.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".vmcust-logs.")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| {
+            format!(
+                "writing {}: cannot create a file in {}; check that the directory exists \
+                 and is writable",
+                target.display(),
+                dir.display()
+            )
+        })?;
+    let mtime = crate::boot::state::now();
+    let gz = flate2::write::GzEncoder::new(tmp.as_file_mut(), flate2::Compression::default());
+    let mut tar = tar::Builder::new(gz);
+    let mut dir_header = tar::Header::new_gnu();
+    dir_header.set_entry_type(tar::EntryType::Directory);
+    dir_header.set_mode(0o700);
+    dir_header.set_mtime(mtime);
+    dir_header.set_size(0);
+    let write_err =
+        |e: std::io::Error| anyhow::Error::new(e).context(format!("writing {}", target.display()));
+    tar.append_data(&mut dir_header, "vmcust-logs/", std::io::empty())
+        .map_err(write_err)?;
+    for (name, text) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(tar::EntryType::Regular);
+        header.set_mode(0o600);
+        header.set_mtime(mtime);
+        header.set_size(text.len() as u64);
+        tar.append_data(&mut header, format!("vmcust-logs/{name}"), text.as_bytes())
+            .map_err(write_err)?;
+    }
+    let gz = tar.into_inner().map_err(write_err)?;
+    let file = gz.finish().map_err(write_err)?;
+    file.flush().map_err(write_err)?;
+    file.sync_all().map_err(write_err)?;
+    // rename(2) replaces whatever is at the name (a planted symlink included) without
+    // following it.
+    tmp.persist(&target).map_err(|e| write_err(e.error))?;
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_run_with_a_cleared_environment_and_say_how_they_failed() {
+        // HOME is set for the tests and must not reach the command.
+        assert!(std::env::var_os("HOME").is_some());
+        let out = command("sh", &["-c", "echo out; echo err >&2; echo ${HOME:-clean}"]).unwrap();
+        assert_eq!(out, "out\nclean\nerr\n");
+        let e = command("sh", &["-c", "echo first problem >&2; exit 3"]).unwrap_err();
+        assert_eq!(format!("{e:#}"), "sh ended with Exited(3): first problem");
+        let e = command("/nonexistent/journalctl", &[]).unwrap_err();
+        assert!(
+            format!("{e:#}").starts_with("running /nonexistent/journalctl: "),
+            "{e:#}"
+        );
+    }
 
     #[test]
     fn secrets_are_redacted() {

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::Args;
 use serde::Serialize;
 
@@ -232,6 +232,9 @@ pub struct Source {
 
 /// Runs `vmcust detect`.
 pub fn run(args: DetectArgs) -> Result<()> {
+    // A root that is not there is an error, not a report of nothing found (exit 74).
+    crate::root::Root::new(&args.root)
+        .with_context(|| format!("opening root {}", args.root.display()))?;
     let opts = args.transport.options()?;
     let platform = Platform::detect(&args.root);
     let vmware = platform.is_vmware();

@@ -1,5 +1,6 @@
 //! The `vmcust` command line: sub-commands, exit codes and error reporting.
 
+mod analyze;
 mod apply;
 mod clean;
 mod collect_logs;
@@ -10,6 +11,7 @@ mod input;
 mod link;
 pub mod logline;
 mod plan;
+mod query;
 mod run;
 mod settings;
 mod show;
@@ -74,6 +76,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Show the run's state and each customized instance's outcome.
     Status(status::StatusArgs),
+    /// Show what was applied to the current instance, and from which source.
+    Query(query::QueryArgs),
+    /// Show each boot stage's and step's time for the last boots.
+    Analyze(analyze::AnalyzeArgs),
     /// Seal a template: remove state, logs, machine-id and SSH host keys so clones start fresh.
     Clean(clean::CleanArgs),
     /// Write one tar.gz with the logs, status, records and settings, secrets redacted.
@@ -161,6 +167,8 @@ pub fn main() -> ExitCode {
         Command::Generate(args) => generate::run(args),
         Command::Settings(args) => settings::run(args),
         Command::CollectLogs(args) => collect_logs::run(args),
+        Command::Query(args) => query::run(args),
+        Command::Analyze(args) => analyze::run(args),
         Command::CloudInitLink(args) => link::run(args),
     };
     match result {

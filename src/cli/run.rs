@@ -47,6 +47,7 @@ pub const EXIT_INTERRUPTED: u8 = 75;
 
 /// Runs `vmcust run`; returns the process exit status.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
+    crate::timings::begin();
     let stop = boot::stop::install().context("installing the SIGTERM handler")?;
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
@@ -126,8 +127,21 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         Ok(_) => (RunState::Done, None, ExitCode::SUCCESS),
     };
     status(&root, state, stage_name, error);
+    crate::applied::flush_scripts(&root);
+    crate::timings::record_stage(&root, stage_name, ending_word(&ending));
     ending?;
     Ok(code)
+}
+
+/// How a stage ended, in the boot-times record.
+fn ending_word(ending: &Result<Ending>) -> &'static str {
+    match ending {
+        Err(_) => "error",
+        Ok(Ending::Nothing) => "nothing",
+        Ok(Ending::Done) => "done",
+        Ok(Ending::Failed { .. }) => "failed",
+        Ok(Ending::Interrupted) => "interrupted",
+    }
 }
 
 /// Where stages take turns: the early unit, the late unit and vmcust-imc.service never

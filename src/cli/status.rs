@@ -32,6 +32,11 @@ pub struct StatusArgs {
 struct Status {
     /// `ok`, `error` or `degraded`: what the exit code says.
     health: &'static str,
+    /// No stage has ever run on this root and no instance was customized.
+    never_ran: bool,
+    /// The run's state (`disabled` off VMware, where no stage runs).
+    state: RunState,
+    /// The status the last stage wrote; absent when no stage wrote one.
     run: Option<RunStatus>,
     /// `run.updated` as RFC 3339.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -46,14 +51,22 @@ struct Status {
 pub fn run(args: StatusArgs) -> Result<u8> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
+    let (out, code) = report(&root, args.format, args.wait)?;
+    print!("{out}");
+    Ok(code)
+}
+
+/// The status of `root` in `format`, and the exit code it means (also for
+/// `collect-logs`).
+pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
     // Off VMware the units never start (ConditionVirtualization), so no status will come:
     // waiting would only run into the bound.
-    let wait = args.wait
-        && (crate::cloud_init::facade::read_status(&root)?.is_some()
-            || crate::host::platform::Platform::detect(&args.root).is_vmware());
-    let run = wait_for_status(&root, wait)?;
-    let instances = read_results(&root)?;
-    let settings_warnings: Vec<String> = crate::settings::load(&root)
+    let wait = wait
+        && (crate::cloud_init::facade::read_status(root)?.is_some()
+            || crate::host::platform::Platform::detect(root.path()).is_vmware());
+    let run = wait_for_status(root, wait)?;
+    let instances = read_results(root)?;
+    let settings_warnings: Vec<String> = crate::settings::load(root)
         .1
         .iter()
         .map(ToString::to_string)
@@ -70,23 +83,34 @@ pub fn run(args: StatusArgs) -> Result<u8> {
         None => RunState::NotStarted,
     };
     let code = exit_code(state, !settings_warnings.is_empty());
+    // A status vmcust made up (off VMware, no stage ever wrote one) has no time: no
+    // stage ever ran on this root, and saying 1970-01-01 would suggest one did.
+    let (run, made_up_state) = match run {
+        Some(r) if r.updated == 0 => (None, Some(r.state)),
+        other => (other, None),
+    };
+    let never_ran = run.is_none() && instances.is_empty();
     let status = Status {
         health: match code {
             0 => "ok",
             1 => "error",
             _ => "degraded",
         },
+        never_ran,
+        state: run
+            .as_ref()
+            .map_or(made_up_state.unwrap_or(state), |r| r.state),
         updated: run.as_ref().map(|r| rfc3339(r.updated)),
         run,
         settings_warnings,
         instances,
     };
-    match args.format {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&status)?),
-        Format::Yaml => print!("{}", crate::yaml::to_string(&status)?),
-        Format::Text => print!("{}", text(&status)),
-    }
-    Ok(code)
+    let out = match format {
+        Format::Json => serde_json::to_string_pretty(&status)? + "\n",
+        Format::Yaml => crate::yaml::to_string(&status)?,
+        Format::Text => text(&status),
+    };
+    Ok((out, code))
 }
 
 fn text(status: &Status) -> String {
@@ -102,6 +126,9 @@ fn text(status: &Status) -> String {
             if let Some(e) = &r.last_error {
                 s += &format!("last error: {e}\n");
             }
+        }
+        None if status.never_ran => {
+            s += &format!("run: never ran on this root ({})\n", status.state.word());
         }
         None => s += "run: not run this boot\n",
     }

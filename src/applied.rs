@@ -1,0 +1,514 @@
+//! What a customization applied, kept per instance in
+//! `/var/lib/vmcust/instances/<id>/applied.json` for `vmcust query`: host name, network
+//! per NIC, DNS, time zone, SSH keys by fingerprint, the scripts run and how they ended,
+//! the user-data's disposition and the files written. Never a secret: a root password is
+//! recorded as `set`, never its value or hash.
+//!
+//! The boot stages call [`record`] once the plan is applied and [`script_ran`] after each
+//! script; [`flush_scripts`] adds the scripts of this run to the newest instance's record
+//! at the end of the stage (a pre-customization script runs before anything is applied,
+//! so its instance has no record yet when it ends).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::apply::Change;
+use crate::boot::ScriptEnd;
+use crate::engine::customize::{Prepared, UserDataDisposition};
+use crate::model::{Interface, Ipv4Config, Ipv6Config, Network};
+use crate::plan::Action;
+use crate::root::Root;
+
+/// The record's file name in an instance's directory.
+pub const APPLIED_JSON: &str = "applied.json";
+/// Most script runs kept in one record (a record is rewritten, never appended forever).
+pub const MAX_SCRIPTS: usize = 16;
+/// Longest text kept from a script's result.
+const MAX_RESULT: usize = 400;
+
+/// What one customization applied to the root.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The instance id.
+    pub instance_id: String,
+    /// Which command applied it: `vmcust run` or `vmcust apply`.
+    pub by: String,
+    /// Seconds since the epoch when it was recorded.
+    pub recorded: u64,
+    /// The short host name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_name: Option<String>,
+    /// The fully qualified name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fqdn: Option<String>,
+    /// The time zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+    /// `utc` or `local`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hardware_clock: Option<String>,
+    /// `set`, `set, expires at next login` or `expires at next login`: never the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_password: Option<String>,
+    /// Whose `authorized_keys` got the keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_user: Option<String>,
+    /// The SSH keys installed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_keys: Vec<KeyRecord>,
+    /// The network stack written for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renderer: Option<String>,
+    /// The network, when the customization set one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkRecord>,
+    /// The MARKER-ID and whether it was new.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<String>,
+    /// The scripts run for this instance, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scripts: Vec<ScriptRecord>,
+    /// The user-data kept for the late stage and what it is to become.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_data: Option<UserDataRecord>,
+    /// Every file (and the live host name) the plan touched, with what happened to it.
+    #[serde(default)]
+    pub files: Vec<FileRecord>,
+}
+
+/// An SSH key as `ssh-keygen -l` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyRecord {
+    /// `ssh-ed25519`, `ssh-rsa`, …
+    pub key_type: String,
+    /// `SHA256:` and the unpadded base64 of the key blob's digest.
+    pub fingerprint: String,
+    /// The comment after the key, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+}
+
+/// The network as applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkRecord {
+    /// One entry per NIC, in the source's order.
+    pub interfaces: Vec<NicRecord>,
+    /// DNS for the whole machine.
+    pub dns: DnsRecord,
+}
+
+/// One NIC as applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NicRecord {
+    /// The source's name (`NIC1`).
+    pub id: String,
+    /// Its MAC address.
+    pub mac: String,
+    /// `dhcp`, `disabled`, or the static addresses.
+    pub ipv4: String,
+    /// `auto`, `dhcp`, `disabled`, or the static addresses.
+    pub ipv6: String,
+    /// Routes, `DEST via GATEWAY [metric N]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<String>,
+    /// DNS of this NIC only.
+    #[serde(default, skip_serializing_if = "DnsRecord::is_empty")]
+    pub dns: DnsRecord,
+}
+
+/// Name servers and search domains.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DnsRecord {
+    /// Name servers in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub servers: Vec<String>,
+    /// Search domains in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub search: Vec<String>,
+}
+
+impl DnsRecord {
+    /// Neither servers nor search domains.
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty() && self.search.is_empty()
+    }
+}
+
+/// One script run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptRecord {
+    /// `precustomization`, `postcustomization` or `user-data`.
+    pub phase: String,
+    /// The script's file name.
+    pub script: String,
+    /// `succeeded`, `interrupted`, or why it failed.
+    pub result: String,
+    /// How long it ran, in milliseconds.
+    pub ms: u64,
+    /// Seconds since the epoch when it ended.
+    pub finished: u64,
+}
+
+/// User-data kept for the late stage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserDataRecord {
+    /// Its source.
+    pub from: String,
+    /// Its size in bytes.
+    pub bytes: usize,
+    /// What the late stage does with it.
+    pub disposition: String,
+}
+
+/// A file the plan touched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRecord {
+    /// The path in the root (or `running host name`).
+    pub path: String,
+    /// Why it was written.
+    pub purpose: String,
+    /// `created`, `updated`, `unchanged` or `skip`.
+    pub change: String,
+}
+
+/// The record of `prepared` applied with `changes` (one per action), by `by`.
+pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Option<Applied> {
+    let id = prepared.steps.instance_id.as_ref()?;
+    let c = &prepared.customization;
+    let identity = &c.identity;
+    let password = identity
+        .root_password
+        .as_ref()
+        .map(|p| match (p.password.is_some(), p.expire) {
+            (true, false) => "set",
+            (true, true) => "set, expires at next login",
+            (false, _) => "expires at next login",
+        })
+        .map(String::from);
+    let files = prepared
+        .plan
+        .actions
+        .iter()
+        .zip(changes)
+        .map(|(action, change)| FileRecord {
+            path: match action {
+                Action::SetHostname { name } => format!("running host name {name}"),
+                Action::Rename { from, to, .. } => {
+                    format!("{} moved to {}", from.display(), to.display())
+                }
+                other => other.path().display().to_string(),
+            },
+            purpose: action.purpose().to_string(),
+            change: change.word(false).to_string(),
+        })
+        .collect();
+    let steps = &prepared.steps;
+    Some(Applied {
+        instance_id: id.to_string(),
+        by: by.to_string(),
+        recorded: crate::boot::state::now(),
+        host_name: identity.host_name.as_ref().map(|h| h.short().to_string()),
+        fqdn: identity.fqdn(),
+        time_zone: identity.time_zone.as_ref().map(ToString::to_string),
+        hardware_clock: identity.hardware_clock.map(|h| {
+            match h {
+                crate::model::HardwareClock::Utc => "utc",
+                crate::model::HardwareClock::Local => "local",
+            }
+            .to_string()
+        }),
+        root_password: password,
+        ssh_user: (!identity.ssh_authorized_keys.is_empty()).then(|| {
+            identity
+                .ssh_user
+                .as_ref()
+                .map_or_else(|| "root".to_string(), ToString::to_string)
+        }),
+        ssh_keys: identity
+            .ssh_authorized_keys
+            .iter()
+            .map(|k| key_record(k.as_str()))
+            .collect(),
+        renderer: prepared.renderer.map(|r| r.name().to_string()),
+        network: c.network.as_ref().map(network_record),
+        marker: steps.marker.as_ref().map(|m| {
+            if m.new {
+                format!("{} (new: password and scripts applied)", m.id)
+            } else {
+                format!("{} (used before: password and scripts left out)", m.id)
+            }
+        }),
+        scripts: Vec::new(),
+        user_data: steps.user_data.as_ref().map(|u| UserDataRecord {
+            from: u.from.name().to_string(),
+            bytes: u.bytes,
+            disposition: match &u.disposition {
+                UserDataDisposition::CloudInitSeed => "handed to cloud-init".to_string(),
+                UserDataDisposition::RunScript => "run once as a #! script".to_string(),
+                UserDataDisposition::Rejected(why) => format!("not run: {why}"),
+            },
+        }),
+        files,
+    })
+}
+
+/// An SSH public key line as type, fingerprint and comment. A line vmcust cannot decode
+/// (it validated only its shape) gets the fingerprint `unknown`.
+pub fn key_record(line: &str) -> KeyRecord {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let words: Vec<&str> = line.split_whitespace().collect();
+    // authorized_keys options may come first: the type is the first word that looks like
+    // one, the blob the word after it.
+    let at = words
+        .iter()
+        .position(|w| w.starts_with("ssh-") || w.starts_with("ecdsa-") || w.starts_with("sk-"))
+        .unwrap_or(0);
+    let key_type = words.get(at).copied().unwrap_or_default().to_string();
+    let fingerprint = words
+        .get(at + 1)
+        .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+        .map_or_else(
+            || "unknown".to_string(),
+            |blob| {
+                let digest = sha2::Sha256::digest(&blob);
+                format!(
+                    "SHA256:{}",
+                    base64::engine::general_purpose::STANDARD_NO_PAD.encode(digest)
+                )
+            },
+        );
+    let comment = words
+        .get(at + 2..)
+        .map(|w| w.join(" "))
+        .filter(|c| !c.is_empty());
+    KeyRecord {
+        key_type,
+        fingerprint,
+        comment,
+    }
+}
+
+fn network_record(n: &Network) -> NetworkRecord {
+    NetworkRecord {
+        interfaces: n.interfaces.iter().map(nic_record).collect(),
+        dns: dns_record(&n.dns),
+    }
+}
+
+fn nic_record(i: &Interface) -> NicRecord {
+    let join = |v: Vec<String>| v.join(", ");
+    NicRecord {
+        id: i.id.to_string(),
+        mac: i.mac.to_string(),
+        ipv4: match &i.ipv4 {
+            Ipv4Config::Dhcp => "dhcp".into(),
+            Ipv4Config::Disabled => "disabled".into(),
+            Ipv4Config::Static(a) => join(a.iter().map(ToString::to_string).collect()),
+        },
+        ipv6: match &i.ipv6 {
+            Ipv6Config::Auto => "auto".into(),
+            Ipv6Config::Dhcp => "dhcp".into(),
+            Ipv6Config::Disabled => "disabled".into(),
+            Ipv6Config::Static(a) => join(a.iter().map(ToString::to_string).collect()),
+        },
+        routes: i
+            .routes
+            .iter()
+            .map(|r| match r.metric {
+                Some(m) => format!("{} via {} metric {m}", r.to, r.via),
+                None => format!("{} via {}", r.to, r.via),
+            })
+            .collect(),
+        dns: dns_record(&i.dns),
+    }
+}
+
+fn dns_record(d: &crate::model::Dns) -> DnsRecord {
+    DnsRecord {
+        servers: d.servers.iter().map(ToString::to_string).collect(),
+        search: d.search.iter().map(ToString::to_string).collect(),
+    }
+}
+
+/// Where an instance's record is.
+pub fn path_for(instance_dir_name: &str) -> PathBuf {
+    Path::new(crate::boot::state::INSTANCES_DIR)
+        .join(instance_dir_name)
+        .join(APPLIED_JSON)
+}
+
+fn path_of(id: &crate::model::InstanceId) -> PathBuf {
+    crate::boot::state::instance_dir(id).join(APPLIED_JSON)
+}
+
+/// Writes `record` for its instance, atomically through `root`.
+pub fn write(root: &Root, record: &Applied) -> Result<()> {
+    let id = crate::model::InstanceId::parse(&record.instance_id)
+        .map_err(|e| anyhow::anyhow!("instance id {}: {e}", record.instance_id))?;
+    let path = path_of(&id);
+    let text = serde_json::to_string_pretty(record)? + "\n";
+    root.write_file(&path, text.as_bytes(), 0o644)
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// Reads the record in the instance directory named `dir_name`; `None` when there is none
+/// (an instance customized before vmcust kept records) or it cannot be read as one.
+pub fn read(root: &Root, dir_name: &str) -> Result<Option<Applied>> {
+    let path = path_for(dir_name);
+    let Some(text) = root
+        .read_text(&path)
+        .with_context(|| format!("reading {}", path.display()))?
+    else {
+        return Ok(None);
+    };
+    match serde_json::from_str(&text) {
+        Ok(a) => Ok(Some(a)),
+        Err(e) => {
+            tracing::warn!("ignoring {}: {e}", path.display());
+            Ok(None)
+        }
+    }
+}
+
+/// The boot stages' and `vmcust apply`'s hook: records what `prepared` applied. A record
+/// that cannot be written is a warning: the customization itself is done.
+pub fn record(root: &Root, prepared: &Prepared, changes: &[Change], by: &str) {
+    let Some(mut rec) = from_prepared(prepared, changes, by) else {
+        return;
+    };
+    // Applying again what is already there changes nothing, not even the record of what
+    // the first time applied (scripts of this run still reach it through flush_scripts).
+    let nothing = changes
+        .iter()
+        .all(|c| matches!(c, Change::Unchanged | Change::Skipped));
+    if nothing && root.is_file(&path_for(&rec_dir_name(&rec))) {
+        return;
+    }
+    // Scripts that ran before the apply in this same run (the pre-customization script)
+    // belong to this record.
+    rec.scripts = take_scripts();
+    if let Err(e) = write(root, &rec) {
+        tracing::warn!("could not record what was applied: {e:#}");
+    }
+}
+
+fn rec_dir_name(rec: &Applied) -> String {
+    crate::model::InstanceId::parse(&rec.instance_id)
+        .map_or_else(|_| String::new(), |id| id.file_name())
+}
+
+/// Script runs of this process not yet in a record.
+static SCRIPTS: Mutex<Vec<ScriptRecord>> = Mutex::new(Vec::new());
+
+fn take_scripts() -> Vec<ScriptRecord> {
+    SCRIPTS
+        .lock()
+        .map(|mut s| std::mem::take(&mut *s))
+        .unwrap_or_default()
+}
+
+/// The hook after a script ran.
+pub fn script_ran(phase: &str, script: &Path, end: &ScriptEnd, took: std::time::Duration) {
+    let mut result = match end {
+        ScriptEnd::Succeeded => "succeeded".to_string(),
+        ScriptEnd::Interrupted => "interrupted".to_string(),
+        ScriptEnd::Failed(why) => format!("failed: {why}"),
+    };
+    if let Some((cut, _)) = result.char_indices().nth(MAX_RESULT) {
+        result.truncate(cut);
+    }
+    let rec = ScriptRecord {
+        phase: phase.to_string(),
+        script: script
+            .file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        result,
+        ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+        finished: crate::boot::state::now(),
+    };
+    if let Ok(mut s) = SCRIPTS.lock() {
+        if s.len() < MAX_SCRIPTS {
+            s.push(rec);
+        }
+    }
+}
+
+/// At the end of a stage: adds the scripts this run ran to the newest customized
+/// instance's record (creating a record with only them when the customization failed
+/// before anything was applied). Bounded to the last [`MAX_SCRIPTS`].
+pub fn flush_scripts(root: &Root) {
+    let scripts = take_scripts();
+    if scripts.is_empty() {
+        return;
+    }
+    let newest = match crate::boot::state::read_results(root) {
+        Ok(r) => r.into_iter().next(),
+        Err(e) => {
+            tracing::warn!("could not record the scripts' results: {e:#}");
+            return;
+        }
+    };
+    let Some(newest) = newest else {
+        return;
+    };
+    let dir_name = newest.instance_id.file_name();
+    let mut rec = read(root, &dir_name)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Applied {
+            instance_id: newest.instance_id.to_string(),
+            by: "vmcust run".into(),
+            recorded: crate::boot::state::now(),
+            ..Applied::default()
+        });
+    rec.scripts.extend(scripts);
+    let excess = rec.scripts.len().saturating_sub(MAX_SCRIPTS);
+    rec.scripts.drain(..excess);
+    if let Err(e) = write(root, &rec) {
+        tracing::warn!("could not record the scripts' results: {e:#}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_show_as_ssh_keygen_prints_them() {
+        // Generated with ssh-keygen; `ssh-keygen -lf` printed this fingerprint for it.
+        let line = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFdIi7BduwfuU48BgN9a8EqHjzBXJfeQL+pqg6n+/Jpd alice@example";
+        let k = key_record(line);
+        assert_eq!(k.key_type, "ssh-ed25519");
+        assert_eq!(k.comment.as_deref(), Some("alice@example"));
+        assert_eq!(
+            k.fingerprint,
+            "SHA256:KjluU7sI/9fwI62mQlFT1ge/MZl5nmiUNpQeoEw+ppg"
+        );
+        let with_options = key_record(&format!("no-pty,command=\"x\" {line}"));
+        assert_eq!(with_options.fingerprint, k.fingerprint);
+        assert_eq!(key_record("ssh-rsa !!notbase64").fingerprint, "unknown");
+        assert_eq!(key_record("ssh-rsa AAAA").comment, None);
+    }
+
+    #[test]
+    fn scripts_are_bounded() {
+        for i in 0..MAX_SCRIPTS + 5 {
+            script_ran(
+                "user-data",
+                Path::new("/x/user-data.sh"),
+                &ScriptEnd::Failed("y".repeat(MAX_RESULT + i)),
+                std::time::Duration::from_millis(3),
+            );
+        }
+        let taken = take_scripts();
+        assert_eq!(taken.len(), MAX_SCRIPTS);
+        assert!(taken.iter().all(|s| s.result.chars().count() == MAX_RESULT));
+        assert!(taken[0].result.starts_with("failed: yyy"));
+        assert_eq!(taken[0].script, "user-data.sh");
+        assert!(take_scripts().is_empty());
+    }
+}

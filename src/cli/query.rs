@@ -1,0 +1,282 @@
+//! `vmcust query`: what was applied to an instance and from which source — host name,
+//! network per NIC, DNS, time zone, SSH keys by fingerprint, the scripts run and their
+//! results, the user-data's disposition, the files written — read from the instance's
+//! records (`result.json`, `applied.json`, the user-data flag). Secrets are never in
+//! them: a root password shows as `set`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+use serde::Serialize;
+
+use super::{Format, UsageError};
+use crate::applied::Applied;
+use crate::boot::late::{POST_PENDING, USER_DATA_DONE};
+use crate::boot::state::{read_results, InstanceResult, INSTANCES_DIR};
+use crate::cloud_init::facade::rfc3339;
+use crate::root::Root;
+
+/// Show what was applied to the current instance, and from which source.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// Root directory of the customized system.
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
+    /// The instance to show (default: the one customized last).
+    #[arg(long, value_name = "ID")]
+    pub instance: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// Everything known about one instance's customization.
+#[derive(Debug, Serialize)]
+pub struct Query {
+    /// The instance id.
+    pub instance_id: String,
+    /// How it ended: `done` or `failed`, the code sent to the host, when, the steps.
+    pub result: InstanceResult,
+    /// Where the values came from: `imc` for a vSphere spec, else each field's source.
+    pub sources: std::collections::BTreeMap<String, String>,
+    /// What was applied; `None` for an instance customized before vmcust kept the record.
+    pub applied: Option<Applied>,
+    /// What the late stage did with the user-data: `ran`, `failed`, `rejected`, `handed
+    /// to cloud-init`, or `pending`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_data_result: Option<String>,
+    /// The post-customization script is scheduled and has not run yet.
+    pub post_script_pending: bool,
+}
+
+/// Runs `vmcust query`.
+pub fn run(args: QueryArgs) -> Result<()> {
+    let root =
+        Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
+    print!("{}", report(&root, args.instance.as_deref(), args.format)?);
+    Ok(())
+}
+
+/// The query for `instance` (default the newest) in `format` (also for `collect-logs`).
+pub fn report(root: &Root, instance: Option<&str>, format: Format) -> Result<String> {
+    let q = query(root, instance)?;
+    Ok(match (format, q) {
+        (Format::Json, q) => serde_json::to_string_pretty(&q)? + "\n",
+        (Format::Yaml, q) => crate::yaml::to_string(&q)?,
+        (Format::Text, Some(q)) => text(&q),
+        (Format::Text, None) => "no instance has been customized on this root\n".to_string(),
+    })
+}
+
+/// Reads the records of `instance` (default the newest); `None` when no instance was
+/// customized. An unknown `instance` is a usage error naming the ones there are.
+pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
+    let results = read_results(root)?;
+    let chosen = match instance {
+        None => results.into_iter().next(),
+        Some(want) => {
+            let names: Vec<String> = results.iter().map(|r| r.instance_id.to_string()).collect();
+            let found = results.into_iter().find(|r| r.instance_id.as_str() == want);
+            if found.is_none() {
+                return Err(UsageError(format!(
+                    "no instance {want} on this root; customized: {}",
+                    if names.is_empty() {
+                        "none".to_string()
+                    } else {
+                        names.join(", ")
+                    }
+                ))
+                .into());
+            }
+            found
+        }
+    };
+    let Some(result) = chosen else {
+        return Ok(None);
+    };
+    let dir_name = result.instance_id.file_name();
+    let dir = Path::new(INSTANCES_DIR).join(&dir_name);
+    let applied = crate::applied::read(root, &dir_name)?;
+    let sources = if result.origins.is_empty() {
+        // Only a vSphere spec is recorded without per-field origins: it is one source.
+        [("all".to_string(), "imc".to_string())].into()
+    } else {
+        result.origins.clone()
+    };
+    let user_data_result = match root.read_text(&dir.join(USER_DATA_DONE))? {
+        Some(t) => Some(t.trim().chars().take(80).collect()),
+        None if root.is_file(&dir.join(crate::boot::late::USER_DATA)) => {
+            Some("pending (the late stage has not run yet)".to_string())
+        }
+        None => None,
+    };
+    Ok(Some(Query {
+        instance_id: result.instance_id.to_string(),
+        post_script_pending: root.is_file(&dir.join(POST_PENDING)),
+        result,
+        sources,
+        applied,
+        user_data_result,
+    }))
+}
+
+/// The query for people.
+fn text(q: &Query) -> String {
+    let mut s = String::new();
+    let r = &q.result;
+    let _ = writeln!(s, "instance: {}", q.instance_id);
+    let _ = writeln!(
+        s,
+        "outcome: {} (code {}) at {}",
+        r.outcome,
+        r.code,
+        rfc3339(r.finished)
+    );
+    if let Some(e) = &r.error {
+        let _ = writeln!(s, "  error: {e}");
+    }
+    let sources: Vec<String> = q
+        .sources
+        .iter()
+        .map(|(field, source)| match field.as_str() {
+            "all" => source.clone(),
+            _ => format!("{field} from {source}"),
+        })
+        .collect();
+    let _ = writeln!(s, "source: {}", sources.join(", "));
+    let Some(a) = &q.applied else {
+        let _ = writeln!(
+            s,
+            "applied: no record (customized before vmcust kept one, or nothing was applied)"
+        );
+        return s;
+    };
+    let _ = writeln!(s, "applied by: {} at {}", a.by, rfc3339(a.recorded));
+    let _ = match (&a.host_name, &a.fqdn) {
+        (Some(h), Some(f)) => writeln!(s, "host name: {h} ({f})"),
+        (Some(h), None) => writeln!(s, "host name: {h}"),
+        _ => writeln!(s, "host name: not set"),
+    };
+    let _ = match (&a.time_zone, &a.hardware_clock) {
+        (Some(tz), Some(c)) => writeln!(s, "time zone: {tz} (hardware clock {c})"),
+        (Some(tz), None) => writeln!(s, "time zone: {tz}"),
+        (None, Some(c)) => writeln!(s, "time zone: not set (hardware clock {c})"),
+        (None, None) => writeln!(s, "time zone: not set"),
+    };
+    let _ = writeln!(
+        s,
+        "root password: {}",
+        a.root_password.as_deref().unwrap_or("not changed")
+    );
+    if let Some(m) = &a.marker {
+        let _ = writeln!(s, "marker: {m}");
+    }
+    if a.ssh_keys.is_empty() {
+        let _ = writeln!(s, "ssh keys: none");
+    } else {
+        let _ = writeln!(
+            s,
+            "ssh keys for {}:",
+            a.ssh_user.as_deref().unwrap_or("root")
+        );
+        for k in &a.ssh_keys {
+            let _ = writeln!(
+                s,
+                "  {} {} {}",
+                k.key_type,
+                k.fingerprint,
+                k.comment.as_deref().unwrap_or("(no comment)")
+            );
+        }
+    }
+    match &a.network {
+        None => {
+            let _ = writeln!(s, "network: left as it was");
+        }
+        Some(n) => {
+            let _ = writeln!(
+                s,
+                "network ({}):",
+                a.renderer.as_deref().unwrap_or("no renderer")
+            );
+            for nic in &n.interfaces {
+                let _ = writeln!(
+                    s,
+                    "  {} {}: ipv4 {}, ipv6 {}",
+                    nic.id, nic.mac, nic.ipv4, nic.ipv6
+                );
+                for route in &nic.routes {
+                    let _ = writeln!(s, "    route {route}");
+                }
+                if !nic.dns.is_empty() {
+                    let _ = writeln!(s, "    dns {}", dns_text(&nic.dns));
+                }
+            }
+            let _ = writeln!(s, "dns: {}", dns_text(&n.dns));
+        }
+    }
+    if a.scripts.is_empty() {
+        let _ = writeln!(s, "scripts: none run");
+    } else {
+        let _ = writeln!(s, "scripts:");
+        for sc in &a.scripts {
+            let _ = writeln!(
+                s,
+                "  {} {}: {} ({} ms, at {})",
+                sc.phase,
+                sc.script,
+                sc.result,
+                sc.ms,
+                rfc3339(sc.finished)
+            );
+        }
+    }
+    if q.post_script_pending {
+        let _ = writeln!(s, "  postcustomization: scheduled for the late stage");
+    }
+    match &a.user_data {
+        None => {
+            let _ = writeln!(s, "user-data: none");
+        }
+        Some(u) => {
+            let _ = writeln!(
+                s,
+                "user-data: {} bytes from {}, {}; {}",
+                u.bytes,
+                u.from,
+                u.disposition,
+                q.user_data_result.as_deref().unwrap_or("not handled yet")
+            );
+        }
+    }
+    let written: Vec<_> = a
+        .files
+        .iter()
+        .filter(|f| f.change != "unchanged" && f.change != "skip")
+        .collect();
+    let _ = writeln!(
+        s,
+        "files: {} written, {} already as wanted",
+        written.len(),
+        a.files.len() - written.len()
+    );
+    for f in written {
+        let _ = writeln!(s, "  {:<8} {} ({})", f.change, f.path, f.purpose);
+    }
+    s
+}
+
+fn dns_text(d: &crate::applied::DnsRecord) -> String {
+    match (d.servers.is_empty(), d.search.is_empty()) {
+        (true, true) => "none".to_string(),
+        (false, true) => format!("servers {}", d.servers.join(", ")),
+        (true, false) => format!("search {}", d.search.join(", ")),
+        (false, false) => format!(
+            "servers {}; search {}",
+            d.servers.join(", "),
+            d.search.join(", ")
+        ),
+    }
+}
