@@ -113,8 +113,8 @@ impl Identity {
                      VM, customized before, cannot be told from a new one"
                 .to_string(),
             Some(_) => format!(
-                "the same VM as customized before (product UUID {uuid}); guestinfo can be \
-                 written from inside the guest, so it does not re-customize a VM"
+                "the same VM as customized before (product UUID {uuid}); guestinfo and the \
+                 OVF environment customize a new VM only, as guest users can write guestinfo"
             ),
         }
     }
