@@ -126,6 +126,14 @@ fn t2_vsphere_customized_vm_ignores_user_set_guestinfo() {
     );
     boot(&vm);
     assert!(vm.final_state().unwrap().contains(" 5 0 "));
+    // The vSphere customization recorded the product UUID it was applied on.
+    let recorded: Vec<String> = instance_dirs(&vm)
+        .iter()
+        .filter_map(|d| {
+            fs::read_to_string(vm.path(&format!("/var/lib/vmcust/instances/{d}/vm-uuid"))).ok()
+        })
+        .collect();
+    assert_eq!(recorded, ["4217e0a1-6c2b-9d7e-51a0-3b9f2c1d8e44\n"]);
     forged_guestinfo_changes_nothing(
         &vm,
         &[
