@@ -65,6 +65,52 @@ pub struct Settings {
     /// `[hygiene] machine_id`: give a new instance a fresh `/etc/machine-id` when it still
     /// carries the template's. Default `true`.
     pub hygiene_machine_id: bool,
+    /// `[trust] recustomize_same_vm`: let guestinfo and the OVF environment re-customize
+    /// the VM they customized before when their instance-id changes. Only safe where the
+    /// host stops guest users from writing guestinfo (`docs/security.md`). Default `false`.
+    pub recustomize_same_vm: bool,
+    /// `[trust] sources`: the sources vmcust takes customizations from. Default all.
+    pub sources: SourceSet,
+}
+
+/// The customization sources `[trust] sources` can switch on and off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceSet {
+    /// vSphere specs handed over as cust.cfg (also off with `[imc] enabled = false`).
+    pub imc: bool,
+    /// The OVF environment: seed file, CD-ROM, and `guestinfo.ovfEnv` (when guestinfo is on).
+    pub ovf: bool,
+    /// guestinfo keys (`guestinfo.metadata`, `.userdata`, `.vendordata`, `.ovfEnv`).
+    pub guestinfo: bool,
+}
+
+impl SourceSet {
+    /// Every source on.
+    pub const ALL: SourceSet = SourceSet {
+        imc: true,
+        ovf: true,
+        guestinfo: true,
+    };
+
+    /// The names of the sources that are on, as the settings file spells them.
+    pub fn names(&self) -> Vec<&'static str> {
+        [
+            (self.imc, "imc"),
+            (self.ovf, "ovf"),
+            (self.guestinfo, "guestinfo"),
+        ]
+        .into_iter()
+        .filter_map(|(on, name)| on.then_some(name))
+        .collect()
+    }
+
+    /// The sources that are on, comma-separated, or `none`.
+    pub fn list(&self) -> String {
+        match self.names() {
+            n if n.is_empty() => "none".to_string(),
+            n => n.join(", "),
+        }
+    }
 }
 
 impl Default for Settings {
@@ -80,6 +126,8 @@ impl Default for Settings {
             step_aside: true,
             hygiene_ssh_host_keys: true,
             hygiene_machine_id: true,
+            recustomize_same_vm: false,
+            sources: SourceSet::ALL,
         }
     }
 }
@@ -124,10 +172,12 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("log", &["level"]),
     ("cloud-init", &["step_aside"]),
     ("hygiene", &["ssh_host_keys", "machine_id"]),
+    ("trust", &["recustomize_same_vm", "sources"]),
 ];
 
 const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
 const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig, suse or eni";
+const SOURCE_VALUES: &str = "a comma-separated list of imc, ovf and guestinfo, or none";
 const LEVEL_VALUES: &str = "error, warn, info, debug or trace";
 
 /// Reads the settings from `root`'s [`SETTINGS_PATH`]. A missing file gives the defaults
@@ -279,6 +329,8 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
             }
         }
     }
+    // `[trust] sources` without imc switches vSphere specs off like `[imc] enabled`.
+    settings.imc_enabled &= settings.sources.imc;
     let needed = settings.max_wait.as_secs() + settings.script_timeout.as_secs();
     if needed + EARLY_UNIT_MARGIN_SECS > EARLY_UNIT_TIMEOUT_SECS {
         warnings.push(warn(
@@ -339,6 +391,8 @@ fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Resu
         ("cloud-init", "step_aside") => settings.step_aside = parse_bool(value)?,
         ("hygiene", "ssh_host_keys") => settings.hygiene_ssh_host_keys = parse_bool(value)?,
         ("hygiene", "machine_id") => settings.hygiene_machine_id = parse_bool(value)?,
+        ("trust", "recustomize_same_vm") => settings.recustomize_same_vm = parse_bool(value)?,
+        ("trust", "sources") => settings.sources = parse_sources(value)?,
         _ => unreachable!("apply is only called for keys listed in KNOWN"),
     }
     Ok(())
@@ -352,6 +406,38 @@ fn parse_bool(value: &str) -> Result<bool, String> {
             "invalid value {value:?}, default kept; use {BOOL_VALUES}"
         )),
     }
+}
+
+/// `imc, ovf, guestinfo` (commas and/or spaces), or `none`: the sources left on.
+fn parse_sources(value: &str) -> Result<SourceSet, String> {
+    let mut set = SourceSet {
+        imc: false,
+        ovf: false,
+        guestinfo: false,
+    };
+    let words: Vec<&str> = value
+        .split([',', ' ', '\t'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.len() == 1 && words[0].eq_ignore_ascii_case("none") {
+        return Ok(set);
+    }
+    if words.is_empty() {
+        return Err(format!("empty value, default kept; use {SOURCE_VALUES}"));
+    }
+    for w in words {
+        match w.to_ascii_lowercase().as_str() {
+            "imc" => set.imc = true,
+            "ovf" => set.ovf = true,
+            "guestinfo" => set.guestinfo = true,
+            _ => {
+                return Err(format!(
+                    "unknown source {w:?} in {value:?}, default kept; use {SOURCE_VALUES}"
+                ))
+            }
+        }
+    }
+    Ok(set)
 }
 
 fn parse_secs(value: &str, min: u64, max: u64) -> Result<Duration, String> {
@@ -721,6 +807,41 @@ mod tests {
         assert!(
             Settings::default().hygiene_ssh_host_keys && Settings::default().hygiene_machine_id
         );
+    }
+
+    // threat T2: the same-VM rule is on unless the file says otherwise; T6: each source
+    // can be switched off.
+    #[test]
+    fn trust_settings_parse_and_warn() {
+        let d = Settings::default();
+        assert!(!d.recustomize_same_vm);
+        assert_eq!(d.sources, SourceSet::ALL);
+        let cases: &[(&str, bool, [bool; 3], usize)] = &[
+            ("recustomize_same_vm = yes", true, [true, true, true], 0),
+            ("sources = imc", false, [true, false, false], 0),
+            ("sources = ovf, guestinfo", false, [false, true, true], 0),
+            ("sources = IMC guestinfo", false, [true, false, true], 0),
+            ("sources = none", false, [false, false, false], 0),
+            ("sources = imc, cdrom", false, [true, true, true], 1),
+            ("sources =", false, [true, true, true], 1),
+            ("recustomize_same_vm = maybe", false, [true, true, true], 1),
+        ];
+        for (line, same_vm, [imc, ovf, gi], warnings) in cases {
+            let (s, w) = p(&format!("[trust]\n{line}\n"));
+            assert_eq!(w.len(), *warnings, "{line}: {w:?}");
+            assert_eq!(s.recustomize_same_vm, *same_vm, "{line}");
+            assert_eq!(
+                (s.sources.imc, s.sources.ovf, s.sources.guestinfo),
+                (*imc, *ovf, *gi),
+                "{line}"
+            );
+            // vSphere specs off by [trust] sources is the same as [imc] enabled = false.
+            assert_eq!(s.imc_enabled, *imc, "{line}");
+            if *warnings == 1 {
+                assert!(w[0].to_string().contains("[trust]"), "{}", w[0]);
+                assert_eq!(w[0].line, Some(2));
+            }
+        }
     }
 
     #[test]

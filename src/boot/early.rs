@@ -42,6 +42,9 @@ impl From<Failure> for Stop {
 /// unfinished by an earlier run) first; else the OVF environment and guestinfo data; else
 /// wait for a spec up to the maximum. Like cloud-init, OVF/guestinfo data means no wait.
 pub fn run(ctx: &mut Context) -> Result<Ending> {
+    // Who this VM is, read before this boot is recorded as the last one.
+    let identity = super::vm_identity::Identity::read(&ctx.root, &ctx.platform);
+    super::vm_identity::record_boot(&ctx.root, &ctx.platform);
     let imc = imc_allowed(ctx);
     let root = ctx.root.clone();
     let pending = Path::new(PENDING_DIR).join(CUST_CFG);
@@ -58,13 +61,10 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
             return process_pending(ctx);
         }
     }
-    if let Some(ending) = super::ovf_and_guestinfo::customize(ctx)? {
-        record_boot_identity(ctx);
+    if let Some(ending) = super::ovf_and_guestinfo::customize(ctx, &identity)? {
         return Ok(ending);
     }
-    let new_vm = is_new_vm(ctx);
-    record_boot_identity(ctx);
-    if !new_vm {
+    if !identity.may_be_new() {
         tracing::info!(
             "same VM as at the last boot and nothing handed over: not waiting; a {CUST_CFG} \
              that arrives later is applied when it arrives (vmcust-imc.path)"
@@ -102,7 +102,7 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
                     dev.display(),
                     after.as_millis()
                 );
-                if let Some(ending) = super::ovf_and_guestinfo::customize(ctx)? {
+                if let Some(ending) = super::ovf_and_guestinfo::customize(ctx, &identity)? {
                     return Ok(ending);
                 }
             }
@@ -181,38 +181,6 @@ fn refuse_handover(ctx: &mut Context, reason: String) -> Result<Ending> {
     })
 }
 
-/// Where the early stage keeps the DMI product UUID of the VM it last ran on.
-pub const BOOT_IDENTITY: &str = "/var/lib/vmcust/boot-identity";
-
-/// Whether this boot may be a clone's first (or a new deployment's): the DMI product UUID
-/// differs from the one recorded at the last boot, or none is known. Only then is it worth
-/// waiting for a spec; a re-customization of the same VM is caught when its spec arrives.
-fn is_new_vm(ctx: &Context) -> bool {
-    let Some(uuid) = ctx.platform.default_instance_id() else {
-        return true;
-    };
-    let recorded = ctx
-        .root
-        .read_text(Path::new(BOOT_IDENTITY))
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    recorded.trim() != uuid
-}
-
-fn record_boot_identity(ctx: &Context) {
-    let Some(uuid) = ctx.platform.default_instance_id() else {
-        return;
-    };
-    if let Err(e) = ctx.root.write_file(
-        Path::new(BOOT_IDENTITY),
-        format!("{uuid}\n").as_bytes(),
-        0o644,
-    ) {
-        tracing::warn!("could not record this VM's identity in {BOOT_IDENTITY}: {e}");
-    }
-}
-
 /// Why a handed-over spec that carries raw cloud-init data belongs to the real cloud-init
 /// installed here (open-vm-tools hands such specs to it whatever
 /// `disable_vmware_customization` says), if it does.
@@ -227,7 +195,9 @@ fn raw_data_for_cloud_init(ctx: &Context, handed_over: &Path) -> Option<String> 
 /// Whether vSphere specs are ours to handle (settings, a real cloud-init), saying why not.
 fn imc_allowed(ctx: &Context) -> bool {
     if !ctx.settings.imc_enabled {
-        tracing::info!("vSphere customization is disabled in the settings ([imc] enabled)");
+        tracing::info!(
+            "vSphere customization is disabled in the settings ([imc] enabled or [trust] sources)"
+        );
         return false;
     }
     if let Some(reason) = &ctx.step_aside {
@@ -588,6 +558,7 @@ fn finish(
     ) {
         tracing::error!("could not record the result of instance {instance_id}: {e:#}");
     }
+    super::vm_identity::record_customization(&root, instance_id, &ctx.platform);
     if error.is_some() {
         // No post-customization will run for a failed customization: the staged script
         // (which may hold secrets) goes now.

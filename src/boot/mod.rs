@@ -13,6 +13,7 @@ pub mod ovf_and_guestinfo;
 pub mod reconfigure_network;
 pub mod state;
 pub mod stop;
+pub mod vm_identity;
 pub mod wait;
 
 use std::path::Path;

@@ -4,37 +4,63 @@
 //! lists.
 //!
 //! These sources stay on the VM across boots, so "once per instance" is what keeps a
-//! reboot from redoing the customization; a new instance id means a new customization.
+//! reboot from redoing the customization. Guestinfo can also be written from inside the
+//! guest, so a new instance id means a new customization only on a new VM
+//! ([`vm_identity`](super::vm_identity)): on the VM customized before, guestinfo is not
+//! read at all (no call to the host) and a new instance in a local OVF environment is
+//! refused, unless the settings re-open the door (`docs/security.md`).
 
 use anyhow::Result;
 
 use super::apply_step::{apply_prepared, Failure};
 use super::late::USER_DATA;
 use super::state::{self, InstanceResult};
+use super::vm_identity::{self, Identity, Refusal};
 use super::{Context, Ending};
 use crate::engine::customize::prepare;
 use crate::engine::gather::{gather, origin_name, Gathered, MappingSource, Sources};
 use crate::source::{guestinfo, ovf_locate};
 
-/// Applies OVF/guestinfo data if there is any for a new instance. `Ok(None)` when there is
-/// no such data at all.
-pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
+/// Applies OVF/guestinfo data if there is any for a new instance that `identity` lets
+/// in. `Ok(None)` when there is no such data at all (or none was read).
+pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending>> {
     let fallback = ctx.default_instance_id();
-    let located = match super::timed("locating the OVF environment", || {
-        ovf_locate::locate(&ctx.root, Some(&mut *ctx.rpc))
-    }) {
-        Ok(found) => found,
-        Err(e) => {
-            let reason = format!("{e:#}");
-            tracing::error!("{reason}");
-            return Ok(Some(Ending::failed(reason)));
+    let sources_on = ctx.settings.sources;
+    let trusted = identity.is_new_vm() || ctx.settings.recustomize_same_vm;
+    let read_guestinfo = sources_on.guestinfo && trusted;
+    if sources_on.guestinfo && !read_guestinfo {
+        tracing::info!(
+            "guestinfo is not read this boot: {}; a new instance-id there is refused \
+             (vmcust detect shows it; docs/security.md, [trust] recustomize_same_vm)",
+            identity.reason()
+        );
+    }
+    let located = if sources_on.ovf {
+        let rpc: Option<&mut dyn crate::host::GuestRpc> = match read_guestinfo {
+            true => Some(&mut *ctx.rpc),
+            false => None,
+        };
+        match super::timed("locating the OVF environment", || {
+            ovf_locate::locate(&ctx.root, rpc)
+        }) {
+            Ok(found) => found,
+            Err(e) => {
+                let reason = format!("{e:#}");
+                tracing::error!("{reason}");
+                return Ok(Some(Ending::failed(reason)));
+            }
         }
+    } else {
+        None
     };
     let root = ctx.root.clone();
     let sources = Sources {
         imc: None,
         ovf: located,
-        guestinfo: Some(&mut *ctx.rpc),
+        guestinfo: match read_guestinfo {
+            true => Some(&mut *ctx.rpc),
+            false => None,
+        },
         mapping: MappingSource::Root,
     };
     let g = match super::timed("gather (OVF, guestinfo)", || {
@@ -50,6 +76,7 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
         }
     };
     if g.origins.is_empty() && g.userdata.is_none() {
+        vm_identity::clear_refusal(&ctx.root);
         return Ok(None);
     }
     for w in &g.warnings {
@@ -59,8 +86,25 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
     let dir = state::instance_dir(&id);
     if ctx.root.is_file(&dir.join("result.json")) {
         tracing::info!("instance {id} was customized already; nothing to do this boot");
+        vm_identity::clear_refusal(&ctx.root);
         return Ok(Some(Ending::Nothing));
     }
+    if !trusted {
+        let source = match &g.ovf_origin {
+            Some(origin) => format!("the OVF environment ({})", origin_name(origin)),
+            None => "guestinfo".to_string(),
+        };
+        let refusal = Refusal {
+            instance_id: id.clone(),
+            source,
+            reason: identity.reason(),
+            at: state::now(),
+        };
+        tracing::warn!("nothing was changed: {refusal}");
+        vm_identity::record_refusal(&ctx.root, &refusal);
+        return Ok(Some(Ending::Nothing));
+    }
+    vm_identity::clear_refusal(&ctx.root);
     if let Some(origin) = &g.ovf_origin {
         tracing::info!("OVF environment read from {}", origin_name(origin));
     }
@@ -95,6 +139,7 @@ pub fn customize(ctx: &mut Context) -> Result<Option<Ending>> {
             origins,
         },
     )?;
+    vm_identity::record_customization(&ctx.root, &id, &ctx.platform);
     // Only now that the data is applied and recorded may the host forget it.
     for w in guestinfo::redact(ctx.rpc, &g.redact) {
         tracing::warn!("{w}");

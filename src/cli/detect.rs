@@ -1,5 +1,7 @@
-//! `vmcust detect`: the platform, the guest RPC transports that work, and the guestinfo
-//! sources present. Off VMware (and with no `--guestinfo-dir`) nothing is asked of the host.
+//! `vmcust detect`: the platform, the guest RPC transports that work, the guestinfo
+//! sources present, and whether a boot would take the instance they hold (the trust
+//! rule of `docs/security.md`). Off VMware (and with no `--guestinfo-dir`) nothing is
+//! asked of the host.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -52,6 +54,131 @@ pub struct Detection {
     pub sources: Vec<Source>,
     /// What a boot would do with this root, and why.
     pub doctor: Doctor,
+    /// Whether a boot would take the instance the OVF environment or guestinfo holds.
+    pub trust: Trust,
+}
+
+/// The trust rule applied to what the sources hold now (`docs/security.md`).
+#[derive(Debug, Serialize)]
+pub struct Trust {
+    /// This VM's product UUID (lower-cased), if readable.
+    pub product_uuid: Option<String>,
+    /// The product UUID recorded at the last boot.
+    pub last_boot_uuid: Option<String>,
+    /// Whether guestinfo and OVF data may bring a new instance here.
+    pub new_vm: bool,
+    /// Why.
+    pub reason: String,
+    /// `[trust] recustomize_same_vm`.
+    pub recustomize_same_vm: bool,
+    /// `[trust] sources`: the sources that are on.
+    pub sources: String,
+    /// The instance id the OVF environment / guestinfo hold now, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    /// `customize`, `customized already`, `refused`, `nothing` or `error`.
+    pub verdict: &'static str,
+    /// What a boot would do with it, for people.
+    pub detail: String,
+    /// The new instance the last boot refused, if it refused one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refused_at_boot: Option<String>,
+}
+
+/// Applies the boot's trust rule to what the OVF environment and guestinfo (through
+/// `rpc`, when there is a host) hold now. Reads only; records nothing.
+pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trust {
+    use crate::boot::vm_identity::{read_refusal, Identity};
+    use crate::engine::gather::{gather, origin_name, MappingSource, Sources};
+    let platform = Platform::from_root(root_dir, None);
+    let Ok(root) = crate::root::Root::new(root_dir) else {
+        return Trust {
+            product_uuid: platform.default_instance_id(),
+            last_boot_uuid: None,
+            new_vm: false,
+            reason: format!("cannot open root {}", root_dir.display()),
+            recustomize_same_vm: false,
+            sources: "-".into(),
+            instance_id: None,
+            verdict: "error",
+            detail: format!("cannot open root {}", root_dir.display()),
+            refused_at_boot: None,
+        };
+    };
+    let (settings, _) = crate::settings::load(&root);
+    let identity = Identity::read(&root, &platform);
+    let mut out = Trust {
+        product_uuid: identity.current.clone(),
+        last_boot_uuid: identity.last_boot.clone(),
+        new_vm: identity.is_new_vm(),
+        reason: identity.reason(),
+        recustomize_same_vm: settings.recustomize_same_vm,
+        sources: settings.sources.list(),
+        instance_id: None,
+        verdict: "nothing",
+        detail: String::new(),
+        refused_at_boot: read_refusal(&root).map(|r| r.to_string()),
+    };
+    let on = settings.sources;
+    let mut rpc = if on.guestinfo { rpc } else { None };
+    let located = match (on.ovf, &mut rpc) {
+        (true, Some(r)) => crate::source::ovf_locate::locate(&root, Some(&mut **r)),
+        (true, None) => crate::source::ovf_locate::locate(&root, None),
+        (false, _) => Ok(None),
+    };
+    let located = match located {
+        Ok(l) => l,
+        Err(e) => {
+            out.verdict = "error";
+            out.detail = format!("the OVF environment cannot be read: {e:#}");
+            return out;
+        }
+    };
+    let fallback = platform
+        .default_instance_id()
+        .and_then(|id| crate::model::InstanceId::parse(&id).ok())
+        .unwrap_or_else(|| crate::model::InstanceId::parse("iid-vmcust").expect("valid"));
+    let sources = Sources {
+        imc: None,
+        ovf: located,
+        guestinfo: rpc,
+        mapping: MappingSource::Root,
+    };
+    let g = match gather(&root, sources, &fallback) {
+        Ok(g) => g,
+        Err(e) => {
+            out.verdict = "error";
+            out.detail = format!("the data cannot be used: {}", e.reason);
+            return out;
+        }
+    };
+    if g.origins.is_empty() && g.userdata.is_none() {
+        out.detail = "no instance in the OVF environment or guestinfo".into();
+        return out;
+    }
+    let id = g.instance_id().clone();
+    let from = match &g.ovf_origin {
+        Some(o) => format!("the OVF environment ({})", origin_name(o)),
+        None => "guestinfo".to_string(),
+    };
+    out.instance_id = Some(id.to_string());
+    let done = crate::boot::state::instance_dir(&id).join("result.json");
+    if root.is_file(&done) {
+        out.verdict = "customized already";
+        out.detail = format!("instance {id} from {from} was customized already: nothing to do");
+    } else if out.new_vm || out.recustomize_same_vm {
+        out.verdict = "customize";
+        out.detail = format!("a boot would customize new instance {id} from {from}");
+    } else {
+        out.verdict = "refused";
+        out.detail = format!(
+            "new instance {id} from {from} is refused: {}; a boot does not read guestinfo \
+             on this VM. If the host wrote it and guest users cannot (docs/security.md), set \
+             [trust] recustomize_same_vm = true",
+            out.reason
+        );
+    }
+    out
 }
 
 /// What a boot would do with the root: the customization waiting, the settings, the
@@ -286,13 +413,18 @@ pub fn run(args: DetectArgs) -> Result<()> {
             (None, Some("no guest rpc transport works".into()))
         };
     let transport_used = rpc.as_ref().map(|r| r.name().to_string());
-    let sources = match rpc {
-        Some(mut rpc) => [METADATA, USERDATA, VENDORDATA, OVF_ENV]
+    let mut rpc = rpc;
+    let sources = match rpc.as_deref_mut() {
+        Some(rpc) => [METADATA, USERDATA, VENDORDATA, OVF_ENV]
             .into_iter()
-            .map(|key| look(&mut *rpc, key))
+            .map(|key| look(rpc, key))
             .collect(),
         None => Vec::new(),
     };
+    let trust = trust(
+        &args.root,
+        rpc.as_mut().map(|r| &mut **r as &mut dyn GuestRpc),
+    );
     let d = Detection {
         default_instance_id: platform.default_instance_id(),
         platform,
@@ -302,6 +434,7 @@ pub fn run(args: DetectArgs) -> Result<()> {
         sources_skipped: skipped,
         sources,
         doctor: doctor(&args.root),
+        trust,
     };
     let out = match args.format {
         Format::Json => serde_json::to_string_pretty(&d)? + "\n",
@@ -432,6 +565,17 @@ pub fn text(d: &Detection) -> String {
             "  disable_vmware_customization decided by {}",
             f.display()
         );
+    }
+    let t = &d.trust;
+    let _ = writeln!(s, "trust: {}", t.reason);
+    let _ = writeln!(
+        s,
+        "  sources on: {}; recustomize_same_vm: {}",
+        t.sources, t.recustomize_same_vm
+    );
+    let _ = writeln!(s, "  {}: {}", t.verdict, t.detail);
+    if let Some(r) = &t.refused_at_boot {
+        let _ = writeln!(s, "  last boot: {r}");
     }
     s
 }

@@ -72,6 +72,11 @@ pub fn run(args: SettingsArgs) -> Result<()> {
             "[hygiene] machine_id",
             settings.hygiene_machine_id.to_string(),
         ),
+        (
+            "[trust] recustomize_same_vm",
+            settings.recustomize_same_vm.to_string(),
+        ),
+        ("[trust] sources", settings.sources.list()),
     ] {
         println!("  {key} = {value}");
     }

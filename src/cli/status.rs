@@ -44,10 +44,14 @@ struct Status {
     /// Settings problems: each one's setting kept its default.
     settings_warnings: Vec<String>,
     instances: Vec<InstanceResult>,
+    /// A new instance the boot refused on this VM (`docs/security.md`): degraded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    refused: Option<crate::boot::vm_identity::Refusal>,
 }
 
 /// Runs `vmcust status` and returns its exit code: 1 when the run or the newest
-/// customization failed, 2 when the settings file has problems, else 0.
+/// customization failed, 2 when the settings file has problems or the boot refused a new
+/// instance on this VM, else 0.
 pub fn run(args: StatusArgs) -> Result<u8> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
@@ -82,7 +86,8 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
         None if !instances.is_empty() => RunState::Done,
         None => RunState::NotStarted,
     };
-    let code = exit_code(state, !settings_warnings.is_empty());
+    let refused = crate::boot::vm_identity::read_refusal(root);
+    let code = exit_code(state, !settings_warnings.is_empty() || refused.is_some());
     // A status vmcust made up (off VMware, no stage ever wrote one) has no time: no
     // stage ever ran on this root, and saying 1970-01-01 would suggest one did.
     let (run, made_up_state) = match run {
@@ -104,6 +109,7 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
         run,
         settings_warnings,
         instances,
+        refused,
     };
     let out = match format {
         Format::Json => serde_json::to_string_pretty(&status)? + "\n",
@@ -154,6 +160,9 @@ fn text(status: &Status) -> String {
         if let Some(e) = &i.error {
             s += &format!("  error: {e}\n");
         }
+    }
+    if let Some(r) = &status.refused {
+        s += &format!("trust: {r}\n");
     }
     s += &format!("health: {}\n", status.health);
     s

@@ -466,6 +466,10 @@ run_scenario() {
         heading "$name ($image): $describe"
         rm -rf "$scn_dir"
         mkdir -p "$scn_dir/disk/host/guestinfo" "$scn_dir/disk/host/imc" "$scn_dir/disk/results"
+        # Any guest user may set guestinfo, as on a VMX without guest_rpc.rpci.auth.cmd.info-set
+        # (guest/vmware-rpctool.rs), and the host logs every caller's RPC.
+        chmod 0777 "$scn_dir/disk/host/guestinfo"
+        install -m 0666 /dev/null "$scn_dir/disk/results/rpc.log"
         scenario_prepare
         mkfs.ext4 -q -F -L vmtest -d "$scn_dir/disk" "$scn_dir/test.img" 64M >/dev/null
         qemu-img create -q -f qcow2 -b "$work/images/$image.raw" -F raw "$scn_dir/disk.qcow2"

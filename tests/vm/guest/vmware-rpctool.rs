@@ -9,6 +9,11 @@
 //!
 //! Host state lives on the test disk, as the VMX keeps it across guest reboots:
 //!   /vmtest/host/guestinfo/<key>   guestinfo.* values (info-get reads, info-set writes)
+//!
+//! Any guest user may read and set any key, as on a VMX without
+//! `guest_rpc.rpci.auth.cmd.info-set` / `info-get` (docs/security.md): the runner makes
+//! the store directory world-writable and `rpc.log` world-appendable, and a set writes a
+//! new file and renames it over the key, so a user replaces even a key the host (root) set.
 
 use std::fs;
 use std::io::Write;
@@ -102,7 +107,14 @@ fn main() {
         if !valid_key(key) {
             fail(&rpc, "Invalid key")
         }
-        if fs::write(format!("{STORE}/{key}"), value).is_err() {
+        // A new file renamed over the old one: the caller needs the directory's write
+        // permission only, not the file's (the VMX does not care who set a key).
+        let tmp = format!("{STORE}/.{key}.{}.tmp", std::process::id());
+        if fs::write(&tmp, value)
+            .and_then(|()| fs::rename(&tmp, format!("{STORE}/{key}")))
+            .is_err()
+        {
+            let _ = fs::remove_file(&tmp);
             fail(&rpc, "Could not set")
         }
         ok(&rpc, "")

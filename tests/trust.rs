@@ -1,0 +1,507 @@
+//! The trust boundary of docs/security.md, on scratch roots with the `--guestinfo-dir`
+//! host: guestinfo and the OVF environment customize a new VM, not the same one again.
+//! Each test names the threat (T-number in docs/security.md) it covers.
+
+mod support;
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+use support::vm::Vm;
+use support::{example, ovf_env};
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// What a local user's forged guestinfo metadata would do: a new instance-id, a host
+/// name, an SSH key for root.
+const EVIL_METADATA: &str = "instance-id: evil-1\nlocal-hostname: pwned\n\
+public-keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEvilEvilEvilEvilEvilEvilEvilEvilEvilEvil evil@guest\n";
+
+/// User-data that, run as root, leaves a file next to itself.
+const EVIL_USERDATA: &str = "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/pwned\"\n";
+
+/// The message the early stage logs on the same VM instead of reading guestinfo.
+const NOT_READ: &str = "guestinfo is not read this boot";
+
+fn boot(vm: &Vm) -> (Output, Output) {
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    (early, late)
+}
+
+/// Forgets the RPCs recorded so far (the host's log of this VM).
+fn clear_rpcs(vm: &Vm) {
+    let _ = fs::remove_file(vm.host.path().join("rpc.log"));
+}
+
+/// A local user's `vmware-rpctool "info-set KEY VALUE"`, as the fake host stores it.
+fn user_sets(vm: &Vm, key: &str, value: &str) {
+    fs::write(vm.host.path().join(key), value).unwrap();
+}
+
+fn shadow(vm: &Vm) -> String {
+    fs::read_to_string(vm.path("/etc/shadow")).unwrap()
+}
+
+fn instance_dirs(vm: &Vm) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(vm.path("/var/lib/vmcust/instances"))
+        .map(|rd| {
+            rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+fn detect(vm: &Vm) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["detect", "--format", "json", "--root"])
+        .arg(vm.root.path())
+        .arg("--guestinfo-dir")
+        .arg(vm.host.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn status(vm: &Vm) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["status", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap();
+    (out.status.code(), text(&out.stdout))
+}
+
+/// The second boot of an already customized VM after a local user wrote `keys`: nothing
+/// changes, no call reaches the host, the log says why, detect calls it refused.
+fn forged_guestinfo_changes_nothing(vm: &Vm, keys: &[(&str, &str)], refused_id: &str) {
+    let before = vm.state();
+    let shadow_before = shadow(vm);
+    let instances_before = instance_dirs(vm);
+    clear_rpcs(vm);
+    for (k, v) in keys {
+        user_sets(vm, k, v);
+    }
+    let (early, _late) = boot(vm);
+    assert_eq!(
+        vm.rpcs(),
+        Vec::<String>::new(),
+        "no call to the host at all"
+    );
+    assert!(
+        text(&early.stderr).contains(NOT_READ),
+        "{}",
+        text(&early.stderr)
+    );
+    assert_eq!(vm.state(), before, "the root is unchanged");
+    assert_eq!(shadow(vm), shadow_before);
+    assert_eq!(instance_dirs(vm), instances_before);
+    assert!(
+        !vm.path("/root/.ssh/authorized_keys").exists() || {
+            let keys = fs::read_to_string(vm.path("/root/.ssh/authorized_keys")).unwrap();
+            !keys.contains("evil@guest")
+        }
+    );
+    let d = detect(vm);
+    assert_eq!(d["trust"]["verdict"], "refused", "{d:#}");
+    assert_eq!(d["trust"]["instance_id"], refused_id, "{d:#}");
+}
+
+// threat T2: a VM first customized by a vSphere spec; a local user then sets guestinfo
+// metadata (new instance-id, SSH key) and user-data.
+#[test]
+fn t2_vsphere_customized_vm_ignores_user_set_guestinfo() {
+    let vm = Vm::new();
+    vm.hand_over(
+        &fs::read_to_string(example("dhcp.cfg")).unwrap(),
+        &[("nics.txt", "0")],
+    );
+    boot(&vm);
+    assert!(vm.final_state().unwrap().contains(" 5 0 "));
+    // The vSphere customization recorded the product UUID it was applied on.
+    let recorded: Vec<String> = instance_dirs(&vm)
+        .iter()
+        .filter_map(|d| {
+            fs::read_to_string(vm.path(&format!("/var/lib/vmcust/instances/{d}/vm-uuid"))).ok()
+        })
+        .collect();
+    assert_eq!(recorded, ["4217e0a1-6c2b-9d7e-51a0-3b9f2c1d8e44\n"]);
+    forged_guestinfo_changes_nothing(
+        &vm,
+        &[
+            ("guestinfo.metadata", EVIL_METADATA),
+            ("guestinfo.userdata", EVIL_USERDATA),
+        ],
+        "evil-1",
+    );
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "build-agent-17\n"
+    );
+}
+
+// threat T2: a VM deployed from guestinfo whose keys were redacted after use; a local
+// user writes new ones.
+#[test]
+fn t2_guestinfo_deployed_vm_ignores_user_set_guestinfo_after_redaction() {
+    let vm = Vm::new();
+    user_sets(
+        &vm,
+        "guestinfo.metadata",
+        "instance-id: gi-1\nlocal-hostname: gi-host\nredact: [metadata, userdata]\n",
+    );
+    user_sets(
+        &vm,
+        "guestinfo.userdata",
+        "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/ran\"\n",
+    );
+    boot(&vm);
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "gi-host\n"
+    );
+    assert_eq!(
+        fs::read_to_string(vm.host.path().join("guestinfo.metadata")).unwrap(),
+        "---"
+    );
+    forged_guestinfo_changes_nothing(
+        &vm,
+        &[
+            ("guestinfo.metadata", EVIL_METADATA),
+            ("guestinfo.userdata", EVIL_USERDATA),
+        ],
+        "evil-1",
+    );
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "gi-host\n"
+    );
+    let ran = vm.path("/var/lib/vmcust/instances/gi-1/ran");
+    assert_eq!(fs::read_to_string(ran).unwrap(), "ran\n", "user-data once");
+}
+
+// threat T3: a VM deployed from guestinfo.ovfEnv; a local user writes an OVF environment
+// with a new instance-id and a `password` that would replace root's.
+#[test]
+fn t3_ovfenv_deployed_vm_ignores_user_set_ovfenv_password() {
+    let vm = Vm::new();
+    user_sets(
+        &vm,
+        "guestinfo.ovfEnv",
+        &ovf_env(&[("instance-id", "ovf-1"), ("hostname", "from-ovfenv")]),
+    );
+    boot(&vm);
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "from-ovfenv\n"
+    );
+    forged_guestinfo_changes_nothing(
+        &vm,
+        &[(
+            "guestinfo.ovfEnv",
+            &ovf_env(&[
+                ("instance-id", "ovf-evil"),
+                ("hostname", "pwned"),
+                ("password", "hunter2-evil"),
+                ("public-keys", "ssh-ed25519 AAAAC3Nza evil@guest"),
+            ]),
+        )],
+        "ovf-evil",
+    );
+}
+
+// threat T5: a real clone (another product UUID) is still customized from guestinfo,
+// and records the UUID it was customized on; the clone's next boot is the same VM again.
+#[test]
+fn t5_a_clone_is_still_customized_from_guestinfo() {
+    let vm = Vm::new();
+    user_sets(
+        &vm,
+        "guestinfo.metadata",
+        "instance-id: gi-1\nlocal-hostname: first\n",
+    );
+    boot(&vm);
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "first\n"
+    );
+    fs::write(
+        vm.path("/sys/class/dmi/id/product_uuid"),
+        "4217E0A1-0000-0000-0000-00000000C10E\n",
+    )
+    .unwrap();
+    user_sets(
+        &vm,
+        "guestinfo.metadata",
+        "instance-id: clone-1\nlocal-hostname: clone\n",
+    );
+    let (early, _) = boot(&vm);
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "clone\n",
+        "{}",
+        text(&early.stderr)
+    );
+    assert_eq!(
+        fs::read_to_string(vm.path("/var/lib/vmcust/instances/clone-1/vm-uuid")).unwrap(),
+        "4217e0a1-0000-0000-0000-00000000c10e\n"
+    );
+    assert_eq!(
+        fs::read_to_string(vm.path("/var/lib/vmcust/boot-identity")).unwrap(),
+        "4217e0a1-0000-0000-0000-00000000c10e\n"
+    );
+    forged_guestinfo_changes_nothing(&vm, &[("guestinfo.metadata", EVIL_METADATA)], "evil-1");
+}
+
+// threat T2: a VM customized before whose product UUID cannot be read is not taken for a
+// new one (fail closed).
+#[test]
+fn t2_unreadable_product_uuid_fails_closed() {
+    let vm = Vm::new();
+    user_sets(
+        &vm,
+        "guestinfo.metadata",
+        "instance-id: gi-1\nlocal-hostname: first\n",
+    );
+    boot(&vm);
+    fs::remove_file(vm.path("/sys/class/dmi/id/product_uuid")).unwrap();
+    forged_guestinfo_changes_nothing(&vm, &[("guestinfo.metadata", EVIL_METADATA)], "evil-1");
+}
+
+fn ovf_iso(vm: &Vm, props: &[(&str, &str)]) {
+    let dir = tempfile::tempdir().unwrap();
+    let content = dir.path().join("content");
+    fs::create_dir(&content).unwrap();
+    fs::write(content.join("ovf-env.xml"), ovf_env(props)).unwrap();
+    let iso = dir.path().join("ovf.iso");
+    let made = Command::new("xorriso")
+        .args(["-as", "mkisofs", "-quiet", "-J", "-R", "-o"])
+        .arg(&iso)
+        .arg(&content)
+        .status()
+        .expect("xorriso is installed (scripts/test-packages.txt)");
+    assert!(made.success());
+    fs::create_dir_all(vm.path("/dev")).unwrap();
+    fs::copy(&iso, vm.path("/dev/sr0")).unwrap();
+}
+
+// threat T4: the OVF CD of the same VM changed to carry a new instance (someone who may
+// change the VM's devices): refused with a warning, recorded, shown by status as
+// degraded, and forgotten once the CD no longer carries it.
+#[test]
+fn t4_a_changed_ovf_cd_on_the_same_vm_is_refused_and_status_says_so() {
+    let vm = Vm::new();
+    ovf_iso(&vm, &[("instance-id", "cd-1"), ("hostname", "from-cd")]);
+    boot(&vm);
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "from-cd\n"
+    );
+    assert_eq!(status(&vm).0, Some(0));
+
+    ovf_iso(
+        &vm,
+        &[
+            ("instance-id", "cd-2"),
+            ("hostname", "pwned"),
+            ("password", "hunter2-evil"),
+        ],
+    );
+    let before = vm.state();
+    clear_rpcs(&vm);
+    let (early, _) = boot(&vm);
+    let log = text(&early.stderr);
+    assert!(
+        log.contains("warning: nothing was changed: refused: new instance cd-2"),
+        "{log}"
+    );
+    assert!(!log.contains("hunter2"), "no secret in the log: {log}");
+    assert_eq!(vm.state(), before);
+    assert_eq!(vm.rpcs(), Vec::<String>::new());
+    let (code, out) = status(&vm);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(out.contains("trust: refused: new instance cd-2"), "{out}");
+    assert!(out.contains("health: degraded"), "{out}");
+    let d = detect(&vm);
+    assert_eq!(d["trust"]["verdict"], "refused", "{d:#}");
+
+    fs::remove_file(vm.path("/dev/sr0")).unwrap();
+    boot(&vm);
+    let (code, out) = status(&vm);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(!out.contains("refused"), "{out}");
+}
+
+// threat T8: a VM customized before, booting again with nothing handed over, asks
+// nothing of the host. A VM never customized does read guestinfo at each boot (threat T10:
+// that is how its first customization arrives).
+#[test]
+fn t8_customized_vm_with_nothing_handed_over_makes_no_call() {
+    let vm = Vm::new();
+    boot(&vm);
+    clear_rpcs(&vm);
+    boot(&vm);
+    assert!(
+        vm.rpcs()
+            .iter()
+            .any(|r| r.starts_with("info-get guestinfo.metadata")),
+        "never customized: guestinfo is read: {:?}",
+        vm.rpcs()
+    );
+    ovf_iso(&vm, &[("instance-id", "cd-1"), ("hostname", "from-cd")]);
+    boot(&vm);
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "from-cd\n"
+    );
+    for _ in 0..2 {
+        clear_rpcs(&vm);
+        boot(&vm);
+        assert_eq!(vm.rpcs(), Vec::<String>::new());
+    }
+}
+
+// threat T6: `[trust] recustomize_same_vm = true` (for a host that closed the door)
+// re-opens same-VM re-customization from guestinfo.
+#[test]
+fn t6_recustomize_same_vm_reopens_guestinfo() {
+    let vm = Vm::new();
+    vm.settings("[trust]\nrecustomize_same_vm = true\n");
+    user_sets(
+        &vm,
+        "guestinfo.metadata",
+        "instance-id: gi-1\nlocal-hostname: first\n",
+    );
+    boot(&vm);
+    user_sets(
+        &vm,
+        "guestinfo.metadata",
+        "instance-id: gi-2\nlocal-hostname: second\n",
+    );
+    let (early, _) = boot(&vm);
+    assert!(!text(&early.stderr).contains(NOT_READ));
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "second\n"
+    );
+    assert_eq!(instance_dirs(&vm), ["gi-1", "gi-2"]);
+}
+
+// threat T6: `[trust] sources` switches each source off, on a new VM: no read of a source
+// that is off (no RPC for guestinfo), nothing applied from it.
+#[test]
+fn t6_sources_switch_each_source_off() {
+    struct Case {
+        sources: &'static str,
+        /// Which of (imc, ovf, guestinfo) is offered.
+        offered: &'static str,
+        applied: bool,
+    }
+    let cases = [
+        Case {
+            sources: "ovf, guestinfo",
+            offered: "imc",
+            applied: false,
+        },
+        Case {
+            sources: "imc, ovf",
+            offered: "guestinfo",
+            applied: false,
+        },
+        Case {
+            sources: "imc, guestinfo",
+            offered: "ovf",
+            applied: false,
+        },
+        Case {
+            sources: "none",
+            offered: "guestinfo",
+            applied: false,
+        },
+        Case {
+            sources: "guestinfo",
+            offered: "guestinfo",
+            applied: true,
+        },
+        Case {
+            sources: "ovf",
+            offered: "ovf",
+            applied: true,
+        },
+        Case {
+            sources: "imc",
+            offered: "imc",
+            applied: true,
+        },
+    ];
+    for c in cases {
+        let vm = Vm::new();
+        vm.settings(&format!("[trust]\nsources = {}\n", c.sources));
+        match c.offered {
+            "imc" => vm.hand_over(
+                "[NETWORK]\nHOSTNAME = offered\n[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\n\
+                 MACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n",
+                &[],
+            ),
+            "ovf" => ovf_iso(&vm, &[("instance-id", "o-1"), ("hostname", "offered")]),
+            _ => user_sets(
+                &vm,
+                "guestinfo.metadata",
+                "instance-id: g-1\nlocal-hostname: offered\n",
+            ),
+        }
+        let early = vm.run("early");
+        assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+        let hostname = fs::read_to_string(vm.path("/etc/hostname")).unwrap();
+        assert_eq!(
+            hostname == "offered\n",
+            c.applied,
+            "sources = {}, offered {}: {}",
+            c.sources,
+            c.offered,
+            text(&early.stderr)
+        );
+        if !c.sources.contains("guestinfo") {
+            assert!(
+                !vm.rpcs().iter().any(|r| r.starts_with("info-get ")),
+                "sources = {}: {:?}",
+                c.sources,
+                vm.rpcs()
+            );
+        }
+    }
+}
+
+/// The threat model names every test of this file, and this file names only threats
+/// the model lists: docs and tests cannot drift apart silently.
+#[test]
+fn security_md_lists_the_tests_of_each_threat() {
+    let doc =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/security.md")).unwrap();
+    let me =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/trust.rs")).unwrap();
+    let names: Vec<&str> = me
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("fn t"))
+        .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|rest| rest.split('(').next())
+        .collect();
+    assert!(names.len() >= 8, "{names:?}");
+    for n in names {
+        let name = format!("t{n}");
+        assert!(doc.contains(&name), "docs/security.md does not list {name}");
+        let threat = name[1..].split('_').next().unwrap();
+        assert!(
+            doc.contains(&format!("| T{threat} |")),
+            "docs/security.md has no row for T{threat} ({name})"
+        );
+    }
+}
