@@ -18,7 +18,7 @@ fn text(b: &[u8]) -> String {
 /// What a local user's forged guestinfo metadata would do: a new instance-id, a host
 /// name, an SSH key for root.
 const EVIL_METADATA: &str = "instance-id: evil-1\nlocal-hostname: pwned\n\
-public-keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEvilEvilEvilEvilEvilEvilEvilEvilEvilEvil evil@guest\n";
+public-keys: ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f evil@guest\n";
 
 /// User-data that, run as root, leaves a file next to itself.
 const EVIL_USERDATA: &str = "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/pwned\"\n";
@@ -211,7 +211,7 @@ fn t3_ovfenv_deployed_vm_ignores_user_set_ovfenv_password() {
                 ("instance-id", "ovf-evil"),
                 ("hostname", "pwned"),
                 ("password", "hunter2-evil"),
-                ("public-keys", "ssh-ed25519 AAAAC3Nza evil@guest"),
+                ("public-keys", "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f evil@guest"),
             ]),
         )],
         "ovf-evil",

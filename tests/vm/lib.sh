@@ -256,7 +256,7 @@ ovf_iso() {
 userdata_script='#!/bin/sh
 echo "ran $(cut -d" " -f1 /proc/uptime)" >>/var/lib/vmtest-userdata-runs
 '
-test_ssh_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdA vmtest@host"
+test_ssh_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdHZtdGVzdHZt vmtest@host"
 
 # The OVF environment the OVF ISO scenarios share (ovf-iso, ovf-iso-late-cd,
 # cloud-init-ovf): host name, SSH key, a netplan v2 network-config and the user-data script.

@@ -8,7 +8,7 @@
 # user can on VMware by default; boot 2 (the same VM) changes nothing and says why.
 stack=networkd
 describe="a non-root user sets guestinfo (new instance-id, SSH key, user-data, ovfEnv) and reboots: nothing changes, no guestinfo read on boot 2, the log says why"
-evil_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEV2aWxFdmlsRXZpbEV2aWxFdmlsRXZpbEV2aWw evil@guest"
+evil_key="ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEV2aWxFdmlsRXZpbEV2aWxFdmlsRXZpbEV2aWxFdmls evil@guest"
 scenario_prepare() {
     local g=$scn_dir/disk/host/guestinfo
     cat >"$g/guestinfo.metadata" <<'META'
