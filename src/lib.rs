@@ -21,6 +21,7 @@ pub mod process;
 pub mod report;
 pub mod root;
 pub mod scripts;
+pub mod selinux;
 pub mod settings;
 pub mod source;
 pub(crate) mod yaml;
