@@ -269,6 +269,15 @@ impl Root {
         self.label_new(real, kind)
     }
 
+    /// Labels the regular file `new` (a host path inside the root, made by another tool
+    /// to be renamed over `real`) as [`Root::label_replacing`] says for `real`.
+    pub fn label_for_rename(&self, new: &Path, real: &Path) -> io::Result<()> {
+        match self.label_replacing(real, Kind::File)? {
+            Some(label) => selinux::xattr::set_path(new, &label),
+            None => Ok(()),
+        }
+    }
+
     /// The label the root's policy gives a new `kind` at `real` (a host path inside the
     /// root); `None` without a policy. The policy is read on the first call.
     pub fn label_new(&self, real: &Path, kind: Kind) -> io::Result<Option<Vec<u8>>> {

@@ -86,6 +86,17 @@ const LOOKUPS: &[Row] = &[
     // `-l` lines are for symlinks.
     ("/etc/localtime", Kind::Symlink, Some("locale_t")),
     ("/etc/localtime", Kind::File, Some("etc_t")),
+    (
+        "/etc/ssh/ssh_host_ed25519_key",
+        Kind::File,
+        Some("sshd_key_t"),
+    ),
+    (
+        "/etc/ssh/ssh_host_ed25519_key.pub",
+        Kind::File,
+        Some("sshd_key_t"),
+    ),
+    ("/etc/ssh/sshd_config", Kind::File, Some("etc_t")),
     // `<<none>>`: no label.
     ("/tmp/x", Kind::File, None),
     ("/etc/vmcust-unlabelled", Kind::File, None),
@@ -363,6 +374,44 @@ fn the_policy_is_read_only_when_a_label_is_needed() {
         "{err}"
     );
     assert!(!d.join("etc/adjtime").exists());
+}
+
+/// Fresh SSH host keys (made by ssh-keygen, renamed over the template's) keep the old
+/// keys' labels, or get the policy's: sshd cannot read a key labelled otherwise.
+#[test]
+fn fresh_host_keys_keep_the_label_of_the_old_ones() {
+    if !labels_settable() {
+        return;
+    }
+    let dir = policy_root();
+    let d = dir.path();
+    let ssh = d.join("etc/ssh");
+    fs::create_dir_all(&ssh).unwrap();
+    for t in ["ed25519", "ecdsa"] {
+        let key = ssh.join(format!("ssh_host_{t}_key"));
+        let ok = Command::new("ssh-keygen")
+            .args(["-q", "-N", "", "-t", t, "-f"])
+            .arg(&key)
+            .status()
+            .expect("ssh-keygen must be installed (apt-get install openssh-client)");
+        assert!(ok.success());
+    }
+    let old = ssh.join("ssh_host_ed25519_key");
+    xattr::set_path(&old, &ctx("custom_key_t")).unwrap();
+    xattr::set_path(&old.with_extension("pub"), &ctx("custom_pub_t")).unwrap();
+    let before = fs::read(&old).unwrap();
+    let root = Root::new(d).unwrap();
+    vmcust::hygiene::refresh_host_keys(&root).unwrap();
+    assert_ne!(fs::read(&old).unwrap(), before, "a fresh key");
+    let rows = [
+        ("ssh_host_ed25519_key", "custom_key_t"),
+        ("ssh_host_ed25519_key.pub", "custom_pub_t"),
+        ("ssh_host_ecdsa_key", "sshd_key_t"),
+        ("ssh_host_ecdsa_key.pub", "sshd_key_t"),
+    ];
+    for (name, want) in rows {
+        assert_eq!(type_of(&ssh.join(name)).as_deref(), Some(want), "{name}");
+    }
 }
 
 /// Labels of every path under `dir` (not following symlinks).
