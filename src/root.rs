@@ -243,19 +243,25 @@ impl Root {
     /// `path` is replaced, never written through. An existing file's owner is kept.
     pub fn write_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
         let (dir, real) = self.prepare_parent(path)?;
-        let owner = fs::symlink_metadata(&real)
-            .ok()
+        let meta = fs::symlink_metadata(&real).ok();
+        let owner = meta
+            .as_ref()
             .filter(|m| m.is_file())
             .map(|m| (m.uid(), m.gid()));
-        let label = self.label_replacing(&real, Kind::File)?;
+        let label = self.label_replacing(&real, meta.as_ref(), Kind::File)?;
         write_atomic(&dir, &real, contents, mode, owner, label.as_deref())
     }
 
     /// The label for what is written at `real` (a host path inside the root) as a
-    /// `kind`: the label of what is there if it is of that kind and has one, else the
-    /// one the root's policy gives the path (none without a policy).
-    pub fn label_replacing(&self, real: &Path, kind: Kind) -> io::Result<Option<Vec<u8>>> {
-        let same_kind = fs::symlink_metadata(real).is_ok_and(|m| match kind {
+    /// `kind`: the label of what is there (`meta`, from `lstat`) if it is of that kind
+    /// and has one, else the one the root's policy gives the path (none without a policy).
+    fn label_replacing(
+        &self,
+        real: &Path,
+        meta: Option<&fs::Metadata>,
+        kind: Kind,
+    ) -> io::Result<Option<Vec<u8>>> {
+        let same_kind = meta.is_some_and(|m| match kind {
             Kind::File => m.is_file(),
             Kind::Symlink => m.file_type().is_symlink(),
             Kind::Dir => m.is_dir(),
@@ -272,7 +278,8 @@ impl Root {
     /// Labels the regular file `new` (a host path inside the root, made by another tool
     /// to be renamed over `real`) as [`Root::label_replacing`] says for `real`.
     pub fn label_for_rename(&self, new: &Path, real: &Path) -> io::Result<()> {
-        match self.label_replacing(real, Kind::File)? {
+        let meta = fs::symlink_metadata(real).ok();
+        match self.label_replacing(real, meta.as_ref(), Kind::File)? {
             Some(label) => selinux::xattr::set_path(new, &label),
             None => Ok(()),
         }
@@ -280,34 +287,37 @@ impl Root {
 
     /// The label the root's policy gives a new `kind` at `real` (a host path inside the
     /// root); `None` without a policy. The policy is read on the first call.
-    pub fn label_new(&self, real: &Path, kind: Kind) -> io::Result<Option<Vec<u8>>> {
+    fn label_new(&self, real: &Path, kind: Kind) -> io::Result<Option<Vec<u8>>> {
         let inside = Path::new("/").join(real.strip_prefix(&self.dir).unwrap_or(real));
         self.labels.label_for(self, &inside, kind)
     }
 
-    /// Creates `real_dir` (a host path inside the root) and its missing parents, each
+    /// Creates `real_dir` (a host path inside the root) and its missing parents as
+    /// `create_dir_all` would (one `mkdir` when it exists), each directory it makes
     /// labelled as the root's policy says.
     fn create_dirs(&self, real_dir: &Path) -> io::Result<()> {
-        let mut missing = Vec::new();
-        let mut dir = Some(real_dir);
-        while let Some(d) = dir.filter(|d| d.starts_with(&self.dir)) {
-            match fs::symlink_metadata(d) {
-                Err(e) if e.kind() == io::ErrorKind::NotFound => missing.push(d),
-                _ => break,
+        match fs::create_dir(real_dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && real_dir.is_dir() => {
+                return Ok(())
             }
-            dir = d.parent();
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let parent = real_dir
+                    .parent()
+                    .filter(|p| p.starts_with(&self.dir))
+                    .ok_or(e)?;
+                self.create_dirs(parent)?;
+                match fs::create_dir(real_dir) {
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+                    other => other?,
+                }
+            }
+            Err(e) => return Err(e),
         }
-        for d in missing.into_iter().rev() {
-            match fs::DirBuilder::new().create(d) {
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-                other => other?,
-            }
-            if let Some(label) = self.label_new(d, Kind::Dir)? {
-                selinux::xattr::set_path(d, &label)?;
-            }
+        match self.label_new(real_dir, Kind::Dir)? {
+            Some(label) => selinux::xattr::set_path(real_dir, &label),
+            None => Ok(()),
         }
-        // Whatever is left (a symlink to a directory, say) as create_dir_all would.
-        fs::create_dir_all(real_dir)
     }
 
     /// Owner, group and permission bits of what is at `path` (a final symlink is not
@@ -372,7 +382,8 @@ impl Root {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        let label = self.label_replacing(&real, Kind::File)?;
+        let label =
+            self.label_replacing(&real, fs::symlink_metadata(&real).ok().as_ref(), Kind::File)?;
         write_atomic(
             &real_dir,
             &real,
@@ -386,7 +397,11 @@ impl Root {
     /// Makes `path` a symlink to `target` atomically (replacing whatever is there).
     pub fn symlink(&self, path: &Path, target: &Path) -> io::Result<()> {
         let (dir, real) = self.prepare_parent(path)?;
-        let label = self.label_replacing(&real, Kind::Symlink)?;
+        let label = self.label_replacing(
+            &real,
+            fs::symlink_metadata(&real).ok().as_ref(),
+            Kind::Symlink,
+        )?;
         let tmp = temp_name(&real);
         let result = std::os::unix::fs::symlink(target, &tmp).and_then(|()| {
             if let Some(label) = &label {
