@@ -14,9 +14,14 @@ const MAX_LABEL_BYTES: usize = 4096;
 /// A label as the filesystem stores it (usually NUL-terminated context text).
 pub type Label = Vec<u8>;
 
-fn none_if_absent(result: rustix::io::Result<usize>, buf: &[u8]) -> io::Result<Option<Label>> {
-    match result {
-        Ok(n) => Ok(Some(buf[..n].to_vec())),
+/// `get` into a buffer that is not zeroed first (this runs once per written file on
+/// every boot); `None` when there is no label.
+fn read_label(
+    get: impl FnOnce(rustix::buffer::SpareCapacity<'_, u8>) -> rustix::io::Result<usize>,
+) -> io::Result<Option<Label>> {
+    let mut buf = Vec::with_capacity(MAX_LABEL_BYTES);
+    match get(rustix::buffer::spare_capacity(&mut buf)) {
+        Ok(_) => Ok(Some(buf)),
         // No label, or a filesystem without extended attributes.
         Err(rustix::io::Errno::NODATA | rustix::io::Errno::OPNOTSUPP) => Ok(None),
         Err(rustix::io::Errno::RANGE) => Err(io::Error::other(format!(
@@ -28,14 +33,7 @@ fn none_if_absent(result: rustix::io::Result<usize>, buf: &[u8]) -> io::Result<O
 
 /// The label of what is at `path`, not following a final symlink; `None` if it has none.
 pub fn get_path(path: &Path) -> io::Result<Option<Label>> {
-    let mut buf = [0u8; MAX_LABEL_BYTES];
-    none_if_absent(rustix::fs::lgetxattr(path, NAME, &mut buf[..]), &buf)
-}
-
-/// The label of an open file; `None` if it has none.
-pub fn get_fd(fd: impl AsFd) -> io::Result<Option<Label>> {
-    let mut buf = [0u8; MAX_LABEL_BYTES];
-    none_if_absent(rustix::fs::fgetxattr(fd, NAME, &mut buf[..]), &buf)
+    read_label(|buf| rustix::fs::lgetxattr(path, NAME, buf))
 }
 
 /// Labels an open file.
