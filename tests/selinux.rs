@@ -520,3 +520,70 @@ fn a_customization_keeps_labels_and_a_failure_puts_them_back() {
     }
     assert!(finished && failures >= 5, "{failures} actions");
 }
+
+/// Every path of a root labelled by the real `setfiles -F` (policycoreutils, with the
+/// root's own policy) has the label our lookup gives it. Needs such a root, so it is
+/// `--ignored`: `VMCUST_SELINUX_LABELLED_ROOT=DIR cargo test --test selinux -- --ignored`
+/// (docs/selinux.md says how one was made from Debian's selinux-policy-default).
+#[test]
+#[ignore]
+fn lookups_agree_with_setfiles_on_a_real_policy() {
+    let dir = PathBuf::from(
+        std::env::var_os("VMCUST_SELINUX_LABELLED_ROOT")
+            .expect("VMCUST_SELINUX_LABELLED_ROOT names a root labelled by setfiles -F"),
+    );
+    let root = Root::new(&dir).unwrap();
+    let labeler = Labeler::new();
+    assert!(
+        labeler.has_policy(&root).unwrap(),
+        "{} has no policy",
+        dir.display()
+    );
+    let (mut checked, mut wrong) = (0, Vec::new());
+    let mut stack = vec![dir.clone()];
+    while let Some(p) = stack.pop() {
+        let meta = fs::symlink_metadata(&p).unwrap();
+        let t = meta.file_type();
+        use std::os::unix::fs::FileTypeExt as _;
+        let kind = if t.is_dir() {
+            Kind::Dir
+        } else if t.is_symlink() {
+            Kind::Symlink
+        } else if t.is_file() {
+            Kind::File
+        } else if t.is_char_device() {
+            Kind::Char
+        } else if t.is_block_device() {
+            Kind::Block
+        } else if t.is_fifo() {
+            Kind::Fifo
+        } else {
+            Kind::Socket
+        };
+        let inside = Path::new("/").join(p.strip_prefix(&dir).unwrap());
+        let want = xattr::get_path(&p).unwrap();
+        let got = labeler.label_for(&root, &inside, kind).unwrap();
+        checked += 1;
+        if got != want {
+            wrong.push(format!(
+                "{} ({kind:?}): setfiles {:?}, vmcust {:?}",
+                inside.display(),
+                want.map(|l| String::from_utf8_lossy(&l).into_owned()),
+                got.map(|l| String::from_utf8_lossy(&l).into_owned()),
+            ));
+        }
+        if t.is_dir() {
+            for e in fs::read_dir(&p).unwrap() {
+                stack.push(e.unwrap().path());
+            }
+        }
+    }
+    eprintln!("{checked} paths checked");
+    assert!(checked > 1000, "{checked} paths: not a real root");
+    assert!(
+        wrong.is_empty(),
+        "{} of {checked} differ:\n{}",
+        wrong.len(),
+        wrong[..wrong.len().min(30)].join("\n")
+    );
+}
