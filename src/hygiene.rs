@@ -277,6 +277,11 @@ pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
             .with_context(|| format!("setting the owner of {}", new_key.display()))?;
         std::fs::set_permissions(&new_pub, std::fs::Permissions::from_mode(0o644))
             .with_context(|| format!("setting the mode of {}", new_pub.display()))?;
+        // The old keys' SELinux labels (sshd_key_t on RHEL), or the root's policy's.
+        for (new, old) in [(&new_key, &host_key), (&new_pub, &host_pub)] {
+            root.label_for_rename(new, old)
+                .with_context(|| format!("labelling {}", new.display()))?;
+        }
         std::fs::rename(&new_pub, &host_pub)
             .with_context(|| format!("replacing {}", pub_key.display()))?;
         std::fs::rename(&new_key, &host_key)

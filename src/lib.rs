@@ -22,6 +22,7 @@ pub mod process;
 pub mod report;
 pub mod root;
 pub mod scripts;
+pub mod selinux;
 pub mod settings;
 pub mod source;
 pub mod timings;

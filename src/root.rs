@@ -4,7 +4,9 @@
 //! Every path is resolved inside the root: `..` stops at the root and absolute symlink
 //! targets are read relative to it, so a hostile or simply foreign image can never make
 //! vmcust read or write outside it. Writes are atomic: temp file in the same directory,
-//! mode set, fsync, rename, fsync of the directory.
+//! mode set, fsync, rename, fsync of the directory. What is written keeps or gets its
+//! SELinux label (src/selinux): a replaced file's label is copied onto the temp file before
+//! the rename, and anything created gets the label the root's policy gives its path.
 
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions, Permissions};
@@ -14,6 +16,8 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsE
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+use crate::selinux::{self, Kind, Labeler};
 
 /// Symlinks followed while resolving one path before giving up (as Linux's MAXSYMLINKS).
 const MAX_SYMLINKS: usize = 40;
@@ -45,6 +49,8 @@ pub struct Root {
     dir: PathBuf,
     /// The root directory, open for `openat2` lookups beneath it.
     handle: Arc<OwnedFd>,
+    /// The root's SELinux policy, read when a label is first needed.
+    labels: Arc<Labeler>,
 }
 
 impl Root {
@@ -61,6 +67,7 @@ impl Root {
         Ok(Root {
             dir,
             handle: Arc::new(handle),
+            labels: Arc::new(Labeler::new()),
         })
     }
 
@@ -236,11 +243,81 @@ impl Root {
     /// `path` is replaced, never written through. An existing file's owner is kept.
     pub fn write_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
         let (dir, real) = self.prepare_parent(path)?;
-        let owner = fs::symlink_metadata(&real)
-            .ok()
+        let meta = fs::symlink_metadata(&real).ok();
+        let owner = meta
+            .as_ref()
             .filter(|m| m.is_file())
             .map(|m| (m.uid(), m.gid()));
-        write_atomic(&dir, &real, contents, mode, owner)
+        let label = self.label_replacing(&real, meta.as_ref(), Kind::File)?;
+        write_atomic(&dir, &real, contents, mode, owner, label.as_deref())
+    }
+
+    /// The label for what is written at `real` (a host path inside the root) as a
+    /// `kind`: the label of what is there (`meta`, from `lstat`) if it is of that kind
+    /// and has one, else the one the root's policy gives the path (none without a policy).
+    fn label_replacing(
+        &self,
+        real: &Path,
+        meta: Option<&fs::Metadata>,
+        kind: Kind,
+    ) -> io::Result<Option<Vec<u8>>> {
+        let same_kind = meta.is_some_and(|m| match kind {
+            Kind::File => m.is_file(),
+            Kind::Symlink => m.file_type().is_symlink(),
+            Kind::Dir => m.is_dir(),
+            _ => false,
+        });
+        if same_kind {
+            if let Some(label) = selinux::xattr::get_path(real)? {
+                return Ok(Some(label));
+            }
+        }
+        self.label_new(real, kind)
+    }
+
+    /// Labels the regular file `new` (a host path inside the root, made by another tool
+    /// to be renamed over `real`) as [`Root::label_replacing`] says for `real`.
+    pub fn label_for_rename(&self, new: &Path, real: &Path) -> io::Result<()> {
+        let meta = fs::symlink_metadata(real).ok();
+        match self.label_replacing(real, meta.as_ref(), Kind::File)? {
+            Some(label) => selinux::xattr::set_path(new, &label),
+            None => Ok(()),
+        }
+    }
+
+    /// The label the root's policy gives a new `kind` at `real` (a host path inside the
+    /// root); `None` without a policy. The policy is read on the first call.
+    fn label_new(&self, real: &Path, kind: Kind) -> io::Result<Option<Vec<u8>>> {
+        let inside = Path::new("/").join(real.strip_prefix(&self.dir).unwrap_or(real));
+        self.labels.label_for(self, &inside, kind)
+    }
+
+    /// Creates `real_dir` (a host path inside the root) and its missing parents as
+    /// `create_dir_all` would (one `mkdir` when it exists), each directory it makes
+    /// labelled as the root's policy says.
+    fn create_dirs(&self, real_dir: &Path) -> io::Result<()> {
+        match fs::create_dir(real_dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && real_dir.is_dir() => {
+                return Ok(())
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let parent = real_dir
+                    .parent()
+                    .filter(|p| p.starts_with(&self.dir))
+                    .ok_or(e)?;
+                self.create_dirs(parent)?;
+                match fs::create_dir(real_dir) {
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
+                    other => other?,
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        match self.label_new(real_dir, Kind::Dir)? {
+            Some(label) => selinux::xattr::set_path(real_dir, &label),
+            None => Ok(()),
+        }
     }
 
     /// Owner, group and permission bits of what is at `path` (a final symlink is not
@@ -286,6 +363,9 @@ impl Root {
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 fs::DirBuilder::new().mode(dir_mode).create(&real_dir)?;
+                if let Some(label) = self.label_new(&real_dir, Kind::Dir)? {
+                    selinux::xattr::set_path(&real_dir, &label)?;
+                }
             }
             Err(e) => return Err(e),
         }
@@ -302,15 +382,33 @@ impl Root {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
-        write_atomic(&real_dir, &real, contents, mode, Some((uid, gid)))
+        let label =
+            self.label_replacing(&real, fs::symlink_metadata(&real).ok().as_ref(), Kind::File)?;
+        write_atomic(
+            &real_dir,
+            &real,
+            contents,
+            mode,
+            Some((uid, gid)),
+            label.as_deref(),
+        )
     }
 
     /// Makes `path` a symlink to `target` atomically (replacing whatever is there).
     pub fn symlink(&self, path: &Path, target: &Path) -> io::Result<()> {
         let (dir, real) = self.prepare_parent(path)?;
+        let label = self.label_replacing(
+            &real,
+            fs::symlink_metadata(&real).ok().as_ref(),
+            Kind::Symlink,
+        )?;
         let tmp = temp_name(&real);
-        let result =
-            std::os::unix::fs::symlink(target, &tmp).and_then(|()| fs::rename(&tmp, &real));
+        let result = std::os::unix::fs::symlink(target, &tmp).and_then(|()| {
+            if let Some(label) = &label {
+                selinux::xattr::set_path(&tmp, label)?;
+            }
+            fs::rename(&tmp, &real)
+        });
         finish(result, &tmp, &dir)
     }
 
@@ -331,7 +429,7 @@ impl Root {
             .filter(|d| d.starts_with(&self.dir) && real != self.dir)
             .ok_or_else(|| io::Error::other(format!("cannot write {}", path.display())))?
             .to_path_buf();
-        fs::create_dir_all(&dir)?;
+        self.create_dirs(&dir)?;
         let tmp = temp_name(&real);
         match fs::remove_file(&tmp) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
@@ -341,14 +439,15 @@ impl Root {
     }
 }
 
-/// Writes `contents` to a temp file next to `real` with `mode` (and `owner`), syncs it,
-/// renames it over `real` and syncs the directory.
+/// Writes `contents` to a temp file next to `real` with `mode` (and `owner` and SELinux
+/// `label`), syncs it, renames it over `real` and syncs the directory.
 fn write_atomic(
     dir: &Path,
     real: &Path,
     contents: &[u8],
     mode: u32,
     owner: Option<(u32, u32)>,
+    label: Option<&[u8]>,
 ) -> io::Result<()> {
     let tmp = temp_name(real);
     let result = (|| {
@@ -361,6 +460,10 @@ fn write_atomic(
         file.set_permissions(Permissions::from_mode(mode))?;
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::fchown(&file, Some(uid), Some(gid))?;
+        }
+        // Before the rename, so the file is never seen at its path with another label.
+        if let Some(label) = label {
+            selinux::xattr::set_fd(&file, label)?;
         }
         file.write_all(contents)?;
         file.sync_all()?;

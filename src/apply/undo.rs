@@ -1,13 +1,15 @@
 //! Undo records: what a path held before an action changed it, so that a failure later in
-//! the plan can put every file back exactly (contents, mode, owner, symlink target) and
-//! remove every file and directory the plan created.
+//! the plan can put every file back exactly (contents, mode, owner, symlink target,
+//! SELinux label) and remove every file and directory the plan created.
 
 use std::fs::{self, File, OpenOptions, Permissions};
 use std::io::{self, Write as _};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
-/// What was at a path before.
+use crate::selinux::xattr::{self, Label};
+
+/// What was at a path before. `label` is its `security.selinux` attribute, if any.
 #[derive(Debug)]
 enum Before {
     Missing,
@@ -15,14 +17,17 @@ enum Before {
         contents: Vec<u8>,
         mode: u32,
         owner: (u32, u32),
+        label: Option<Label>,
     },
     Symlink {
         target: PathBuf,
         owner: (u32, u32),
+        label: Option<Label>,
     },
     Dir {
         mode: u32,
         owner: (u32, u32),
+        label: Option<Label>,
     },
     /// A device, socket or the like: never written by a plan, left alone.
     Other,
@@ -51,15 +56,21 @@ impl Saved {
                     Before::Symlink {
                         target: fs::read_link(real)?,
                         owner,
+                        label: xattr::get_path(real)?,
                     }
                 } else if m.is_file() {
                     Before::File {
                         contents: fs::read(real)?,
                         mode,
                         owner,
+                        label: xattr::get_path(real)?,
                     }
                 } else if m.is_dir() {
-                    Before::Dir { mode, owner }
+                    Before::Dir {
+                        mode,
+                        owner,
+                        label: xattr::get_path(real)?,
+                    }
                 } else {
                     Before::Other
                 }
@@ -93,29 +104,35 @@ impl Saved {
         };
         let owner = (m.uid(), m.gid());
         let mode = m.mode() & 0o7777;
+        let same_label = |was: &Option<Label>| xattr::get_path(&self.real).is_ok_and(|l| l == *was);
         match &self.before {
             Before::File {
                 contents,
                 mode: was_mode,
                 owner: was_owner,
+                label,
             } => {
                 m.is_file()
                     && mode == *was_mode
                     && owner == *was_owner
+                    && same_label(label)
                     && fs::read(&self.real).is_ok_and(|c| c == *contents)
             }
             Before::Symlink {
                 target,
                 owner: was_owner,
+                label,
             } => {
                 m.file_type().is_symlink()
                     && owner == *was_owner
+                    && same_label(label)
                     && fs::read_link(&self.real).is_ok_and(|t| t == *target)
             }
             Before::Dir {
                 mode: was_mode,
                 owner: was_owner,
-            } => m.is_dir() && mode == *was_mode && owner == *was_owner,
+                label,
+            } => m.is_dir() && mode == *was_mode && owner == *was_owner && same_label(label),
             Before::Missing | Before::Other => false,
         }
     }
@@ -136,17 +153,24 @@ impl Saved {
                 contents,
                 mode,
                 owner,
-            } => replace_with_file(&self.real, contents, *mode, *owner)?,
-            Before::Symlink { target, owner } => {
+                label,
+            } => replace_with_file(&self.real, contents, *mode, *owner, label.as_deref())?,
+            Before::Symlink {
+                target,
+                owner,
+                label,
+            } => {
                 let tmp = temp_name(&self.real);
                 let _ = fs::remove_file(&tmp);
                 std::os::unix::fs::symlink(target, &tmp)?;
                 std::os::unix::fs::lchown(&tmp, Some(owner.0), Some(owner.1))?;
+                put_label(&tmp, label.as_deref())?;
                 fs::rename(&tmp, &self.real)?;
             }
-            Before::Dir { mode, owner } => {
+            Before::Dir { mode, owner, label } => {
                 std::os::unix::fs::lchown(&self.real, Some(owner.0), Some(owner.1))?;
                 fs::set_permissions(&self.real, Permissions::from_mode(*mode))?;
+                put_label(&self.real, label.as_deref())?;
             }
             Before::Other => {}
         }
@@ -172,7 +196,23 @@ fn remove_dir_if_empty(dir: &Path) -> io::Result<()> {
     }
 }
 
-fn replace_with_file(real: &Path, contents: &[u8], mode: u32, owner: (u32, u32)) -> io::Result<()> {
+/// Gives `path` (not following a final symlink) the label it had, or none if it had none.
+fn put_label(path: &Path, label: Option<&[u8]>) -> io::Result<()> {
+    let now = xattr::get_path(path)?;
+    match label {
+        _ if now.as_deref() == label => Ok(()),
+        Some(label) => xattr::set_path(path, label),
+        None => xattr::remove_path(path),
+    }
+}
+
+fn replace_with_file(
+    real: &Path,
+    contents: &[u8],
+    mode: u32,
+    owner: (u32, u32),
+    label: Option<&[u8]>,
+) -> io::Result<()> {
     if fs::symlink_metadata(real).is_ok_and(|m| m.is_dir()) {
         remove_dir_if_empty(real)?;
     }
@@ -188,6 +228,11 @@ fn replace_with_file(real: &Path, contents: &[u8], mode: u32, owner: (u32, u32))
         std::os::unix::fs::fchown(&f, Some(owner.0), Some(owner.1))?;
         // chown may clear set-id bits: the mode is set once more.
         f.set_permissions(Permissions::from_mode(mode))?;
+        match label {
+            Some(label) => xattr::set_fd(&f, label)?,
+            // A file that had no label gets none (a new file may have inherited one).
+            None => xattr::remove_path(&tmp)?,
+        }
         f.write_all(contents)?;
         f.sync_all()?;
         fs::rename(&tmp, real)
