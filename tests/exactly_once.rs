@@ -100,6 +100,7 @@ fn scripted_vm() -> Vm {
 
 /// A pre-customization script cut off by SIGTERM or SIGKILL is reported failed at the
 /// next run and never run a second time; vCenter gets that one failure.
+// threat T13 (docs/security.md)
 #[test]
 fn a_pre_script_cut_off_is_reported_and_not_run_again() {
     for signal in [libc::SIGTERM, libc::SIGKILL] {
@@ -133,6 +134,7 @@ fn a_pre_script_cut_off_is_reported_and_not_run_again() {
 }
 
 /// The post-customization script and `#!` user-data, likewise, in the late stage.
+// threat T13 (docs/security.md)
 #[test]
 fn a_post_script_cut_off_is_reported_and_not_run_again() {
     for signal in [libc::SIGTERM, libc::SIGKILL] {
@@ -163,6 +165,7 @@ fn a_post_script_cut_off_is_reported_and_not_run_again() {
     }
 }
 
+// threat T13 (docs/security.md)
 #[test]
 fn a_user_data_script_cut_off_is_reported_and_not_run_again() {
     let md = "{\"instance-id\": \"ud-1\", \"local-hostname\": \"ud-host\"}";
@@ -193,6 +196,7 @@ fn a_user_data_script_cut_off_is_reported_and_not_run_again() {
 /// retirement, then a run to the end: the end state of an uninterrupted run, the script
 /// once, and one final state. A kill between the `reporting` record and the RPC is the
 /// one documented window: then no final state is sent at all (never two).
+// threat T13 (docs/security.md)
 #[test]
 fn kills_inside_the_ingestion_report_and_retirement() {
     let reference = {
@@ -349,6 +353,7 @@ fn free_bytes(dir: &Path) -> u64 {
 /// The root's file system full but for 0, 4, … 64 KiB: every run sends exactly one final
 /// state (a success only with the customization applied), and once space is free again
 /// nothing is sent a second time.
+// threat T13 (docs/security.md)
 #[test]
 fn a_full_disk_still_gets_exactly_one_final_state() {
     let spec = fs::read_to_string(support::example("static-2nic-ipv6.cfg")).unwrap();
@@ -402,6 +407,7 @@ fn a_full_disk_still_gets_exactly_one_final_state() {
 
 /// A read-only root (its `/run` a writable tmpfs, as at boot): the hand-over is answered
 /// with a failure that says why, removed, and not answered again.
+// threat T13 (docs/security.md)
 #[test]
 fn a_read_only_root_still_gets_exactly_one_final_state() {
     let spec = fs::read_to_string(support::example("static-2nic-ipv6.cfg")).unwrap();

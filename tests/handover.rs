@@ -106,6 +106,7 @@ fn shapes() -> Vec<Shape> {
     ]
 }
 
+// threat T1 (docs/security.md)
 #[test]
 fn every_bad_hand_over_is_refused_answered_moved_aside_and_not_retried() {
     for (name, make, says) in shapes() {
@@ -184,6 +185,7 @@ fn every_bad_hand_over_is_refused_answered_moved_aside_and_not_retried() {
 }
 
 /// Only the newest few refused hand-overs are kept.
+// threat T1 (docs/security.md)
 #[test]
 fn refused_hand_overs_are_bounded() {
     let vm = Vm::new();

@@ -307,6 +307,7 @@ fn round(s: Scenario, g: &Golden, at: Duration, signal: i32) -> &'static str {
     outcome
 }
 
+// threat T13 (docs/security.md)
 #[test]
 fn two_hundred_random_kills_end_like_an_uninterrupted_run() {
     let seed: u64 = std::env::var("VMCUST_KILL_SEED")

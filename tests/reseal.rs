@@ -402,6 +402,7 @@ fn planted(r: &Path) -> Vec<(&'static str, &'static str)> {
     files.to_vec()
 }
 
+// threat T11 (docs/security.md)
 #[test]
 fn clean_removes_a_symlinked_state_directory_as_a_link_and_never_empties_its_target() {
     // Threat (issue 16): /var/lib/vmcust -> / made clean empty the root.
@@ -427,6 +428,7 @@ fn clean_removes_a_symlinked_state_directory_as_a_link_and_never_empties_its_tar
     }
 }
 
+// threat T11 (docs/security.md)
 #[test]
 fn links_inside_the_state_directory_are_removed_as_links() {
     let dir = tempfile::tempdir().unwrap();

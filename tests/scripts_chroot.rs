@@ -47,6 +47,7 @@ fn mounts_under(dir: &Path) -> Vec<String> {
         .collect()
 }
 
+// threat T12 (docs/security.md)
 #[test]
 fn scripts_and_user_data_write_absolute_paths_inside_the_root() {
     let id = unique();
@@ -111,6 +112,7 @@ fn scripts_and_user_data_write_absolute_paths_inside_the_root() {
 
 /// A root without its own shell: the script is refused with the reason, reported to
 /// vCenter, and nothing runs on this machine.
+// threat T12 (docs/security.md)
 #[test]
 fn a_root_without_a_shell_is_refused() {
     let id = unique();

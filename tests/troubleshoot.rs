@@ -269,6 +269,7 @@ fn as_nobody(script: &str) {
     assert!(st.success(), "as nobody: {script}");
 }
 
+// threat T11 (docs/security.md)
 #[test]
 fn collect_logs_cannot_be_turned_against_root_by_another_user() {
     // SAFETY: geteuid has no preconditions and touches no memory.
