@@ -6,32 +6,35 @@
 //! `cloud-init status` (tools waits while it says `not run` or `running`). The status is
 //! vmcust's own progress, which the run engine records with [`write_status`]; off VMware,
 //! where vmcust never runs, it is `disabled` from the start. It also answers what
-//! template builds and scripts ask: `status --format json` and `clean` (mapped onto
-//! [`crate::clean`]).
+//! template builds and scripts ask: `status --wait`, `status --format json|yaml`, `clean`
+//! (mapped onto [`crate::clean`]) and `collect-logs`, with cloud-init's flags, parsed by
+//! clap. Its page is vmcust-cloud-init(8).
 //!
-//! The environment variable `VMCUST_ROOT` (default `/`) sets the root the persona reads
+//! The environment variable `VMCUST_ROOT` (default `/`) sets the root the stand-in reads
 //! its status and settings from; it exists for tests and image tooling and is read by
 //! nothing else.
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::{Deserialize, Serialize};
 
+use super::units::{self, Outlook};
 use crate::root::Root;
 
 /// The status file the run engine keeps, inside the root. Under `/run` so a reboot
 /// starts from "not run".
 pub const STATUS_PATH: &str = "/run/vmcust/status.json";
 
-/// The cloud-init version the persona claims: ≥ 21.1 so tools hands over raw cloud-init
+/// The cloud-init version the stand-in claims: ≥ 21.1 so tools hands over raw cloud-init
 /// data, and 23.4 because vmcust's `status` follows that release's exit codes.
 pub const CLAIMED_CLOUD_INIT_VERSION: &str = "23.4.0";
 
-/// The environment variable naming the root the persona reads (default `/`).
+/// The environment variable naming the root the stand-in reads (default `/`).
 pub const ROOT_ENV: &str = "VMCUST_ROOT";
 
 /// How often `status --wait` looks at the status file.
@@ -147,7 +150,7 @@ pub fn version_line() -> String {
     )
 }
 
-/// Runs the persona with the process's arguments and returns its exit status.
+/// Runs the stand-in with the process's arguments and returns its exit status.
 pub fn main() -> ExitCode {
     // Keeps the marker bytes in the binary so `coexist` can recognise a copy of vmcust
     // installed as /usr/bin/cloud-init.
@@ -163,97 +166,189 @@ pub fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// The persona's logic, with its streams and root given (for tests).
+/// The commands of cloud-init's command line that the stand-in answers, with cloud-init's
+/// own flags (22.4–23.x argparse definitions: short, long and combined, `-ls`).
+#[derive(Debug, Parser)]
+#[command(
+    name = "cloud-init",
+    bin_name = "cloud-init",
+    disable_version_flag = true,
+    about = "vmcust standing in for cloud-init, so that open-vm-tools hands it the VMware \
+             guest customization",
+    long_about = "vmcust standing in for cloud-init, so that open-vm-tools hands it the VMware \
+                  guest customization. It answers the commands tools, template builds and \
+                  scripts ask (`--version`, `status`, `clean`, `collect-logs`) from vmcust's \
+                  own state; every other cloud-init command fails with exit status 1 and \
+                  says so. See vmcust-cloud-init(8) and `vmcust --help`.",
+    after_help = "Exit status: 0 success, 1 error (status: vmcust's run failed), \
+                  2 usage error (status: the run finished with recoverable errors)."
+)]
+pub struct StandIn {
+    /// Print the cloud-init version vmcust claims, and exit.
+    #[arg(short = 'v', long = "version")]
+    version: bool,
+    /// Accepted as cloud-init does; vmcust's log level is [log] level in
+    /// /etc/vmcust/vmcust.conf.
+    #[arg(short = 'd', long = "debug")]
+    debug: bool,
+    /// Accepted as cloud-init does; changes nothing.
+    #[arg(long = "force")]
+    force: bool,
+    #[command(subcommand)]
+    command: Option<StandInCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+enum StandInCommand {
+    /// Report vmcust's progress as cloud-init's status.
+    #[command(
+        long_about = "Report vmcust's progress as cloud-init's status: `not run`, `running`, \
+                      `done`, `error` or `disabled`. With --wait, wait until vmcust's units \
+                      have settled this boot: it waits only while systemd has one of them \
+                      starting or queued, and says so on standard error."
+    )]
+    Status(StatusArgs),
+    /// Seal the template: remove vmcust's state so the next boot customizes again.
+    Clean(CleanArgs),
+    /// Collect vmcust's logs into one tar.gz, secrets redacted.
+    CollectLogs(CollectLogsArgs),
+    /// Any other cloud-init command: not available (exit status 1).
+    #[command(external_subcommand)]
+    Other(Vec<OsString>),
+}
+
+/// `cloud-init status`'s output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// `status: done` lines.
+    Tabular,
+    /// cloud-init's JSON document.
+    Json,
+    /// The same document as YAML.
+    Yaml,
+}
+
+#[derive(Debug, Args)]
+struct StatusArgs {
+    /// Also print the stage, the time of the last update and the reason of an error.
+    #[arg(short = 'l', long = "long")]
+    long: bool,
+    /// Wait until vmcust's units have settled for this boot, then report.
+    #[arg(short = 'w', long = "wait")]
+    wait: bool,
+    /// The output format.
+    #[arg(long = "format", value_enum, default_value = "tabular")]
+    format: Format,
+}
+
+/// What `clean --configs` may name (cloud-init 23.x's choices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Configs {
+    /// Everything below.
+    All,
+    /// Nothing to remove: vmcust writes no sshd configuration.
+    #[value(name = "ssh_config")]
+    SshConfig,
+    /// The network configuration files vmcust wrote (the template's own are put back).
+    Network,
+}
+
+#[derive(Debug, Args)]
+struct CleanArgs {
+    /// Also remove vmcust's logs (/var/log/vmcust*).
+    #[arg(short = 'l', long = "logs")]
+    logs: bool,
+    /// Accepted: the seed is part of vmcust's state, which is always removed.
+    #[arg(short = 's', long = "seed")]
+    seed: bool,
+    /// Empty /etc/machine-id so that the clone gets its own.
+    #[arg(long = "machine-id")]
+    machine_id: bool,
+    /// Also remove configuration vmcust generated.
+    #[arg(short = 'c', long = "configs", value_enum, num_args = 1..)]
+    configs: Vec<Configs>,
+    /// Reboot afterwards (`systemctl reboot`); a failed reboot is an error (exit status 1).
+    #[arg(short = 'r', long = "reboot")]
+    reboot: bool,
+}
+
+#[derive(Debug, Args)]
+struct CollectLogsArgs {
+    /// The archive to write.
+    #[arg(short = 't', long = "tarfile", default_value = "cloud-init.tar.gz")]
+    tarfile: PathBuf,
+    /// Accepted; changes nothing: user-data may hold secrets and is never collected.
+    #[arg(short = 'u', long = "include-userdata")]
+    include_userdata: bool,
+    /// Accepted; changes nothing.
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+/// The stand-in's command line as clap sees it (for its man page and help).
+pub fn command() -> clap::Command {
+    StandIn::command()
+}
+
+/// The stand-in's logic, with its streams and root given (for tests).
 pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let args: Vec<String> = args
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let first = args.first().map(String::as_str);
-    match first {
-        Some("-v" | "--version") => {
-            let _ = writeln!(out, "{}", version_line());
-            0
+    let argv = std::iter::once(OsString::from("cloud-init")).chain(args.iter().cloned());
+    let cli = match StandIn::try_parse_from(argv) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help goes to stdout with status 0; a usage error to stderr with argparse's
+            // status 2, which open-vm-tools never mistakes for cloud-init's error state (1).
+            let code = u8::try_from(e.exit_code()).unwrap_or(2);
+            let text = e.render().to_string();
+            let _ = if code == 0 {
+                write!(out, "{text}")
+            } else {
+                write!(err, "{text}")
+            };
+            return code;
         }
-        Some("status") => status(&args[1..], root_dir, out, err),
-        Some("clean") => clean(&args[1..], root_dir, out, err),
-        Some("collect-logs") => collect_logs(&args[1..], root_dir, out, err),
-        Some("-h" | "--help") => {
-            let _ = writeln!(out, "{}", usage());
-            0
-        }
-        Some(other) => {
+    };
+    if cli.version {
+        let _ = writeln!(out, "{}", version_line());
+        return 0;
+    }
+    match cli.command {
+        Some(StandInCommand::Status(a)) => status(&a, root_dir, out, err),
+        Some(StandInCommand::Clean(a)) => clean(&a, root_dir, out, err, &REBOOT),
+        Some(StandInCommand::CollectLogs(a)) => collect_logs(&a, root_dir, out, err),
+        Some(StandInCommand::Other(words)) => {
+            let other = words
+                .first()
+                .map(|w| w.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let _ = writeln!(
                 err,
                 "cloud-init {other}: not available; this is vmcust {} standing in for \
-                 cloud-init, which answers only `cloud-init --version`, `cloud-init status [--wait] \
-                 [--long] [--format json]`, `cloud-init clean` and `cloud-init collect-logs`; \
-                 use `vmcust --help`",
+                 cloud-init, which answers only `cloud-init --version`, `cloud-init status \
+                 [--wait] [--long] [--format tabular|json|yaml]`, `cloud-init clean` and \
+                 `cloud-init collect-logs`; see `cloud-init --help` and `vmcust --help`",
                 env!("CARGO_PKG_VERSION")
             );
             1
         }
         None => {
-            let _ = writeln!(err, "{}", usage());
+            let _ = write!(err, "{}", StandIn::command().render_usage());
+            let _ = writeln!(
+                err,
+                "\ncloud-init: a command is needed; this is vmcust {} standing in for \
+                 cloud-init, see `cloud-init --help`",
+                env!("CARGO_PKG_VERSION")
+            );
             1
         }
     }
 }
 
-/// A usage error of `cloud-init COMMAND`: the problem on stderr and argparse's exit code 2,
-/// so that open-vm-tools never mistakes it for cloud-init's error state (1).
-fn usage_error(err: &mut dyn Write, command: &str, problem: &str) -> u8 {
-    let _ = writeln!(err, "cloud-init {command}: {problem}");
-    2
-}
+/// Why the status printed is what it is, when systemd's view decided it rather than the
+/// status file (shown by `status --long` and in the documents' `detail`).
+type Note = Option<String>;
 
-/// [`usage_error`] for an option the stand-in does not take, with those it does.
-fn unknown_option(err: &mut dyn Write, command: &str, option: &str, accepted: &str) -> u8 {
-    let problem = format!("unknown option {option}; vmcust's cloud-init accepts {accepted}");
-    usage_error(err, command, &problem)
-}
-
-fn usage() -> String {
-    format!(
-        "usage: cloud-init [-v | --version]\n\
-         \x20      cloud-init status [-w | --wait] [-l | --long] [--format tabular|json|yaml]\n\
-         \x20      cloud-init clean [-l | --logs] [-s | --seed] [--machine-id] [-c | --configs all|network|ssh_config] [-r | --reboot]\n\
-         \x20      cloud-init collect-logs [-t | --tarfile FILE]\n\
-         vmcust {} standing in for cloud-init so open-vm-tools hands it the VMware \
-         customization; see `vmcust --help`",
-        env!("CARGO_PKG_VERSION")
-    )
-}
-
-fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let mut wait = false;
-    let mut long = false;
-    let mut json = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        match name {
-            "-w" | "--wait" => wait = true,
-            "-l" | "--long" => long = true,
-            "--format" => match inline.or_else(|| rest.next().cloned()).as_deref() {
-                // cloud-init's YAML output of this document is the same JSON text.
-                Some("json" | "yaml") => json = true,
-                Some("tabular") => json = false,
-                other => {
-                    let got = other.unwrap_or("nothing");
-                    let problem = format!("--format takes json, yaml or tabular, not {got}");
-                    return usage_error(err, "status", &problem);
-                }
-            },
-            other => {
-                let accepted = "--wait, --long and --format";
-                return unknown_option(err, "status", other, accepted);
-            }
-        }
-    }
+fn status(args: &StatusArgs, root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let root = match Root::new(root_dir) {
         Ok(r) => r,
         Err(e) => {
@@ -266,14 +361,8 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
             return 1;
         }
     };
-    let current = wait_for_status(&root, wait);
-    let status = match current {
-        Ok(s) => s.unwrap_or(RunStatus {
-            state: RunState::NotStarted,
-            stage: None,
-            last_error: None,
-            updated: 0,
-        }),
+    let (status, note) = match wait_for_status_saying(&root, args.wait, err) {
+        Ok((s, note)) => (s.unwrap_or(NOT_STARTED), note),
         Err(e) => {
             // Unreadable progress is reported as an error (exit 1): tools then stops
             // waiting instead of waiting for a state that will never change.
@@ -288,34 +377,27 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
         .map(ToString::to_string)
         .collect();
     let code = exit_code(status.state, !recoverable.is_empty());
-    if json {
-        let doc = serde_json::json!({
-            "status": status.state.word(),
-            "extended_status": status.state.word(),
-            "datasource": "vmware",
-            "stage": status.stage,
-            "detail": format!("vmcust {} standing in for cloud-init", env!("CARGO_PKG_VERSION")),
-            "last_update": (status.updated > 0).then(|| rfc3339(status.updated)),
-            "errors": status
-                .last_error
-                .iter()
-                .filter(|_| status.state == RunState::Error)
-                .collect::<Vec<_>>(),
-            "recoverable_errors": if recoverable.is_empty() {
-                serde_json::json!({})
-            } else {
-                serde_json::json!({ "WARNING": recoverable })
-            },
-        });
-        let _ = writeln!(
-            out,
-            "{}",
-            serde_json::to_string_pretty(&doc).unwrap_or_default()
-        );
+    let detail = match &note {
+        Some(n) => format!(
+            "vmcust {} standing in for cloud-init; {n}",
+            env!("CARGO_PKG_VERSION")
+        ),
+        None => format!(
+            "vmcust {} standing in for cloud-init",
+            env!("CARGO_PKG_VERSION")
+        ),
+    };
+    if args.format != Format::Tabular {
+        let doc = status_document(&status, &detail, &recoverable);
+        let text = match args.format {
+            Format::Yaml => crate::yaml::to_string(&doc).unwrap_or_default(),
+            _ => serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
+        };
+        let _ = write!(out, "{text}");
         return code;
     }
     let _ = writeln!(out, "status: {}", status.state.word());
-    if long {
+    if args.long {
         if let Some(stage) = &status.stage {
             let _ = writeln!(out, "stage: {stage}");
         }
@@ -325,11 +407,7 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
         for w in &recoverable {
             let _ = writeln!(out, "recoverable error: {w}");
         }
-        let _ = writeln!(
-            out,
-            "detail: vmcust {} standing in for cloud-init",
-            env!("CARGO_PKG_VERSION")
-        );
+        let _ = writeln!(out, "detail: {detail}");
         // Only an error state prints its reason: a stale message next to another state
         // would put the word "error" in text that tools searches.
         if status.state == RunState::Error {
@@ -340,6 +418,36 @@ fn status(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn W
     }
     code
 }
+
+/// The document of `status --format json|yaml`, with cloud-init's keys.
+fn status_document(status: &RunStatus, detail: &str, recoverable: &[String]) -> serde_json::Value {
+    serde_json::json!({
+        "status": status.state.word(),
+        "extended_status": status.state.word(),
+        "datasource": "vmware",
+        "stage": status.stage,
+        "detail": detail,
+        "last_update": (status.updated > 0).then(|| rfc3339(status.updated)),
+        "errors": status
+            .last_error
+            .iter()
+            .filter(|_| status.state == RunState::Error)
+            .collect::<Vec<_>>(),
+        "recoverable_errors": if recoverable.is_empty() {
+            serde_json::json!({})
+        } else {
+            serde_json::json!({ "WARNING": recoverable })
+        },
+    })
+}
+
+/// No stage has written a status this boot.
+const NOT_STARTED: RunStatus = RunStatus {
+    state: RunState::NotStarted,
+    stage: None,
+    last_error: None,
+    updated: 0,
+};
 
 /// cloud-init 23.4's exit codes: 1 for an error, 2 for a finished run with recoverable
 /// errors (settings problems), else 0. Never 2 while busy: tools before 13.0.10 stop
@@ -355,33 +463,120 @@ pub fn exit_code(state: RunState, recoverable: bool) -> u8 {
 /// Reads the run status; with `wait`, until no stage is starting or running (bounded by
 /// [`wait_limit`]). A missing status counts as "not started".
 pub fn wait_for_status(root: &Root, wait: bool) -> anyhow::Result<Option<RunStatus>> {
-    let deadline = Instant::now() + wait_limit(root);
+    wait_for_status_saying(root, wait, &mut std::io::sink()).map(|(status, _)| status)
+}
+
+/// [`wait_for_status`], and on the running system systemd's view too: while the status
+/// file says "not run" or "running", a boot in which no vmcust unit is starting or queued
+/// has settled (units disabled or conditioned out: `disabled`; a unit failed or the run
+/// stopped half-way: `error`), so there is nothing to wait for. When it waits, it says for
+/// what on `err`, once. Returns the status and, when systemd decided it, why.
+pub fn wait_for_status_saying(
+    root: &Root,
+    wait: bool,
+    err: &mut dyn Write,
+) -> anyhow::Result<(Option<RunStatus>, Note)> {
+    let limit = wait_limit(root);
+    let deadline = Instant::now() + limit;
     // Off VMware vmcust never runs (its units are conditioned on VMware), so no stage will
     // ever write a status: `disabled` at once, as cloud-init says where it is switched off,
     // instead of `not run` (which `status --wait` would wait out).
     let off_vmware = !crate::host::platform::Platform::detect(root.path()).is_vmware();
+    let mut said = false;
     loop {
-        let current = match read_status(root) {
-            Ok(None) if off_vmware => Ok(Some(RunStatus {
+        let current = match read_status(root)? {
+            None if off_vmware => Some(RunStatus {
                 state: RunState::Disabled,
-                stage: None,
-                last_error: None,
-                updated: 0,
-            })),
+                ..NOT_STARTED
+            }),
             other => other,
         };
         let busy = matches!(
-            &current,
-            Ok(None)
-                | Ok(Some(RunStatus {
-                    state: RunState::NotStarted | RunState::Running,
-                    ..
-                }))
+            current.as_ref().map(|s| s.state),
+            None | Some(RunState::NotStarted | RunState::Running)
         );
-        if !wait || !busy || Instant::now() >= deadline {
-            return current;
+        if !busy {
+            return Ok((current, None));
+        }
+        let waiting_for = match units::query(root.path()).map(|u| units::outlook(&u)) {
+            Some(Outlook::Settled { failed, why }) => {
+                return Ok(settled(current, failed, &why));
+            }
+            Some(Outlook::Coming(which)) => which,
+            None => format!("a vmcust stage to finish ({STATUS_PATH} says it is not done)"),
+        };
+        if !wait || Instant::now() >= deadline {
+            return Ok((current, None));
+        }
+        if !said {
+            let _ = writeln!(
+                err,
+                "cloud-init status: waiting for {waiting_for}; at most {} s",
+                limit.as_secs()
+            );
+            said = true;
         }
         std::thread::sleep(WAIT_POLL);
+    }
+}
+
+/// What a busy status file means once systemd says no vmcust unit is starting or queued.
+fn settled(
+    current: Option<RunStatus>,
+    failed: Option<String>,
+    why: &str,
+) -> (Option<RunStatus>, Note) {
+    let stage = current.as_ref().and_then(|s| s.stage.clone());
+    let updated = current.as_ref().map_or(0, |s| s.updated);
+    if let Some(unit) = failed {
+        let error = format!(
+            "{unit} failed before vmcust finished; see `journalctl -b -u {}`",
+            unit.split(' ').next().unwrap_or(unit.as_str())
+        );
+        let status = RunStatus {
+            state: RunState::Error,
+            stage,
+            last_error: Some(error),
+            updated,
+        };
+        return (Some(status), Some(format!("systemd reports {why}")));
+    }
+    match current {
+        Some(s) if s.state == RunState::Running => {
+            let error = format!(
+                "the run stopped half-way: {STATUS_PATH} says a stage is running, but no \
+                 vmcust unit is running or queued ({why}); it resumes at the next boot"
+            );
+            let status = RunStatus {
+                state: RunState::Error,
+                last_error: Some(error),
+                ..s
+            };
+            (Some(status), Some(format!("systemd reports {why}")))
+        }
+        _ => (
+            Some(RunStatus {
+                state: RunState::Disabled,
+                ..NOT_STARTED
+            }),
+            Some(format!(
+                "vmcust's units have not run this boot and none is queued ({why})"
+            )),
+        ),
+    }
+}
+
+/// How `clean --reboot` reboots: `systemctl reboot`, as open-vm-tools does.
+const REBOOT: [&str; 2] = ["systemctl", "reboot"];
+
+/// Runs the reboot command; an error says why it did not happen.
+fn reboot(command: &[&str]) -> Result<(), String> {
+    let (program, args) = command.split_first().ok_or("no reboot command")?;
+    let shown = command.join(" ");
+    match std::process::Command::new(program).args(args).status() {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => Err(format!("`{shown}` failed ({s})")),
+        Err(e) => Err(format!("cannot run `{shown}`: {e}")),
     }
 }
 
@@ -407,33 +602,18 @@ pub fn rfc3339(secs: u64) -> String {
     )
 }
 
-/// `cloud-init collect-logs [-t/--tarfile FILE]`, mapped onto `vmcust collect-logs`
-/// (default `cloud-init.tar.gz`, as cloud-init's). `-u/--include-userdata` is accepted
-/// and changes nothing: user-data may hold secrets and is never collected.
-fn collect_logs(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let mut tarfile = String::from("cloud-init.tar.gz");
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        match name {
-            "-t" | "--tarfile" => match inline.or_else(|| rest.next().cloned()) {
-                Some(t) => tarfile = t,
-                None => {
-                    return usage_error(err, "collect-logs", "--tarfile needs a file name");
-                }
-            },
-            "-u" | "--include-userdata" | "-v" | "--verbose" => {}
-            other => {
-                return unknown_option(err, "collect-logs", other, "--tarfile");
-            }
-        }
-    }
-    match crate::cli::collect_logs(root_dir, Path::new(&tarfile)) {
+/// `cloud-init collect-logs`, mapped onto `vmcust collect-logs` (default
+/// `cloud-init.tar.gz`, as cloud-init's).
+fn collect_logs(
+    args: &CollectLogsArgs,
+    root_dir: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    let _ = (args.include_userdata, args.verbose);
+    match crate::cli::collect_logs(root_dir, &args.tarfile) {
         Ok(()) => {
-            let _ = writeln!(out, "wrote {tarfile}");
+            let _ = writeln!(out, "wrote {}", args.tarfile.display());
             0
         }
         Err(e) => {
@@ -446,39 +626,26 @@ fn collect_logs(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut
 /// `cloud-init clean`, mapped onto `vmcust clean`: the state always (cloud-init always
 /// removes /var/lib/cloud), `--logs`, `--machine-id`, `--seed` (part of vmcust's state),
 /// `--configs network|all` (the network files vmcust wrote; `ssh_config` has nothing to
-/// remove, vmcust writes no sshd configuration) and `--reboot` (honoured on `/` only).
-fn clean(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
-    let mut opts = crate::clean::CleanOptions {
+/// remove, vmcust writes no sshd configuration) and `--reboot` (honoured on `/` only; a
+/// reboot that fails is an error).
+fn clean(
+    args: &CleanArgs,
+    root_dir: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+    reboot_command: &[&str],
+) -> u8 {
+    let _ = args.seed;
+    let opts = crate::clean::CleanOptions {
         state: true,
+        logs: args.logs,
+        machine_id: args.machine_id,
+        network_configs: args
+            .configs
+            .iter()
+            .any(|c| matches!(c, Configs::All | Configs::Network)),
         ..Default::default()
     };
-    let mut reboot = false;
-    let mut rest = args.iter();
-    while let Some(arg) = rest.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
-            _ => (arg.as_str(), None),
-        };
-        match name {
-            "-l" | "--logs" => opts.logs = true,
-            "-s" | "--seed" => {}
-            "--machine-id" => opts.machine_id = true,
-            "-r" | "--reboot" => reboot = true,
-            "-c" | "--configs" => match inline.or_else(|| rest.next().cloned()).as_deref() {
-                Some("all" | "network") => opts.network_configs = true,
-                Some("ssh_config") => {}
-                other => {
-                    let got = other.unwrap_or("nothing");
-                    let problem = format!("--configs takes all, network or ssh_config, not {got}");
-                    return usage_error(err, "clean", &problem);
-                }
-            },
-            other => {
-                let accepted = "--logs, --seed, --machine-id, --configs and --reboot";
-                return unknown_option(err, "clean", other, accepted);
-            }
-        }
-    }
     let done = Root::new(root_dir)
         .map_err(anyhow::Error::from)
         .and_then(|root| crate::clean::clean(&root, &opts));
@@ -491,22 +658,28 @@ fn clean(args: &[String], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Wr
             return 1;
         }
     }
-    if reboot {
-        if root_dir != Path::new("/") {
+    if !args.reboot {
+        return 0;
+    }
+    if root_dir != Path::new("/") {
+        let _ = writeln!(
+            err,
+            "cloud-init clean: not rebooting: {ROOT_ENV} names {}, not the running system",
+            root_dir.display()
+        );
+        return 0;
+    }
+    match reboot(reboot_command) {
+        Ok(()) => 0,
+        Err(why) => {
             let _ = writeln!(
                 err,
-                "cloud-init clean: not rebooting: {ROOT_ENV} names {}, not the running system",
-                root_dir.display()
+                "cloud-init clean: error: the template is cleaned but did not reboot: {why}; \
+                 reboot it yourself"
             );
-        } else if let Err(e) = std::process::Command::new("systemctl")
-            .arg("reboot")
-            .status()
-        {
-            let _ = writeln!(err, "cloud-init clean: cannot run systemctl reboot: {e}");
-            return 1;
+            1
         }
     }
-    0
 }
 
 /// How long `status --wait` waits at most: both stages' worst case by the settings (the
@@ -589,49 +762,266 @@ mod tests {
         assert_eq!(code, 2);
     }
 
-    /// Usage errors exit 2 as argparse's do (tools reads 1 as cloud-init's error state)
-    /// and say which command and what is wrong; nothing is changed.
+    fn run_all(dir: &Path, args: &[&str]) -> (u8, String, String) {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        let code = run(&args, dir, &mut out, &mut err);
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (code, text(out), text(err))
+    }
+
+    /// Usage errors exit 2 as argparse's do (tools reads 1 as cloud-init's error state),
+    /// on stderr, naming what is wrong; nothing is changed.
     #[test]
-    fn usage_errors_exit_2_and_name_the_command() {
+    fn usage_errors_exit_2_and_say_what_is_wrong() {
         let dir = tempfile::tempdir().unwrap();
         let cases: &[(&[&str], &str)] = &[
-            (
-                &["status", "--bogus"],
-                "cloud-init status: unknown option --bogus; vmcust's cloud-init accepts --wait",
-            ),
+            (&["status", "--bogus"], "unexpected argument '--bogus'"),
             (
                 &["status", "--format", "xml"],
-                "cloud-init status: --format takes json, yaml or tabular, not xml",
+                "invalid value 'xml' for '--format",
             ),
-            (
-                &["status", "--format"],
-                "cloud-init status: --format takes json, yaml or tabular, not nothing",
-            ),
+            (&["status", "--format"], "a value is required for '--format"),
+            (&["status", "-x"], "unexpected argument '-x'"),
             (
                 &["clean", "--configs=foo"],
-                "cloud-init clean: --configs takes all, network or ssh_config, not foo",
+                "invalid value 'foo' for '--configs",
             ),
-            (
-                &["clean", "-x"],
-                "cloud-init clean: unknown option -x; vmcust's cloud-init accepts --logs",
-            ),
+            (&["clean", "-c"], "a value is required for '--configs"),
+            (&["clean", "-lx"], "unexpected argument '-x'"),
             (
                 &["collect-logs", "--tarfile"],
-                "cloud-init collect-logs: --tarfile needs a file name",
+                "a value is required for '--tarfile",
             ),
-            (
-                &["collect-logs", "-z"],
-                "cloud-init collect-logs: unknown option -z; vmcust's cloud-init accepts --tarfile",
-            ),
+            (&["collect-logs", "-z"], "unexpected argument '-z'"),
         ];
         for (args, want) in cases {
-            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-            let (mut out, mut err) = (Vec::new(), Vec::new());
-            assert_eq!(run(&args, dir.path(), &mut out, &mut err), 2, "{args:?}");
-            let msg = String::from_utf8(err).unwrap();
-            assert!(msg.starts_with(want), "{args:?}: {msg}");
+            let (code, out, err) = run_all(dir.path(), args);
+            assert_eq!(code, 2, "{args:?}: {err}");
+            assert!(out.is_empty(), "{args:?}: {out}");
+            assert!(err.contains(want), "{args:?}: {err}");
+            assert!(err.contains("try '--help'"), "{args:?}: {err}");
         }
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    /// `--help` at the top and for each command: on stdout, exit 0, cloud-init's flags
+    /// listed.
+    #[test]
+    fn help_for_every_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: &[(&[&str], &[&str])] = &[
+            (
+                &["--help"],
+                &["status", "clean", "collect-logs", "--version", "vmcust"],
+            ),
+            (&["-h"], &["Usage: cloud-init"]),
+            (&["help", "status"], &["--wait"]),
+            (
+                &["status", "--help"],
+                &["-w, --wait", "-l, --long", "--format", "yaml"],
+            ),
+            (
+                &["clean", "--help"],
+                &[
+                    "-l, --logs",
+                    "-s, --seed",
+                    "--machine-id",
+                    "-c, --configs",
+                    "-r, --reboot",
+                ],
+            ),
+            (
+                &["collect-logs", "-h"],
+                &["-t, --tarfile", "-u, --include-userdata", "-v, --verbose"],
+            ),
+        ];
+        for (args, wants) in cases {
+            let (code, out, err) = run_all(dir.path(), args);
+            assert_eq!(code, 0, "{args:?}: {err}");
+            assert!(err.is_empty(), "{args:?}: {err}");
+            for want in *wants {
+                assert!(out.contains(want), "{args:?} lacks {want}: {out}");
+            }
+        }
+    }
+
+    /// cloud-init's short and combined flags mean what its long ones do: each row gives
+    /// the same status output (or the same cleaned root) as its long form.
+    #[test]
+    fn short_and_combined_flags_are_cloud_inits() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let mut st = RunStatus::now(RunState::Error, Some("early"), Some("no NIC".into()));
+        st.updated = 1_780_000_000;
+        write_status(&root, &st).unwrap();
+        let same: &[(&[&str], &[&str])] = &[
+            (&["status", "-l"], &["status", "--long"]),
+            (&["status", "-w"], &["status", "--wait"]),
+            (&["status", "-wl"], &["status", "--wait", "--long"]),
+            (&["status", "-lw"], &["status", "--long", "--wait"]),
+            (
+                &["status", "--format=yaml"],
+                &["status", "--format", "yaml"],
+            ),
+            (&["-d", "status"], &["status"]),
+            (
+                &["--debug", "--force", "status", "-l"],
+                &["status", "--long"],
+            ),
+        ];
+        for (short, long) in same {
+            let a = run_all(dir.path(), short);
+            assert_eq!(a, run_all(dir.path(), long), "{short:?} vs {long:?}");
+            assert_eq!(a.0, 1, "{short:?}: an error state exits 1");
+        }
+        assert!(run_all(dir.path(), &["status", "-l"])
+            .1
+            .contains("errors: no NIC"));
+        // clean: each spelling seals the same things.
+        let seal: &[(&[&str], &[&str])] = &[
+            (&["clean", "-ls"], &["clean", "--logs", "--seed"]),
+            (&["clean", "-sl"], &["clean", "--logs"]),
+            (
+                &["clean", "-lsc", "all"],
+                &["clean", "--logs", "--configs", "all"],
+            ),
+            (
+                &["clean", "-l", "-c", "network", "ssh_config"],
+                &["clean", "--logs", "--configs=network"],
+            ),
+        ];
+        for (short, long) in seal {
+            let mut outputs = Vec::new();
+            for args in [short, long] {
+                let d = tempfile::tempdir().unwrap();
+                let r = Root::new(d.path()).unwrap();
+                for p in [
+                    "/var/log/vmcust.log",
+                    "/var/lib/vmcust/instances/a/result.json",
+                ] {
+                    r.write_file(Path::new(p), b"x", 0o644).unwrap();
+                }
+                let (code, out, err) = run_all(d.path(), args);
+                assert_eq!(code, 0, "{args:?}: {err}");
+                assert!(!r.is_file(Path::new("/var/log/vmcust.log")), "{args:?}");
+                assert!(
+                    !r.is_dir(Path::new("/var/lib/vmcust/instances")),
+                    "{args:?}"
+                );
+                outputs.push(out);
+            }
+            assert_eq!(outputs[0], outputs[1], "{short:?} vs {long:?}");
+        }
+    }
+
+    #[test]
+    fn status_yaml_is_the_json_document_as_yaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let mut st = RunStatus::now(RunState::Done, Some("late"), None);
+        st.updated = 1_780_000_000;
+        write_status(&root, &st).unwrap();
+        let (code, yaml, _) = run_all(dir.path(), &["status", "--format", "yaml"]);
+        let (_, json, _) = run_all(dir.path(), &["status", "--format", "json"]);
+        assert_eq!(code, 0);
+        assert!(
+            !yaml.trim_start().starts_with('{'),
+            "JSON, not YAML: {yaml}"
+        );
+        assert!(yaml.contains("status: done\n"), "{yaml}");
+        let from_yaml: serde_json::Value = serde_norway::from_str(&yaml).unwrap();
+        let from_json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(from_yaml, from_json);
+        for key in [
+            "status",
+            "extended_status",
+            "datasource",
+            "detail",
+            "last_update",
+            "errors",
+            "recoverable_errors",
+        ] {
+            assert!(from_json.get(key).is_some(), "no {key}: {json}");
+        }
+    }
+
+    /// A reboot that does not happen is an error (exit 1) that says so; one that does is
+    /// success. The commands stand in for `systemctl reboot` on this machine.
+    #[test]
+    fn clean_reboot_fails_when_the_reboot_fails() {
+        let cases: &[(&[&str], u8, &str)] = &[
+            (&["true"], 0, ""),
+            (
+                &["false"],
+                1,
+                "did not reboot: `false` failed (exit status: 1)",
+            ),
+            (
+                &["/nonexistent/systemctl", "reboot"],
+                1,
+                "cannot run `/nonexistent/systemctl reboot`",
+            ),
+        ];
+        for (command, want, msg) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let args = CleanArgs {
+                logs: false,
+                seed: false,
+                machine_id: false,
+                configs: Vec::new(),
+                reboot: true,
+            };
+            // Only the root `/` reboots; the cleaning itself is done on a scratch root
+            // first, then the reboot step is checked alone.
+            let (mut out, mut err) = (Vec::new(), Vec::new());
+            assert_eq!(clean(&args, dir.path(), &mut out, &mut err, command), 0);
+            assert!(String::from_utf8_lossy(&err).contains("not rebooting"));
+            let got = reboot(command);
+            assert_eq!(u8::from(got.is_err()), *want, "{command:?}: {got:?}");
+            if let Err(why) = got {
+                let text = format!("did not reboot: {why}");
+                assert!(text.contains(msg), "{command:?}: {text}");
+            }
+        }
+    }
+
+    /// Each row: what the status file says, what systemd says once no unit is starting or
+    /// queued, and the state reported.
+    #[test]
+    fn a_settled_boot_is_not_waited_for() {
+        let running = RunStatus::now(RunState::Running, Some("early"), None);
+        let not_started = RunStatus {
+            state: RunState::NotStarted,
+            ..running.clone()
+        };
+        let failed = Some("vmcust-early.service (failed, enabled, timeout)".to_string());
+        let cases: &[(Option<RunStatus>, Option<String>, RunState, &str)] = &[
+            (None, None, RunState::Disabled, "have not run this boot"),
+            (
+                Some(not_started),
+                None,
+                RunState::Disabled,
+                "none is queued",
+            ),
+            (Some(running.clone()), None, RunState::Error, ""),
+            (
+                Some(running),
+                failed.clone(),
+                RunState::Error,
+                "systemd reports",
+            ),
+            (None, failed, RunState::Error, "systemd reports"),
+        ];
+        for (current, failed, want, note) in cases {
+            let (status, why) = settled(current.clone(), failed.clone(), "units…");
+            let status = status.unwrap();
+            assert_eq!(status.state, *want, "{current:?} {failed:?}");
+            assert!(why.unwrap().contains(note), "{current:?} {failed:?}");
+            if *want == RunState::Error {
+                assert!(status.last_error.is_some(), "an error says why");
+            }
+        }
     }
 
     #[test]
@@ -699,9 +1089,8 @@ mod tests {
             ""
         );
         // --reboot is refused for a root that is not the running system, still exit 0.
-        let args: Vec<OsString> = ["clean", "-r"].iter().map(OsString::from).collect();
-        let (mut out, mut err) = (Vec::new(), Vec::new());
-        assert_eq!(run(&args, dir.path(), &mut out, &mut err), 0);
-        assert!(String::from_utf8_lossy(&err).contains("not rebooting"));
+        let (code, _, err) = run_all(dir.path(), &["clean", "-r"]);
+        assert_eq!(code, 0);
+        assert!(err.contains("not rebooting"), "{err}");
     }
 }
