@@ -249,13 +249,13 @@ enum Configs {
     /// Nothing to remove: vmcust writes no sshd configuration.
     #[value(name = "ssh_config")]
     SshConfig,
-    /// The network configuration files vmcust wrote (the template's own are put back).
+    /// The network configuration files vmcust wrote.
     Network,
 }
 
 #[derive(Debug, Args)]
 struct CleanArgs {
-    /// Also remove vmcust's logs (/var/log/vmcust*).
+    /// Also remove vmcust's log, /var/log/vmcust.log.
     #[arg(short = 'l', long = "logs")]
     logs: bool,
     /// Accepted: the seed is part of vmcust's state, which is always removed.
