@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use vmcust::cloud_init::facade::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
+use vmcust::cloud_init::stand_in::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 use vmcust::root::Root;
 
 struct Persona {
