@@ -296,6 +296,30 @@ mod tests {
         );
     }
 
+    /// groff, which man uses to show them, reads every page without a warning (`-ww`:
+    /// all warnings, such as an unknown macro or a bad escape).
+    #[test]
+    fn groff_reads_every_page_without_warnings() {
+        let (dir, _) = generated();
+        let mut pages = 0;
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            let out = std::process::Command::new("groff")
+                .args(["-man", "-Tutf8", "-ww", "-z"])
+                .arg(&path)
+                .output()
+                .expect("groff missing: apt-get install groff-base (scripts/test-packages.txt)");
+            let warnings = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && warnings.is_empty(),
+                "{}: {warnings}",
+                path.display()
+            );
+            pages += 1;
+        }
+        assert!(pages >= 16, "{pages} pages");
+    }
+
     /// The units link only pages the packages ship.
     #[test]
     fn units_link_only_shipped_pages() {
