@@ -22,6 +22,9 @@ cache=/var/cache/vmcust-test
 # man-db: `systemd-analyze verify` checks that each unit's man: links resolve. The name
 # says what the tarball holds, so a cached one without man-db is not reused.
 tarball=$cache/$suite-systemd-man-db.tar
+# A directory by that name is what an earlier version of this script left (mmdebstrap
+# picks its output format from the name, and "*.tmp" is a directory): make the tarball.
+if [ -d "$tarball" ]; then rm -rf "$tarball"; fi
 if [ ! -s "$tarball" ]; then
     mkdir -p "$cache"
     # The first apt sources file this machine has: a deb822 file on a current Debian
@@ -32,7 +35,9 @@ if [ ! -s "$tarball" ]; then
     done
     [ -n "$sources" ] || { echo "test-deb-chroot.sh: no apt sources file in /etc/apt (sources.list.d/*.sources or sources.list)" >&2; exit 1; }
     echo "== making the $suite chroot tarball (once) from $sources"
-    mmdebstrap --variant=minbase --include=systemd,man-db "$suite" "$tarball.tmp" "$sources"
+    rm -rf "$tarball.tmp"
+    # --format: the name ends in .tmp, from which mmdebstrap would choose a directory.
+    mmdebstrap --variant=minbase --format=tar --include=systemd,man-db "$suite" "$tarball.tmp" "$sources"
     mv "$tarball.tmp" "$tarball"
 fi
 
