@@ -610,6 +610,7 @@ fn collect_logs(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> u8 {
+    // Accepted for cloud-init's command line; neither changes what is collected.
     let _ = (args.include_userdata, args.verbose);
     match crate::cli::collect_logs(root_dir, &args.tarfile) {
         Ok(()) => {
@@ -635,6 +636,7 @@ fn clean(
     err: &mut dyn Write,
     reboot_command: &[&str],
 ) -> u8 {
+    // Accepted for cloud-init's command line: the seed is part of the state, always removed.
     let _ = args.seed;
     let opts = crate::clean::CleanOptions {
         state: true,
