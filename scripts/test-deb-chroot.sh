@@ -19,10 +19,13 @@ command -v mmdebstrap >/dev/null || { echo "test-deb-chroot.sh: mmdebstrap missi
 
 suite=${VMCUST_TEST_SUITE:-bookworm}
 cache=/var/cache/vmcust-test
-tarball=$cache/$suite-test.tar
-if [ ! -f "$tarball" ] || [ ! -s "$tarball" ]; then
-    # A directory or a half-written file left by an interrupted run is not a tarball.
-    rm -rf "$tarball" "$tarball.tmp"
+# man-db: `systemd-analyze verify` checks that each unit's man: links resolve. The name
+# says what the tarball holds, so a cached one without man-db is not reused.
+tarball=$cache/$suite-systemd-man-db.tar
+# A directory by that name is what an earlier version of this script left (mmdebstrap
+# picks its output format from the name, and "*.tmp" is a directory): make the tarball.
+if [ -d "$tarball" ]; then rm -rf "$tarball"; fi
+if [ ! -s "$tarball" ]; then
     mkdir -p "$cache"
     # The first apt sources file this machine has: a deb822 file on a current Debian
     # (often the only one), the one-line sources.list on older ones. Neither need exist.
@@ -32,8 +35,9 @@ if [ ! -f "$tarball" ] || [ ! -s "$tarball" ]; then
     done
     [ -n "$sources" ] || { echo "test-deb-chroot.sh: no apt sources file in /etc/apt (sources.list.d/*.sources or sources.list)" >&2; exit 1; }
     echo "== making the $suite chroot tarball (once) from $sources"
-    # --format=tar: mmdebstrap guesses the format from the name, and "*.tmp" means a directory.
-    mmdebstrap --format=tar --variant=minbase --include=systemd "$suite" "$tarball.tmp" "$sources"
+    rm -rf "$tarball.tmp"
+    # --format: the name ends in .tmp, from which mmdebstrap would choose a directory.
+    mmdebstrap --variant=minbase --format=tar --include=systemd,man-db "$suite" "$tarball.tmp" "$sources"
     mv "$tarball.tmp" "$tarball"
 fi
 
@@ -87,7 +91,16 @@ check "cloud-init stand-in" is_link_to_vmcust
 check "stand-in answers as cloud-init" in_root sh -c '/usr/bin/cloud-init --version | grep -q "standing in"'
 check "drop-in installed" grep -q "Installed by vmcust" "$root/etc/cloud/cloud.cfg.d/99-vmcust.cfg"
 check "settings conffile" test -f "$root/etc/vmcust/vmcust.conf"
-check "man page" test -f "$root/usr/share/man/man1/vmcust.1.gz" -o -f "$root/usr/share/man/man1/vmcust.1"
+man_page() { test -f "$root/usr/share/man/$1.gz" -o -f "$root/usr/share/man/$1"; }
+for page in man1/vmcust.1 man1/vmcust-clean.1 man5/vmcust.conf.5 man8/vmcust-cloud-init.8; do
+    check "man page $page" man_page "$page"
+done
+check "man finds vmcust.conf(5)" in_root man -w 5 vmcust.conf
+# Every unit loads, and its man: links resolve to installed pages (systemd-analyze runs
+# man for each; a link to a page that is not shipped fails here).
+check "units pass systemd-analyze verify" in_root systemd-analyze verify --man=yes \
+    /usr/lib/systemd/system/vmcust-early.service /usr/lib/systemd/system/vmcust-late.service \
+    /usr/lib/systemd/system/vmcust-imc.path /usr/lib/systemd/system/vmcust-imc.service
 check "bash completion" test -f "$root/usr/share/bash-completion/completions/vmcust"
 check "docs" test -f "$root/usr/share/doc/vmcust/packaging.md"
 check "template machine-id recorded" grep -q 0123456789abcdef "$root/var/lib/vmcust/hygiene/template-machine-id"

@@ -33,6 +33,8 @@ for f in /usr/bin/vmcust \
     /etc/vmcust/vmcust.conf \
     /usr/share/man/man1/vmcust.1 \
     /usr/share/man/man1/vmcust-clean.1 \
+    /usr/share/man/man5/vmcust.conf.5 \
+    /usr/share/man/man8/vmcust-cloud-init.8 \
     /usr/share/bash-completion/completions/vmcust \
     /usr/share/zsh/site-functions/_vmcust \
     /usr/share/fish/vendor_completions.d/vmcust.fish \

@@ -60,7 +60,7 @@ pub struct Cleaned {
 /// vmcust's state directory.
 const STATE_DIR: &str = "/var/lib/vmcust";
 /// The run status the stand-in's `cloud-init status` reads.
-const STATUS_FILE: &str = crate::cloud_init::facade::STATUS_PATH;
+const STATUS_FILE: &str = crate::cloud_init::stand_in::STATUS_PATH;
 /// vmcust's log.
 const LOG_FILE: &str = crate::report::LOG_PATH;
 

@@ -175,6 +175,14 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("trust", &["recustomize_same_vm", "sources"]),
 ];
 
+/// Every `(section, key)` the settings file takes (vmcust.conf(5) describes each one).
+pub fn known_keys() -> Vec<(&'static str, &'static str)> {
+    KNOWN
+        .iter()
+        .flat_map(|(section, keys)| keys.iter().map(move |key| (*section, *key)))
+        .collect()
+}
+
 const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
 const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig, suse or eni";
 const SOURCE_VALUES: &str = "a comma-separated list of imc, ovf and guestinfo, or none";

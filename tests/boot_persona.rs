@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use vmcust::cloud_init::facade::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
+use vmcust::cloud_init::stand_in::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 use vmcust::root::Root;
 
 struct Persona {
@@ -203,6 +203,76 @@ fn other_commands_explain_and_fail() {
         assert_eq!(o.status.code(), Some(1), "{args:?} {o:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("vmcust"), "{args:?}: {err}");
+    }
+}
+
+/// The stand-in's exit codes, on the real binary started as `cloud-init`: each row is the
+/// recorded state (if any), the arguments, the exit code, and where its text goes.
+#[test]
+fn exit_codes_of_the_stand_in() {
+    enum To {
+        Stdout(&'static str),
+        Stderr(&'static str),
+    }
+    let cases: &[(Option<RunState>, &[&str], i32, To)] = &[
+        (None, &["--help"], 0, To::Stdout("Usage: cloud-init")),
+        (None, &["-h"], 0, To::Stdout("Usage: cloud-init")),
+        (None, &["status", "--help"], 0, To::Stdout("--wait")),
+        (None, &["clean", "--help"], 0, To::Stdout("--reboot")),
+        (
+            None,
+            &["collect-logs", "--help"],
+            0,
+            To::Stdout("--tarfile"),
+        ),
+        (None, &["-v"], 0, To::Stdout("23.4.0")),
+        (None, &["status", "--bogus"], 2, To::Stderr("'--bogus'")),
+        (None, &["status", "--format", "xml"], 2, To::Stderr("'xml'")),
+        (None, &["clean", "-x"], 2, To::Stderr("'-x'")),
+        (None, &["init", "--local"], 1, To::Stderr("not available")),
+        (None, &[], 1, To::Stderr("a command is needed")),
+        (
+            Some(RunState::Done),
+            &["status", "-wl"],
+            0,
+            To::Stdout("status: done"),
+        ),
+        (
+            Some(RunState::Error),
+            &["status", "-lw"],
+            1,
+            To::Stdout("errors: network failed"),
+        ),
+        (
+            Some(RunState::Done),
+            &["status", "--format", "yaml"],
+            0,
+            To::Stdout("status: done\n"),
+        ),
+        (Some(RunState::Done), &["clean", "-ls"], 0, To::Stdout("")),
+        // Not the running system: cleaned, and the reboot refused (not attempted).
+        (
+            Some(RunState::Done),
+            &["clean", "-lsr"],
+            0,
+            To::Stderr("not rebooting"),
+        ),
+    ];
+    for (state, args, code, to) in cases {
+        let p = persona();
+        if let Some(state) = state {
+            p.set(*state);
+        }
+        let o = p.run(args);
+        assert_eq!(o.status.code(), Some(*code), "{args:?} {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        match to {
+            To::Stdout(want) => {
+                assert!(stdout(&o).contains(want), "{args:?}: {o:?}");
+                assert!(*code != 0 || !err.contains("error"), "{args:?}: {err}");
+            }
+            To::Stderr(want) => assert!(err.contains(want), "{args:?}: {err}"),
+        }
     }
 }
 

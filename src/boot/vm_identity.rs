@@ -168,7 +168,7 @@ impl std::fmt::Display for Refusal {
              door on the host and set [trust] recustomize_same_vm = true (docs/security.md)",
             self.instance_id,
             self.source,
-            crate::cloud_init::facade::rfc3339(self.at),
+            crate::cloud_init::stand_in::rfc3339(self.at),
             self.reason
         )
     }

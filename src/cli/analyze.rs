@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::Format;
-use crate::cloud_init::facade::rfc3339;
+use crate::cloud_init::stand_in::rfc3339;
 use crate::root::Root;
 use crate::timings::{read, Boot, BootTimes};
 

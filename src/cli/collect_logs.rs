@@ -46,7 +46,7 @@ pub struct CollectLogsArgs {
 const FILES: &[&str] = &[
     crate::report::LOG_PATH,
     "/var/log/vmcust.log.1",
-    crate::cloud_init::facade::STATUS_PATH,
+    crate::cloud_init::stand_in::STATUS_PATH,
     crate::settings::SETTINGS_PATH,
     crate::timings::BOOT_TIMES,
     "/var/log/vmware-imc/toolsDeployPkg.log",

@@ -237,12 +237,12 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
             "{PENDING_DIR} (a customization in progress or interrupted; the next boot resumes it)"
         ));
     }
-    let run = match crate::cloud_init::facade::read_status(&root) {
+    let run = match crate::cloud_init::stand_in::read_status(&root) {
         Ok(Some(st)) => format!(
             "{} (stage {}, updated {})",
             st.state.word(),
             st.stage.as_deref().unwrap_or("-"),
-            crate::cloud_init::facade::rfc3339(st.updated)
+            crate::cloud_init::stand_in::rfc3339(st.updated)
         ),
         Ok(None) => "not run".into(),
         Err(e) => format!("unreadable: {e:#}"),

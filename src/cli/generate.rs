@@ -1,6 +1,8 @@
-//! `vmcust generate` (hidden): the man pages and shell completions the packages ship,
-//! made from the same clap definitions as `--help`, so they can never drift from it.
-//! Run at package time by scripts/package.sh; docs/packaging.md.
+//! `vmcust generate` (hidden): the man pages and shell completions the packages ship.
+//! The command pages are made from the same clap definitions as `--help`, so they can
+//! never drift from it, with the sections clap cannot know (EXIT STATUS, ENVIRONMENT,
+//! FILES, EXAMPLES) appended from the roff sources in man/; vmcust.conf(5) is written
+//! there whole. Run at package time by scripts/package.sh; docs/packaging.md.
 
 use std::path::{Path, PathBuf};
 
@@ -8,6 +10,16 @@ use anyhow::{Context as _, Result};
 use clap::{Args, CommandFactory, Subcommand};
 
 use super::Cli;
+
+/// The sections appended to vmcust(1).
+const VMCUST_SECTIONS: &str = include_str!("../../man/vmcust.1.in");
+/// The sections appended to the stand-in's page.
+const STAND_IN_SECTIONS: &str = include_str!("../../man/vmcust-cloud-init.8.in");
+/// The settings file's page, whole.
+const SETTINGS_PAGE: &str = include_str!("../../man/vmcust.conf.5");
+
+/// The stand-in's page name: not `cloud-init`, which a real cloud-init's page owns.
+pub const STAND_IN_PAGE: &str = "vmcust-cloud-init";
 
 /// Write the man pages or shell completions (for packaging).
 #[derive(Debug, Args)]
@@ -20,7 +32,8 @@ pub struct GenerateArgs {
 /// The generated files.
 #[derive(Debug, Subcommand)]
 pub enum What {
-    /// Man pages: vmcust.1 and one vmcust-COMMAND.1 per sub-command.
+    /// Man pages: vmcust.1, one vmcust-COMMAND.1 per sub-command, vmcust.conf.5 and
+    /// vmcust-cloud-init.8.
     Man {
         /// Directory to write them to (created if missing).
         dir: PathBuf,
@@ -44,13 +57,105 @@ fn create(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
 }
 
+fn write(dir: &Path, name: &str, page: &[u8]) -> Result<()> {
+    let path = dir.join(name);
+    std::fs::write(&path, page).with_context(|| format!("writing {}", path.display()))
+}
+
 fn man(dir: &Path) -> Result<()> {
     create(dir)?;
-    let cmd = Cli::command();
     // Sub-command pages are named vmcust-COMMAND.1, as git's are.
-    clap_mangen::generate_to(cmd, dir)
+    clap_mangen::generate_to(Cli::command(), dir)
         .with_context(|| format!("writing man pages to {}", dir.display()))?;
-    Ok(())
+    // vmcust.1 again, with the sections a page needs after the generated ones.
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let vmcust = page(clap_mangen::Man::new(cmd), VMCUST_SECTIONS, true)?;
+    write(dir, "vmcust.1", &vmcust)?;
+    let stand_in = clap_mangen::Man::new(crate::cloud_init::stand_in::command())
+        .title(STAND_IN_PAGE)
+        .section("8")
+        .source(format!("vmcust {}", super::VERSION))
+        .manual("System Administration");
+    let sections = format!(
+        "{}{STAND_IN_SECTIONS}",
+        commands_section(&crate::cloud_init::stand_in::command())
+    );
+    let stand_in = page(stand_in, &sections, false)?;
+    write(dir, &format!("{STAND_IN_PAGE}.8"), &stand_in)?;
+    write(dir, "vmcust.conf.5", SETTINGS_PAGE.as_bytes())
+}
+
+/// A command's page: clap's title, name, synopsis, description, options and commands,
+/// then `sections` (roff), then the version (for a command that has one).
+fn page(man: clap_mangen::Man, sections: &str, version: bool) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    man.render_options_section(&mut out)?;
+    if version {
+        // Links to one page per sub-command, which only vmcust has.
+        man.render_subcommands_section(&mut out)?;
+    }
+    out.extend_from_slice(sections.as_bytes());
+    if version {
+        man.render_version_section(&mut out)?;
+    }
+    Ok(out)
+}
+
+/// A COMMANDS section for a command whose sub-commands have no pages of their own: each
+/// one's usage, description and options, from its clap definition.
+fn commands_section(cmd: &clap::Command) -> String {
+    use roff::{bold, roman, Roff};
+    let mut cmd = cmd.clone();
+    cmd.build();
+    let mut roff = Roff::new();
+    roff.control("SH", ["COMMANDS"]);
+    for sub in cmd.get_subcommands_mut() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let usage = sub.render_usage().to_string();
+        let usage = usage.trim_start_matches("Usage:").trim().to_string();
+        roff.control("SS", [usage.as_str()]);
+        if let Some(about) = sub.get_long_about().or_else(|| sub.get_about()) {
+            roff.text([roman(about.to_string())]);
+        }
+        for arg in sub.get_arguments() {
+            if arg.is_hide_set() {
+                continue;
+            }
+            let mut names = Vec::new();
+            if let Some(s) = arg.get_short() {
+                names.push(format!("-{s}"));
+            }
+            if let Some(l) = arg.get_long() {
+                names.push(format!("--{l}"));
+            }
+            let values: Vec<String> = arg
+                .get_possible_values()
+                .iter()
+                .filter(|v| !v.is_hide_set())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            let mut flag = names.join(", ");
+            if arg.get_action().takes_values() {
+                flag.push_str(&if values.is_empty() {
+                    " VALUE".to_string()
+                } else {
+                    format!(" {}", values.join("|"))
+                });
+            }
+            roff.control("TP", []);
+            roff.text([bold(flag)]);
+            let help = arg.get_long_help().or_else(|| arg.get_help());
+            roff.text([roman(help.map(|h| h.to_string()).unwrap_or_default())]);
+        }
+    }
+    roff.to_roff()
 }
 
 fn completions(dir: &Path) -> Result<()> {
@@ -62,4 +167,176 @@ fn completions(dir: &Path) -> Result<()> {
             .with_context(|| format!("writing {shell} completions to {}", dir.display()))?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generated() -> (tempfile::TempDir, impl Fn(&str) -> String) {
+        let dir = tempfile::tempdir().unwrap();
+        man(dir.path()).unwrap();
+        let path = dir.path().to_path_buf();
+        (dir, move |name: &str| {
+            std::fs::read_to_string(path.join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+        })
+    }
+
+    /// Each page and the sections it must have, in order.
+    #[test]
+    fn pages_have_the_sections_of_a_page() {
+        let (_dir, read) = generated();
+        let cases: &[(&str, &str, &[&str])] = &[
+            (
+                "vmcust.1",
+                ".TH vmcust 1",
+                &[
+                    ".SH NAME",
+                    ".SH SYNOPSIS",
+                    ".SH DESCRIPTION",
+                    ".SH OPTIONS",
+                    ".SH SUBCOMMANDS",
+                    ".SH \"EXIT STATUS\"",
+                    ".SH ENVIRONMENT",
+                    ".SH FILES",
+                    ".SH EXAMPLES",
+                    ".SH \"SEE ALSO\"",
+                    ".SH VERSION",
+                ],
+            ),
+            (
+                "vmcust-cloud-init.8",
+                ".TH vmcust-cloud-init 8",
+                &[
+                    ".SH NAME",
+                    ".SH SYNOPSIS",
+                    ".SH DESCRIPTION",
+                    ".SH OPTIONS",
+                    ".SH COMMANDS",
+                    ".SS \"cloud-init status [OPTIONS]\"",
+                    "\\fB\\-w, \\-\\-wait\\fR",
+                    ".SS \"cloud-init clean [OPTIONS]\"",
+                    "\\fB\\-c, \\-\\-configs all|ssh_config|network\\fR",
+                    ".SH STATUS",
+                    ".SH \"EXIT STATUS\"",
+                    ".SH ENVIRONMENT",
+                    ".SH FILES",
+                    ".SH EXAMPLES",
+                ],
+            ),
+            (
+                "vmcust.conf.5",
+                ".TH VMCUST.CONF 5",
+                &[".SH NAME", ".SH DESCRIPTION", ".SH EXAMPLE", ".SH FILES"],
+            ),
+        ];
+        for (name, title, sections) in cases {
+            let page = read(name);
+            assert!(
+                page.contains(title),
+                "{name}: {}",
+                &page[..200.min(page.len())]
+            );
+            let mut from = 0;
+            for s in *sections {
+                let at = page[from..]
+                    .find(&format!("{s}\n"))
+                    .unwrap_or_else(|| panic!("{name}: no {s} after byte {from}"));
+                from += at + s.len();
+            }
+        }
+    }
+
+    /// vmcust(1) lists every exit code the commands use.
+    #[test]
+    fn the_exit_codes_are_all_on_the_page() {
+        let (_dir, read) = generated();
+        let page = read("vmcust.1");
+        let section = page.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
+        let section = section.split("\n.SH ").next().unwrap();
+        for code in [
+            super::super::EXIT_OK,
+            super::super::EXIT_FAILURE,
+            2,
+            super::super::EXIT_USAGE,
+            super::super::EXIT_INVALID,
+            super::super::EXIT_IO,
+            super::super::run::EXIT_INTERRUPTED,
+        ] {
+            assert!(
+                section.contains(&format!(".TP\n.B {code}\n")),
+                "exit status {code} is not described"
+            );
+        }
+    }
+
+    /// Every key the settings file takes is described in vmcust.conf(5), under its
+    /// section, and the page names no key the settings do not know.
+    #[test]
+    fn the_settings_page_describes_every_key() {
+        let keys = crate::settings::known_keys();
+        assert!(keys.len() >= 10);
+        for (section, key) in &keys {
+            let heading = format!(".SH \"[{section}] ");
+            let body = SETTINGS_PAGE
+                .split(&heading)
+                .nth(1)
+                .unwrap_or_else(|| panic!("no section [{section}]"));
+            let body = body.split("\n.SH ").next().unwrap();
+            assert!(
+                body.contains(&format!(".TP\n.BR {key} \" (default ")),
+                "[{section}] {key} is not described"
+            );
+        }
+        let described = SETTINGS_PAGE.matches(" \" (default ").count();
+        assert_eq!(
+            described,
+            keys.len(),
+            "a key on the page the settings do not know"
+        );
+    }
+
+    /// groff, which man uses to show them, reads every page without a warning (`-ww`:
+    /// all warnings, such as an unknown macro or a bad escape).
+    #[test]
+    fn groff_reads_every_page_without_warnings() {
+        let (dir, _) = generated();
+        let mut pages = 0;
+        for entry in std::fs::read_dir(dir.path()).unwrap() {
+            let path = entry.unwrap().path();
+            let out = std::process::Command::new("groff")
+                .args(["-man", "-Tutf8", "-ww", "-z"])
+                .arg(&path)
+                .output()
+                .expect("groff missing: apt-get install groff-base (scripts/test-packages.txt)");
+            let warnings = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.success() && warnings.is_empty(),
+                "{}: {warnings}",
+                path.display()
+            );
+            pages += 1;
+        }
+        assert!(pages >= 16, "{pages} pages");
+    }
+
+    /// The units link only pages the packages ship.
+    #[test]
+    fn units_link_only_shipped_pages() {
+        let (dir, _) = generated();
+        for unit in std::fs::read_dir("systemd").unwrap() {
+            let path = unit.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            for line in text.lines().filter(|l| l.starts_with("Documentation=")) {
+                for link in line["Documentation=".len()..].split_whitespace() {
+                    let Some(page) = link.strip_prefix("man:") else {
+                        continue;
+                    };
+                    let (name, section) = page.trim_end_matches(')').split_once('(').unwrap();
+                    let file = dir.path().join(format!("{name}.{section}"));
+                    assert!(file.is_file(), "{}: {link} is not shipped", path.display());
+                }
+            }
+        }
+    }
 }

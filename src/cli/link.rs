@@ -1,12 +1,12 @@
 //! `vmcust cloud-init-link` (hidden): the packages' install scripts keep the `cloud-init`
-//! stand-in in step with the system through it (`vmcust::cloud_init::stand_in`).
+//! stand-in in step with the system through it (`vmcust::cloud_init::link`).
 
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
 use clap::{Args, ValueEnum};
 
-use crate::cloud_init::stand_in;
+use crate::cloud_init::link;
 use crate::root::Root;
 
 /// Install or remove the `cloud-init` stand-in as the system needs (for packaging).
@@ -35,8 +35,8 @@ pub fn run(args: LinkArgs) -> Result<()> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
     let did = match args.action {
-        Action::Sync => stand_in::sync(&root)?,
-        Action::Remove => stand_in::remove(&root)?,
+        Action::Sync => link::sync(&root)?,
+        Action::Remove => link::remove(&root)?,
     };
     for line in did {
         println!("{line}");

@@ -15,7 +15,7 @@ use super::{Format, UsageError};
 use crate::applied::Applied;
 use crate::boot::late::{POST_PENDING, USER_DATA_DONE};
 use crate::boot::state::{read_results, InstanceResult, INSTANCES_DIR};
-use crate::cloud_init::facade::rfc3339;
+use crate::cloud_init::stand_in::rfc3339;
 use crate::root::Root;
 
 /// Show what was applied to the current instance, and from which source.

@@ -8,7 +8,7 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 
 use crate::boot::{self, Context, Ending, Stage};
-use crate::cloud_init::facade::{write_status, RunState, RunStatus};
+use crate::cloud_init::stand_in::{write_status, RunState, RunStatus};
 use crate::host::platform::Platform;
 use crate::host::{open, TransportOptions};
 use crate::report::NicTiming;
@@ -75,7 +75,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         // trigger for that, so every boot does it. Done here rather than in a second
         // process before this one: each process start costs a visible share of an
         // emulated guest's boot (docs/benchmarks.md).
-        match crate::cloud_init::stand_in::sync(&root) {
+        match crate::cloud_init::link::sync(&root) {
             Ok(did) => did
                 .iter()
                 .for_each(|d| tracing::info!("cloud-init stand-in: {d}")),

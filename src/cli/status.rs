@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Format;
 use crate::boot::state::{read_results, InstanceResult};
 
-use crate::cloud_init::facade::{exit_code, rfc3339, wait_for_status, RunState, RunStatus};
+use crate::cloud_init::stand_in::{exit_code, rfc3339, wait_for_status, RunState, RunStatus};
 use crate::root::Root;
 
 /// Show the run's state and each customized instance's outcome.
@@ -66,7 +66,7 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
     // Off VMware the units never start (ConditionVirtualization), so no status will come:
     // waiting would only run into the bound.
     let wait = wait
-        && (crate::cloud_init::facade::read_status(root)?.is_some()
+        && (crate::cloud_init::stand_in::read_status(root)?.is_some()
             || crate::host::platform::Platform::detect(root.path()).is_vmware());
     let run = wait_for_status(root, wait)?;
     let instances = read_results(root)?;

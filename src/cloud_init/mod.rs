@@ -1,8 +1,11 @@
-//! Living with cloud-init: the `cloud-init` stand-in that makes open-vm-tools hand the
-//! vSphere spec to vmcust ([`facade`]), installed only where no real cloud-init is
-//! ([`stand_in`]), and stepping aside for a real cloud-init that is configured for VMware
-//! customization ([`coexist`]).
+//! Living with cloud-init: the `cloud-init` stand-in, vmcust answering as cloud-init so
+//! that open-vm-tools hands it the vSphere spec ([`stand_in`]); the `/usr/bin/cloud-init`
+//! link and drop-in that install it, only where no real cloud-init is ([`link`]); stepping
+//! aside for a real cloud-init that is configured for VMware customization ([`coexist`]);
+//! and systemd's view of vmcust's units, which `status --wait` asks before it waits
+//! ([`units`]).
 
 pub mod coexist;
-pub mod facade;
+pub mod link;
 pub mod stand_in;
+pub mod units;

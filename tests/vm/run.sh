@@ -261,7 +261,7 @@ image() {
 }
 
 # seal_template ROOT IMG: the last step of a Packer build's clean-up script: `cloud-init
-# clean --logs` (here vmcust's cloud-init facade) in the image, and nothing for the
+# clean --logs` (here vmcust's cloud-init stand-in) in the image, and nothing for the
 # machine-id (the forgotten step). Keeps the host keys' fingerprints at IMG.ssh-fingerprints.
 seal_template() {
     local root=$1 img=$2 out
