@@ -73,17 +73,28 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Opens (or starts) the journal at `path`. Unknown lines (a torn last line after a
-    /// crash) are ignored, so the step they stood for is simply done again.
+    /// Opens (or starts) the journal at `path`. Unknown lines are ignored. A last line
+    /// without its newline (a write torn by a power cut) is not written, even when it
+    /// reads as a step name: it is cut off the file, so that the next record is a line
+    /// of its own, and the step it stood for is simply done again.
     pub fn open(path: &Path) -> io::Result<Journal> {
-        let text = match fs::read_to_string(path) {
+        let bytes = match fs::read(path) {
             Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(e),
         };
+        let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        if complete < bytes.len() {
+            let f = OpenOptions::new().write(true).open(path)?;
+            f.set_len(complete as u64)?;
+            f.sync_all()?;
+        }
         Ok(Journal {
             path: path.to_path_buf(),
-            done: text.lines().filter_map(Step::from_name).collect(),
+            done: String::from_utf8_lossy(&bytes[..complete])
+                .lines()
+                .filter_map(Step::from_name)
+                .collect(),
         })
     }
 
@@ -119,7 +130,8 @@ impl Journal {
             .append(true)
             .mode(0o600)
             .open(&self.path)?;
-        writeln!(f, "{}", step.name())?;
+        // One write: a kill cannot leave half a record that the next one would run into.
+        f.write_all(format!("{}\n", step.name()).as_bytes())?;
         Ok(f)
     }
 }
@@ -151,6 +163,46 @@ mod tests {
         let j = Journal::open(&p).unwrap();
         assert!(j.is_done(Step::PreScript) && j.is_done(Step::Applied));
         assert!(!j.is_done(Step::Marker));
+    }
+
+    // threat T13 (docs/security.md): a record torn by a power cut is not a step done,
+    // even when what was written reads as a step name, and the records after it stay
+    // lines of their own instead of merging into it.
+    #[test]
+    fn a_torn_last_line_is_not_written_and_does_not_swallow_the_next_record() {
+        for torn in ["mark", "reported", "appl"] {
+            let d = tempfile::tempdir().unwrap();
+            let p = d.path().join("journal");
+            let mut j = Journal::open(&p).unwrap();
+            j.record(Step::Applied).unwrap();
+            let mut f = OpenOptions::new().append(true).open(&p).unwrap();
+            write!(f, "{torn}").unwrap();
+            let mut j = Journal::open(&p).unwrap();
+            assert!(j.is_done(Step::Applied), "{torn}");
+            assert!(!j.is_done(Step::Reported) && !j.is_done(Step::Marker), "{torn}");
+            j.record(Step::Marker).unwrap();
+            j.record(Step::Nics).unwrap();
+            let j = Journal::open(&p).unwrap();
+            assert!(j.is_done(Step::Marker) && j.is_done(Step::Nics), "{torn}");
+            assert!(!j.is_done(Step::Reported), "{torn}");
+            assert_eq!(
+                fs::read_to_string(&p).unwrap(),
+                "applied\nmarker\nnics\n",
+                "{torn}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_record_is_one_line_written_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("journal");
+        let mut j = Journal::open(&p).unwrap();
+        for s in Step::ALL {
+            j.record(s).unwrap();
+        }
+        let want: String = Step::ALL.iter().map(|s| format!("{}\n", s.name())).collect();
+        assert_eq!(fs::read_to_string(&p).unwrap(), want);
     }
 
     #[test]

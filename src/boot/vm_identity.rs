@@ -49,12 +49,24 @@ pub struct Identity {
 
 impl Identity {
     /// Reads the records under `root` for the VM `platform` describes. Unreadable records
-    /// count as absent.
+    /// count as absent, except the list of instances: a list that cannot be read counts
+    /// as customized (fail closed), as "never customized" would let guestinfo in.
     pub fn read(root: &Root, platform: &Platform) -> Identity {
         let last_boot = read_uuid(root, Path::new(BOOT_IDENTITY));
         let mut customized_on = Vec::new();
         let mut customized = false;
-        for name in root.list_dir(Path::new(INSTANCES_DIR)).unwrap_or_default() {
+        let names = root
+            .list_dir(Path::new(INSTANCES_DIR))
+            .unwrap_or_else(|e| {
+                tracing::warn!(
+                    "cannot list {INSTANCES_DIR} ({e}): counting this VM as customized \
+                     before, so guestinfo and OVF data do not customize it unless its \
+                     product UUID is new"
+                );
+                customized = true;
+                Vec::new()
+            });
+        for name in names {
             let dir = Path::new(INSTANCES_DIR).join(&name);
             if root.is_file(&dir.join("result.json")) {
                 customized = true;
@@ -280,6 +292,32 @@ mod tests {
         for (what, id, new) in cases {
             assert_eq!(id.is_new_vm(), new, "{what}: {}", id.reason());
         }
+    }
+
+    // threat T2: an instances directory that cannot be listed must not read as "never
+    // customized", which would let guestinfo re-customize the same VM (fail closed).
+    #[test]
+    fn an_unlistable_instances_directory_counts_as_customized() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path()).unwrap();
+        let platform = Platform {
+            product_uuid: Some("4217e0a1-aaaa".into()),
+            ..Platform::default()
+        };
+        record_boot(&root, &platform);
+        let instances = d.path().join(INSTANCES_DIR.trim_start_matches('/'));
+        std::fs::create_dir_all(instances.parent().unwrap()).unwrap();
+        std::fs::write(&instances, "not a directory").unwrap();
+        assert!(root.list_dir(Path::new(INSTANCES_DIR)).is_err());
+        let id = Identity::read(&root, &platform);
+        assert!(id.customized, "{id:?}");
+        assert!(!id.is_new_vm(), "{}", id.reason());
+        // A clone (new product UUID) is still new.
+        let clone = Platform {
+            product_uuid: Some("4217e0a1-bbbb".into()),
+            ..Platform::default()
+        };
+        assert!(Identity::read(&root, &clone).is_new_vm());
     }
 
     #[test]
