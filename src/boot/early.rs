@@ -143,15 +143,19 @@ fn take_handover(ctx: &mut Context) -> Result<Ending> {
     if let Err(e) = state::ingest(&root) {
         let reason = format!("could not take the customization into {PENDING_DIR}: {e:#}");
         tracing::error!("{reason}; nothing was changed");
+        // Removed before the answer: a kill in between then loses the answer (vCenter
+        // times out) rather than sending it again at the next start (docs/boot.md,
+        // "Exactly once").
+        if let Err(e) = state::remove_handover(&root).and_then(|()| state::finish_retirement(&root))
+        {
+            tracing::warn!("{e:#}");
+        }
+        super::journal::crash_point_at("handover-removed");
         Reporter::new(ctx.rpc, false).failed(
             Code::CustomizeFailed,
             "Error applying the customization",
             &reason,
         );
-        if let Err(e) = state::remove_handover(&root).and_then(|()| state::finish_retirement(&root))
-        {
-            tracing::warn!("{e:#}");
-        }
         return Ok(Ending::failed(reason));
     }
     process_pending(ctx)
@@ -169,12 +173,15 @@ fn refuse_handover(ctx: &mut Context, reason: String) -> Result<Ending> {
         "{reason}; nothing was changed, the hand-over is kept in {}",
         state::REFUSED_DIR
     );
+    // Moved aside before the answer, as in `take_handover`: at most once.
+    let removed = state::refuse_handover(&ctx.root, &reason);
+    super::journal::crash_point_at("handover-removed");
     Reporter::new(ctx.rpc, false).failed(
         Code::CustomizeFailed,
         "Error parsing the customization specification",
         &reason,
     );
-    state::refuse_handover(&ctx.root, &reason)?;
+    removed?;
     Ok(Ending::Failed {
         reason,
         invalid: true,
@@ -564,6 +571,13 @@ fn finish(
         // (which may hold secrets) goes now.
         if let Err(e) = crate::scripts::stage::unstage(&root) {
             tracing::error!("removing the staged custom script: {e}");
+        }
+        // Nor its flag: the late stage would run the script and send a second final state.
+        // Removed (durably) before the pending copy is retired, so that a kill before
+        // then finds the flag with the pending copy, which holds the late stage back.
+        let flag = state::instance_dir(instance_id).join(super::late::POST_PENDING);
+        if let Err(e) = super::late::remove_durably(&root, &flag) {
+            tracing::error!("removing {}: {e:#}", flag.display());
         }
     }
     if let Err(e) = state::remove_handover(&root) {

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::state::INSTANCES_DIR;
+use super::state::{CUST_CFG, INSTANCES_DIR, PENDING_DIR};
 use super::{Context, Ending, ScriptEnd};
 use crate::engine::customize::{user_data_disposition, UserDataDisposition};
 use crate::host::addresses;
@@ -35,9 +35,19 @@ pub const STAGED_SCRIPT: &str = "/root/.customization/customize.sh";
 /// Runs the late stage for every instance that has work left.
 pub fn run(ctx: &mut Context) -> Result<Ending> {
     let mut ending = Ending::Nothing;
+    // A customization still pending has not sent its final state (an early stage was cut
+    // off): its post-script waits until the early stage has finished it, as the script
+    // comes after the final state, and a failed customization runs none.
+    let unfinished = ctx.root.is_file(&Path::new(PENDING_DIR).join(CUST_CFG));
     for id in ctx.root.list_dir(Path::new(INSTANCES_DIR))? {
         let dir = Path::new(INSTANCES_DIR).join(&id);
-        if ctx.root.is_file(&dir.join(POST_PENDING)) {
+        if ctx.root.is_file(&dir.join(POST_PENDING)) && unfinished {
+            tracing::warn!(
+                "not running the post-customization script of instance {id} yet: a \
+                 customization in {PENDING_DIR} is unfinished (an early stage was cut off); \
+                 the next early stage finishes it, then a late stage runs the script"
+            );
+        } else if ctx.root.is_file(&dir.join(POST_PENDING)) {
             ending = post_script(ctx, &dir)?;
             if ending == Ending::Interrupted {
                 return Ok(ending);
@@ -175,7 +185,7 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
 }
 
 /// Removes a record and makes the removal durable; already gone is fine.
-fn remove_durably(root: &crate::root::Root, path: &Path) -> Result<()> {
+pub(crate) fn remove_durably(root: &crate::root::Root, path: &Path) -> Result<()> {
     let real = root.resolve(path, false)?;
     match std::fs::remove_file(&real) {
         Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
