@@ -437,3 +437,108 @@ fn a_read_only_root_still_gets_exactly_one_final_state() {
     assert_eq!(states_in(host.path()), states, "sent again");
     drop(run);
 }
+
+/// A customization that fails after its post-script was scheduled (here the marker
+/// cannot be written: a directory stands where the old marker file is) gets one final
+/// state, `4 100`; the late stage then runs no post-script and sends nothing more.
+// threat T13 (docs/security.md)
+#[test]
+fn a_failed_customization_runs_no_post_script() {
+    let vm = scripted_vm();
+    fs::write(vm.path("/root/go"), "").unwrap();
+    fs::create_dir_all(vm.path("/var/lib/vmcust/.markerfile-old.txt/x")).unwrap();
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(1), "{}", text(&early.stderr));
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let states = final_states(&vm);
+    assert_eq!(states.len(), 1, "{states:?}");
+    assert!(states[0].contains(" 4 100 "), "{states:?}");
+    assert_eq!(ran(&vm), ["precustomization"]);
+    let flag = vm.path("/var/lib/vmcust/instances/m-1/post-customization-pending");
+    assert!(!flag.exists() && !vm.path("/root/.customization").exists());
+}
+
+/// An early stage killed after scheduling the post-script (before its final state): the
+/// late stage that follows does not run the script ahead of the final state; the next
+/// early stage sends `5 0`, and only then does a late stage run the script, once.
+// threat T13 (docs/security.md)
+#[test]
+fn the_post_script_waits_for_the_final_state_of_a_customization_cut_off() {
+    let vm = scripted_vm();
+    fs::write(vm.path("/root/go"), "").unwrap();
+    let crashed = vm
+        .command("early", 0)
+        .env(vmcust::boot::CRASH_AFTER_ENV, "post-scheduled")
+        .output()
+        .unwrap();
+    assert_eq!(
+        crashed.status.signal(),
+        Some(9),
+        "{}",
+        text(&crashed.stderr)
+    );
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    assert!(
+        text(&late.stderr).contains("unfinished"),
+        "{}",
+        text(&late.stderr)
+    );
+    assert_eq!(ran(&vm), ["precustomization"]);
+    assert!(final_states(&vm).is_empty(), "{:?}", final_states(&vm));
+    assert_eq!(vm.run("early").status.code(), Some(0));
+    assert_eq!(vm.run("late").status.code(), Some(0));
+    assert_eq!(ran(&vm), ["precustomization", "postcustomization"]);
+    assert_eq!(
+        final_states(&vm),
+        ["deployPkg.update.state 5 0 /var/log/vmcust.log"]
+    );
+}
+
+/// A refused hand-over and one that cannot be taken in are removed before they are
+/// answered: a kill in between loses the answer (vCenter times out) and the next start
+/// finds nothing to answer again — never two `4 100`.
+// threat T13 (docs/security.md)
+#[test]
+fn a_kill_before_answering_a_bad_hand_over_sends_nothing_twice() {
+    type Spoil = fn(&Vm);
+    let cases: [(&str, Spoil); 2] = [
+        ("refused", |vm| {
+            let dir = vm.path("/var/run/vmware-imc");
+            use std::os::unix::fs::PermissionsExt;
+            fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        }),
+        ("not taken in", |vm| {
+            // A file where the pending directory goes: the rename into place fails.
+            fs::create_dir_all(vm.path("/var/lib/vmcust")).unwrap();
+            fs::write(vm.path("/var/lib/vmcust/pending"), "").unwrap();
+        }),
+    ];
+    for (what, spoil) in cases {
+        // Uninterrupted: one failure.
+        let vm = scripted_vm();
+        spoil(&vm);
+        let out = vm.run("early");
+        assert_ne!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+        assert_eq!(final_states(&vm).len(), 1, "{what}: {:?}", vm.rpcs());
+        assert!(final_states(&vm)[0].contains(" 4 100 "), "{what}");
+        // Killed between the removal and the answer.
+        let vm = scripted_vm();
+        spoil(&vm);
+        let crashed = vm
+            .command("early", 0)
+            .env(vmcust::boot::CRASH_AFTER_ENV, "handover-removed")
+            .output()
+            .unwrap();
+        assert_eq!(
+            crashed.status.signal(),
+            Some(9),
+            "{what}: {}",
+            text(&crashed.stderr)
+        );
+        assert!(!vm.path("/var/run/vmware-imc").exists(), "{what}");
+        assert_eq!(vm.run("early").status.code(), Some(0), "{what}");
+        assert!(final_states(&vm).is_empty(), "{what}: {:?}", vm.rpcs());
+    }
+}

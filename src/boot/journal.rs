@@ -179,7 +179,10 @@ mod tests {
             write!(f, "{torn}").unwrap();
             let mut j = Journal::open(&p).unwrap();
             assert!(j.is_done(Step::Applied), "{torn}");
-            assert!(!j.is_done(Step::Reported) && !j.is_done(Step::Marker), "{torn}");
+            assert!(
+                !j.is_done(Step::Reported) && !j.is_done(Step::Marker),
+                "{torn}"
+            );
             j.record(Step::Marker).unwrap();
             j.record(Step::Nics).unwrap();
             let j = Journal::open(&p).unwrap();
@@ -201,7 +204,10 @@ mod tests {
         for s in Step::ALL {
             j.record(s).unwrap();
         }
-        let want: String = Step::ALL.iter().map(|s| format!("{}\n", s.name())).collect();
+        let want: String = Step::ALL
+            .iter()
+            .map(|s| format!("{}\n", s.name()))
+            .collect();
         assert_eq!(fs::read_to_string(&p).unwrap(), want);
     }
 

@@ -55,17 +55,15 @@ impl Identity {
         let last_boot = read_uuid(root, Path::new(BOOT_IDENTITY));
         let mut customized_on = Vec::new();
         let mut customized = false;
-        let names = root
-            .list_dir(Path::new(INSTANCES_DIR))
-            .unwrap_or_else(|e| {
-                tracing::warn!(
-                    "cannot list {INSTANCES_DIR} ({e}): counting this VM as customized \
+        let names = root.list_dir(Path::new(INSTANCES_DIR)).unwrap_or_else(|e| {
+            tracing::warn!(
+                "cannot list {INSTANCES_DIR} ({e}): counting this VM as customized \
                      before, so guestinfo and OVF data do not customize it unless its \
                      product UUID is new"
-                );
-                customized = true;
-                Vec::new()
-            });
+            );
+            customized = true;
+            Vec::new()
+        });
         for name in names {
             let dir = Path::new(INSTANCES_DIR).join(&name);
             if root.is_file(&dir.join("result.json")) {
