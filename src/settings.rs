@@ -400,7 +400,14 @@ fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Resu
         ("hygiene", "ssh_host_keys") => settings.hygiene_ssh_host_keys = parse_bool(value)?,
         ("hygiene", "machine_id") => settings.hygiene_machine_id = parse_bool(value)?,
         ("trust", "recustomize_same_vm") => settings.recustomize_same_vm = parse_bool(value)?,
-        ("trust", "sources") => settings.sources = parse_sources(value)?,
+        ("trust", "sources") => {
+            // Fail closed: a misspelt source is dropped, not a reason to turn all back on.
+            let (set, unknown) = parse_sources(value)?;
+            settings.sources = set;
+            if let Some(message) = unknown {
+                return Err(message);
+            }
+        }
         _ => unreachable!("apply is only called for keys listed in KNOWN"),
     }
     Ok(())
@@ -416,8 +423,11 @@ fn parse_bool(value: &str) -> Result<bool, String> {
     }
 }
 
-/// `imc, ovf, guestinfo` (commas and/or spaces), or `none`: the sources left on.
-fn parse_sources(value: &str) -> Result<SourceSet, String> {
+/// `imc, ovf, guestinfo` (commas and/or spaces), or `none`: the sources left on. Unknown
+/// words are dropped and named in the message returned with the set (a typo must not turn
+/// a source on); only an empty value keeps the default.
+fn parse_sources(value: &str) -> Result<(SourceSet, Option<String>), String> {
+    const NAMES: [&str; 3] = ["imc", "ovf", "guestinfo"];
     let mut set = SourceSet {
         imc: false,
         ovf: false,
@@ -428,24 +438,42 @@ fn parse_sources(value: &str) -> Result<SourceSet, String> {
         .filter(|w| !w.is_empty())
         .collect();
     if words.len() == 1 && words[0].eq_ignore_ascii_case("none") {
-        return Ok(set);
+        return Ok((set, None));
     }
     if words.is_empty() {
         return Err(format!("empty value, default kept; use {SOURCE_VALUES}"));
     }
+    let mut unknown = Vec::new();
     for w in words {
         match w.to_ascii_lowercase().as_str() {
             "imc" => set.imc = true,
             "ovf" => set.ovf = true,
             "guestinfo" => set.guestinfo = true,
-            _ => {
-                return Err(format!(
-                    "unknown source {w:?} in {value:?}, default kept; use {SOURCE_VALUES}"
-                ))
+            lower => {
+                let hint = vmcust_imc::closest(lower, NAMES)
+                    .map_or(String::new(), |n| format!(" (did you mean {n}?)"));
+                unknown.push(format!("{w:?}{hint}"));
             }
         }
     }
-    Ok(set)
+    let message = (!unknown.is_empty()).then(|| {
+        let on: Vec<&str> = [set.imc, set.ovf, set.guestinfo]
+            .iter()
+            .zip(NAMES)
+            .filter_map(|(on, n)| on.then_some(n))
+            .collect();
+        let on = if on.is_empty() {
+            "none".to_string()
+        } else {
+            on.join(", ")
+        };
+        format!(
+            "unknown source {} dropped; the sources on are {on} (a misspelt source stays \
+             off); use {SOURCE_VALUES}",
+            unknown.join(", ")
+        )
+    });
+    Ok((set, message))
 }
 
 fn parse_secs(value: &str, min: u64, max: u64) -> Result<Duration, String> {
@@ -830,7 +858,11 @@ mod tests {
             ("sources = ovf, guestinfo", false, [false, true, true], 0),
             ("sources = IMC guestinfo", false, [true, false, true], 0),
             ("sources = none", false, [false, false, false], 0),
-            ("sources = imc, cdrom", false, [true, true, true], 1),
+            // Fail closed: an unknown word is dropped, the known ones are kept.
+            ("sources = imc, cdrom", false, [true, false, false], 1),
+            ("sources = imc, ovf, cdrom", false, [true, true, false], 1),
+            ("sources = cdrom", false, [false, false, false], 1),
+            ("sources = ovf, guestinfoo", false, [false, true, false], 1),
             ("sources =", false, [true, true, true], 1),
             ("recustomize_same_vm = maybe", false, [true, true, true], 1),
         ];
@@ -850,6 +882,14 @@ mod tests {
                 assert_eq!(w[0].line, Some(2));
             }
         }
+        let (_, w) = p("[trust]\nsources = ovf, guestinfoo\n");
+        let said = w[0].to_string();
+        assert!(
+            said.contains("\"guestinfoo\" (did you mean guestinfo?) dropped")
+                && said.contains("the sources on are ovf (")
+                && said.contains("vmcust.conf"),
+            "{said}"
+        );
     }
 
     #[test]
