@@ -396,3 +396,67 @@ fn analyze_shows_the_wait_for_a_spec_on_a_new_vm() {
     assert!(show.contains(": nothing in "), "{show}");
     assert!(show.contains("|`-> waiting @"), "{show}");
 }
+
+/// A local user who may write `/var/log` (or plants a link there) cannot make
+/// collect-logs ship a file of root's: a `vmware-*.log` that is a symlink (to
+/// `/etc/shadow`, whose lines no redaction catches) is skipped, not followed, and so is a
+/// file not owned by root in a directory others may write; the MANIFEST says why.
+// threat T11 (docs/security.md)
+#[test]
+fn collect_logs_follows_no_symlink_and_takes_no_planted_file() {
+    // SAFETY: geteuid has no preconditions and touches no memory.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root to give a file to another user");
+        return;
+    }
+    let hash = "root:$6$SHADOW-HASH-91c2$x:19000:0:99999:7:::";
+    let root = scratch_root();
+    let r = root.path().to_str().unwrap();
+    fs::create_dir_all(root.path().join("etc")).unwrap();
+    fs::write(root.path().join("etc/shadow"), format!("{hash}\n")).unwrap();
+    let log = root.path().join("var/log");
+    fs::create_dir_all(&log).unwrap();
+    fs::write(log.join("vmware-vmsvc-root.log"), "vmsvc started\n").unwrap();
+    std::os::unix::fs::symlink("/etc/shadow", log.join("vmware-evil.log")).unwrap();
+    fs::write(log.join("vmware-planted.log"), format!("{hash}\n")).unwrap();
+    std::os::unix::fs::chown(log.join("vmware-planted.log"), Some(65534), Some(65534)).unwrap();
+    fs::set_permissions(&log, std::os::unix::fs::PermissionsExt::from_mode(0o1777)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let target = out.path().join("logs.tar.gz");
+    let o = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["collect-logs", "--root", r, "--tarfile"])
+        .arg(&target)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let x = tempfile::tempdir().unwrap();
+    assert!(Command::new("tar")
+        .arg("-C")
+        .arg(x.path())
+        .arg("-xzf")
+        .arg(&target)
+        .status()
+        .unwrap()
+        .success());
+    let bundle = x.path().join("vmcust-logs");
+    for (rel, content) in support::snapshot(&bundle) {
+        assert!(
+            !content.contains("SHADOW-HASH"),
+            "{} ships the hash",
+            rel.display()
+        );
+    }
+    assert_eq!(
+        fs::read_to_string(bundle.join("var/log/vmware-vmsvc-root.log")).unwrap(),
+        "vmsvc started\n"
+    );
+    let manifest = fs::read_to_string(bundle.join("MANIFEST.txt")).unwrap();
+    assert!(
+        manifest.contains("skipped: /var/log/vmware-evil.log (a symbolic link: not followed)"),
+        "{manifest}"
+    );
+    assert!(
+        manifest.contains("skipped: /var/log/vmware-planted.log (owned by uid 65534, not root"),
+        "{manifest}"
+    );
+}

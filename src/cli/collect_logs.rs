@@ -7,8 +7,9 @@
 //! (`/var/log/vmware-*.log`, `vmware-imc/toolsDeployPkg.log`), and the output of
 //! `vmcust status`, `query`, `analyze show` and `detect`; on the running system also the
 //! journal of every vmcust unit and the kernel log. Never collected: the pending
-//! customization and `cust.cfg`, which hold passwords. `MANIFEST.txt` lists what was
-//! found and what was not, and why.
+//! customization and `cust.cfg`, which hold passwords; a file that is a symbolic link,
+//! or that another user may have planted. `MANIFEST.txt` lists what was found and what
+//! was not, and why.
 //!
 //! Nothing is staged on disk: the files are read (bounded) into memory and the tar.gz is
 //! written to a temporary file created `O_EXCL` with mode 0600 in the tarball's own
@@ -138,7 +139,10 @@ fn collect(root: &Root) -> Entries {
     paths.extend(crate::clean::network_files(root));
     for path in &paths {
         match read_capped(root, path) {
-            Ok(Some((bytes, cut))) => {
+            Ok(Collected::Skipped(why)) => {
+                let _ = writeln!(manifest, "skipped: {} ({why})", path.display());
+            }
+            Ok(Collected::Read(bytes, cut)) => {
                 put(
                     &path.to_string_lossy(),
                     &String::from_utf8_lossy(&bytes),
@@ -153,7 +157,7 @@ fn collect(root: &Root) -> Entries {
                     ),
                 };
             }
-            Ok(None) => {
+            Ok(Collected::Absent) => {
                 let _ = writeln!(manifest, "absent: {}", path.display());
             }
             Err(e) => {
@@ -245,28 +249,59 @@ fn collect(root: &Root) -> Entries {
     entries
 }
 
-/// The first [`MAX_FILE`] bytes of `path` in the root and whether it was cut; `None` when
-/// absent. Symlinks resolve inside the root; the last component is opened without
-/// following one (a link swapped in meanwhile fails the read).
-fn read_capped(root: &Root, path: &Path) -> std::io::Result<Option<(Vec<u8>, bool)>> {
-    use std::os::unix::fs::OpenOptionsExt as _;
-    let real = root.resolve(path, true)?;
+/// What [`read_capped`] found at a path.
+enum Collected {
+    /// The first [`MAX_FILE`] bytes, and whether the file was longer.
+    Read(Vec<u8>, bool),
+    /// Nothing there.
+    Absent,
+    /// Something not taken, and why: a symbolic link (its target may be any file of
+    /// root's, such as `/etc/shadow`, planted under a name that is collected), or a file
+    /// another user may have planted.
+    Skipped(String),
+}
+
+/// The first [`MAX_FILE`] bytes of `path` in the root. Symlinks in the directories on
+/// the way resolve inside the root; the file itself is opened without following a link
+/// (`/var/log/vmware-x.log -> /etc/shadow` is skipped, not read). A file not owned by
+/// root in a directory that group or others may write is skipped too: anyone who may
+/// write there could have put it there.
+fn read_capped(root: &Root, path: &Path) -> std::io::Result<Collected> {
+    use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
+    let real = root.resolve(path, false)?;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(&real);
     let file = match file {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Collected::Absent),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            return Ok(Collected::Skipped(
+                "a symbolic link: not followed".to_string(),
+            ))
+        }
         other => other?,
     };
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(std::io::Error::other("not a regular file"));
+    }
+    if meta.uid() != 0 {
+        let dir = real.parent().map(std::fs::metadata).transpose()?;
+        if let Some(mode) = dir.map(|d| d.mode()).filter(|m| m & 0o022 != 0) {
+            return Ok(Collected::Skipped(format!(
+                "owned by uid {}, not root, in a directory of mode {:o} that others may \
+                 write: it may have been planted",
+                meta.uid(),
+                mode & 0o7777
+            )));
+        }
     }
     let mut bytes = Vec::new();
     file.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
     let cut = bytes.len() as u64 > MAX_FILE;
     bytes.truncate(MAX_FILE as usize);
-    Ok(Some((bytes, cut)))
+    Ok(Collected::Read(bytes, cut))
 }
 
 /// Runs `program args` through [`crate::process`] (cleared environment, timeout) and
