@@ -441,6 +441,22 @@ fn t6_sources_switch_each_source_off() {
             offered: "imc",
             applied: true,
         },
+        // A misspelt word fails closed: dropped, not a reason to turn every source on.
+        Case {
+            sources: "imc, ovf, gestinfo",
+            offered: "guestinfo",
+            applied: false,
+        },
+        Case {
+            sources: "imc, cdrom",
+            offered: "ovf",
+            applied: false,
+        },
+        Case {
+            sources: "imc, cdrom",
+            offered: "imc",
+            applied: true,
+        },
     ];
     for c in cases {
         let vm = Vm::new();
