@@ -85,9 +85,18 @@ impl Journal {
         };
         let complete = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
         if complete < bytes.len() {
-            let f = OpenOptions::new().write(true).open(path)?;
-            f.set_len(complete as u64)?;
-            f.sync_all()?;
+            // Best effort: on a read-only root nothing can be appended either, and the
+            // customization must still end with its final state.
+            let cut = OpenOptions::new()
+                .write(true)
+                .open(path)
+                .and_then(|f| f.set_len(complete as u64).and_then(|()| f.sync_all()));
+            if let Err(e) = cut {
+                tracing::warn!(
+                    "could not cut the torn last line off {}: {e}",
+                    path.display()
+                );
+            }
         }
         Ok(Journal {
             path: path.to_path_buf(),
