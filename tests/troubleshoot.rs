@@ -88,7 +88,27 @@ fn query_reports_a_vsphere_customization_and_its_scripts_without_the_password() 
         vm.path("/var/lib/vmcust/instances/4217e0a1-6c2b-9d7e-51a0-3b9f2c1d8e44/applied.json"),
     )
     .unwrap();
-    for out in [&q, &json, &record] {
+    // collect-logs takes vmcust's own records as they are: still JSON, still no secret.
+    let tarball = vm.root.path().join("logs.tar.gz");
+    ok(&vmcust(&[
+        "collect-logs",
+        "--root",
+        r,
+        "--tarfile",
+        tarball.to_str().unwrap(),
+    ]));
+    let collected = Command::new("tar")
+        .arg("-xzOf")
+        .arg(&tarball)
+        .arg("vmcust-logs/var/lib/vmcust/instances/4217e0a1-6c2b-9d7e-51a0-3b9f2c1d8e44/applied.json")
+        .output()
+        .unwrap();
+    assert!(collected.status.success(), "{}", text(&collected.stderr));
+    let collected = text(&collected.stdout);
+    let v: serde_json::Value = serde_json::from_str(&collected)
+        .unwrap_or_else(|e| panic!("collected applied.json is not JSON ({e}):\n{collected}"));
+    assert_eq!(v["root_password"], "set, expires at next login");
+    for out in [&q, &json, &record, &collected] {
         for secret in ["Vmw@re-2026!", "Vm13QHJlLTIwMjYh", hash.as_str()] {
             assert!(!out.contains(secret), "{secret} leaked:\n{out}");
         }

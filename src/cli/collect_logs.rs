@@ -59,24 +59,29 @@ const FILES: &[&str] = &[
 /// Words that mark a `key = value` or `key: value` line as holding a secret.
 const SECRET_WORDS: &[&str] = &["pass", "secret", "token", "private", "credential"];
 
-/// Replaces the value of every line whose key names a secret with `<redacted>`.
+/// Replaces what follows the first `=` or `:` after a secret word, on every line that has
+/// one, with `<redacted>`. The word is looked for anywhere in the line, not only at its
+/// start, because journal and log lines begin with a time (`10:42:07 … password = …`)
+/// whose own `:` would otherwise be taken for the key's end. Redacting too much is safe;
+/// too little is not.
 pub fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
-        let sep = line.find(['=', ':']);
-        let secret = sep.is_some_and(|i| {
-            let key = line[..i].to_ascii_lowercase();
-            SECRET_WORDS.iter().any(|w| key.contains(w))
-        });
+        let lower = line.to_ascii_lowercase();
+        let sep = SECRET_WORDS
+            .iter()
+            .filter_map(|w| lower.find(w).map(|at| at + w.len()))
+            .min()
+            .and_then(|after| line[after..].find(['=', ':']).map(|i| after + i));
         match sep {
-            Some(i) if secret => {
+            Some(i) => {
                 out.push_str(&line[..=i]);
                 out.push_str(" <redacted>");
                 if line.ends_with('\n') {
                     out.push('\n');
                 }
             }
-            _ => out.push_str(line),
+            None => out.push_str(line),
         }
     }
     out
@@ -137,16 +142,19 @@ fn collect(root: &Root) -> Entries {
         paths.push(instances.join(&id).join(crate::applied::APPLIED_JSON));
     }
     paths.extend(crate::clean::network_files(root));
+    let records = |path: &Path| path.starts_with(instances);
     for path in &paths {
         match read_capped(root, path) {
             Ok(Collected::Skipped(why)) => {
                 let _ = writeln!(manifest, "skipped: {} ({why})", path.display());
             }
             Ok(Collected::Read(bytes, cut)) => {
+                // vmcust's own records (result.json, applied.json) hold no secret by
+                // construction and must stay valid JSON.
                 put(
                     &path.to_string_lossy(),
                     &String::from_utf8_lossy(&bytes),
-                    false,
+                    records(path),
                 );
                 let _ = match cut {
                     false => writeln!(manifest, "collected: {}", path.display()),
@@ -397,6 +405,29 @@ mod tests {
             format!("{e:#}").starts_with("running /nonexistent/journalctl: "),
             "{e:#}"
         );
+    }
+
+    #[test]
+    fn secrets_are_redacted_after_a_timestamp_too() {
+        for (line, want) in [
+            (
+                "Dec 01 10:42:07 vm vmcust[12]: root_password: hunter2\n",
+                "Dec 01 10:42:07 vm vmcust[12]: root_password: <redacted>\n",
+            ),
+            (
+                "2026-12-01T10:42:07Z [deployPkg] -PASS = c2VjcmV0\n",
+                "2026-12-01T10:42:07Z [deployPkg] -PASS = <redacted>\n",
+            ),
+            (
+                "[  1.234] kernel: password=x",
+                "[  1.234] kernel: password= <redacted>",
+            ),
+            // A secret word with no separator after it is left alone.
+            ("10:42:07 the check passed\n", "10:42:07 the check passed\n"),
+            ("10:42:07 nothing here\n", "10:42:07 nothing here\n"),
+        ] {
+            assert_eq!(redact(line), want, "{line:?}");
+        }
     }
 
     #[test]
