@@ -101,7 +101,11 @@ pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
     let applied = crate::applied::read(root, &dir_name)?;
     let sources = if result.outcome == APPLIED_BY_APPLY {
         // `vmcust apply` keeps no origins: its sources were the files given to it.
-        [("all".to_string(), "the files given to vmcust apply".to_string())].into()
+        [(
+            "all".to_string(),
+            "the files given to vmcust apply".to_string(),
+        )]
+        .into()
     } else if result.origins.is_empty() {
         // Only a vSphere spec is recorded without per-field origins: it is one source.
         [("all".to_string(), "imc".to_string())].into()
