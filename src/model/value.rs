@@ -189,7 +189,7 @@ impl SshKey {
         entry.is_empty() || entry.starts_with('#')
     }
 
-    /// Validates one public key line (at most 16 KiB, no control characters) as `sshd`
+    /// Validates one public key line (at most 16 KiB, no control characters but tab) as `sshd`
     /// reads `authorized_keys`: optional options (`no-pty,from="10.0.0.0/8"`), a known key
     /// type, the key as base64 whose own leading type field is that type, and an optional
     /// comment. The error names the key by its type and comment, never by the whole line.
