@@ -84,7 +84,8 @@ pub struct Applied {
 pub struct KeyRecord {
     /// `ssh-ed25519`, `ssh-rsa`, …
     pub key_type: String,
-    /// `SHA256:` and the unpadded base64 of the key blob's digest.
+    /// `SHA256:` and the unpadded base64 of the key blob's digest; for a certificate, of
+    /// the plain key it certifies (as `ssh-keygen -l`).
     pub fingerprint: String,
     /// The comment after the key, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -274,6 +275,8 @@ pub fn key_record(line: &str) -> KeyRecord {
         .map_or_else(
             || "unknown".to_string(),
             |blob| {
+                // `ssh-keygen -l` shows a certificate by the key it certifies.
+                let blob = certified_key(&blob).unwrap_or(blob);
                 let digest = sha2::Sha256::digest(&blob);
                 format!(
                     "SHA256:{}",
@@ -290,6 +293,49 @@ pub fn key_record(line: &str) -> KeyRecord {
         fingerprint,
         comment,
     }
+}
+
+/// The plain public key blob a certificate blob certifies, as OpenSSH's PROTOCOL.certkeys
+/// lays it out: the certificate's type, a nonce, then the plain key's own fields (their
+/// count depends on the type), then the certificate's. The plain blob is the plain type and
+/// those fields. `None` for a blob that is not a certificate or is cut short.
+fn certified_key(blob: &[u8]) -> Option<Vec<u8>> {
+    let (cert_type, rest) = wire_string(blob)?;
+    let cert_type = std::str::from_utf8(cert_type).ok()?;
+    let prefix = cert_type.strip_suffix("-cert-v01@openssh.com")?;
+    // The fields of the plain key after its type.
+    let fields = match prefix {
+        "ssh-rsa" => 2,                         // e, n
+        "ssh-dss" => 4,                         // p, q, g, y
+        "ssh-ed25519" => 1,                     // the public key
+        "sk-ssh-ed25519" => 2,                  // the public key, the application
+        "sk-ecdsa-sha2-nistp256" => 3,          // the curve, the point, the application
+        p if p.starts_with("ecdsa-sha2-") => 2, // the curve, the point
+        _ => return None,
+    };
+    let plain_type = if prefix.starts_with("sk-") {
+        format!("{prefix}@openssh.com")
+    } else {
+        prefix.to_string()
+    };
+    let (_nonce, mut rest) = wire_string(rest)?;
+    let start = rest;
+    for _ in 0..fields {
+        rest = wire_string(rest)?.1;
+    }
+    let key_fields = &start[..start.len() - rest.len()];
+    let mut out = Vec::with_capacity(4 + plain_type.len() + key_fields.len());
+    out.extend_from_slice(&(plain_type.len() as u32).to_be_bytes());
+    out.extend_from_slice(plain_type.as_bytes());
+    out.extend_from_slice(key_fields);
+    Some(out)
+}
+
+/// One SSH wire string (a 4-byte big-endian length, then the bytes) and what follows it.
+fn wire_string(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (length, rest) = b.split_first_chunk::<4>()?;
+    let length = usize::try_from(u32::from_be_bytes(*length)).ok()?;
+    (rest.len() >= length).then(|| rest.split_at(length))
 }
 
 fn network_record(n: &Network) -> NetworkRecord {
@@ -492,6 +538,68 @@ mod tests {
         assert_eq!(with_options.fingerprint, k.fingerprint);
         assert_eq!(key_record("ssh-rsa !!notbase64").fingerprint, "unknown");
         assert_eq!(key_record("ssh-rsa AAAA").comment, None);
+    }
+
+    /// A certificate shows as `ssh-keygen -l` shows it: by the fingerprint of the key it
+    /// certifies. Real certificates made by `ssh-keygen -s`, for each kind of key.
+    #[test]
+    fn certificates_show_the_certified_key_as_ssh_keygen_does() {
+        use std::process::Command;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let keygen = |args: &[&str]| {
+            let out = Command::new("ssh-keygen")
+                .args(args)
+                .current_dir(d)
+                .output()
+                .expect("ssh-keygen (openssh-client) is needed for this test");
+            assert!(out.status.success(), "ssh-keygen {args:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        keygen(&["-q", "-t", "ed25519", "-N", "", "-C", "ca", "-f", "ca"]);
+        // DSA only where this OpenSSH still makes DSA keys (it was removed in 9.8).
+        let dsa = Command::new("ssh-keygen")
+            .args(["-q", "-t", "dsa", "-N", "", "-C", "me@x", "-f", "dsa"])
+            .current_dir(d)
+            .output()
+            .is_ok_and(|o| o.status.success());
+        let kinds = [("ed25519", "256"), ("rsa", "2048"), ("ecdsa", "384")];
+        for (kind, bits) in kinds.into_iter().chain(dsa.then_some(("dsa", "1024"))) {
+            if kind != "dsa" {
+                keygen(&[
+                    "-q", "-t", kind, "-b", bits, "-N", "", "-C", "me@x", "-f", kind,
+                ]);
+            }
+            keygen(&[
+                "-q",
+                "-s",
+                "ca",
+                "-I",
+                "id",
+                "-n",
+                "root",
+                &format!("{kind}.pub"),
+            ]);
+            let cert = std::fs::read_to_string(d.join(format!("{kind}-cert.pub"))).unwrap();
+            // `ssh-keygen -l` prints `bits SHA256:... comment (TYPE-CERT)`.
+            let listed = keygen(&["-l", "-f", &format!("{kind}-cert.pub")]);
+            let want = listed.split_whitespace().nth(1).unwrap();
+            let rec = key_record(cert.trim());
+            assert!(rec.key_type.ends_with("-cert-v01@openssh.com"), "{rec:?}");
+            assert_eq!(rec.fingerprint, want, "{kind}: {listed}");
+            // The same as the plain key's.
+            let plain = std::fs::read_to_string(d.join(format!("{kind}.pub"))).unwrap();
+            assert_eq!(key_record(plain.trim()).fingerprint, want, "{kind}");
+        }
+        // A certificate cut short after its nonce is hashed whole rather than misread.
+        assert!(certified_key(&[0, 0, 0, 1, b'x']).is_none());
+        let short = [
+            &[0u8, 0, 0, 32][..],
+            b"ssh-ed25519-cert-v01@openssh.com",
+            &[0, 0, 0, 0],
+        ]
+        .concat();
+        assert!(certified_key(&short).is_none());
     }
 
     #[test]

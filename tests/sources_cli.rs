@@ -202,3 +202,101 @@ fn malformed_sources_are_refused_with_where_and_what() {
     );
     assert!(Path::new(env!("CARGO_BIN_EXE_vmcust")).exists());
 }
+
+/// A real-looking ed25519 key blob (the type and 32 key bytes).
+const ED_BLOB: &str = "AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f";
+
+/// A list of keys with a `#` comment line and a blank line, as people write them, is read
+/// by every source that carries keys: the comments are left out, the keys kept (a tab
+/// between fields included, as sshd reads it), and a bad key is named by its real line.
+#[test]
+fn key_lists_with_comment_lines_are_read_by_every_source() {
+    let keys = |nl: &str| {
+        format!("# ops team{nl}ssh-ed25519 {ED_BLOB} a@x{nl}{nl}ssh-ed25519\t{ED_BLOB}\tb@y{nl}")
+    };
+    let want = serde_json::json!([
+        format!("ssh-ed25519 {ED_BLOB} a@x"),
+        format!("ssh-ed25519\t{ED_BLOB}\tb@y")
+    ]);
+    // The same text with its second key misspelt: line 4 of the text, entry [2] of
+    // a list (which has no blank entry).
+    let bad = |nl: &str| keys(nl).replace("ssh-ed25519\t", "ssh-ed2551\t");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, case: &str, text: String| -> Output {
+        let case = dir.path().join(case);
+        fs::create_dir_all(&case).unwrap();
+        let args: Vec<String> = match name {
+            "ovf" | "appliance" => {
+                let prop = if name == "ovf" {
+                    "public-keys"
+                } else {
+                    "appliance.keys"
+                };
+                // In an XML attribute a newline is written &#10; (a raw one reads as a blank).
+                let xml = text.replace('\n', "&#10;").replace('\t', "&#9;");
+                fs::write(case.join("env.xml"), support::ovf_env(&[(prop, &xml)])).unwrap();
+                let mut a = vec!["--ovf".into(), case.join("env.xml").display().to_string()];
+                if name == "appliance" {
+                    fs::write(
+                        case.join("map.conf"),
+                        "[properties]\nssh-keys = appliance.keys\n",
+                    )
+                    .unwrap();
+                    a.extend([
+                        "--ovf-properties".into(),
+                        case.join("map.conf").display().to_string(),
+                    ]);
+                }
+                a
+            }
+            _ => {
+                fs::write(case.join("guestinfo.metadata"), text).unwrap();
+                vec!["--guestinfo-dir".into(), case.display().to_string()]
+            }
+        };
+        let mut all = vec!["show"];
+        all.extend(args.iter().map(String::as_str));
+        vmcust(&all)
+    };
+    let metadata_string =
+        |t: String| format!("public-keys-data: {}\n", serde_json::to_string(&t).unwrap());
+    let metadata_list = |t: String| {
+        let items: Vec<&str> = t.split('\n').filter(|l| !l.is_empty()).collect();
+        format!("public-keys: {}\n", serde_json::to_string(&items).unwrap())
+    };
+    let rows: [(&str, String, String, &str); 4] = [
+        (
+            "ovf",
+            keys("\n"),
+            bad("\n"),
+            "ovf property public-keys: line 4",
+        ),
+        ("appliance", keys("\n"), bad("\n"), "appliance.keys: line 4"),
+        (
+            "metadata-string",
+            metadata_string(keys("\n")),
+            metadata_string(bad("\n")),
+            "unknown key type",
+        ),
+        (
+            "metadata-list",
+            metadata_list(keys("\n")),
+            metadata_list(bad("\n")),
+            "public-keys[2]",
+        ),
+    ];
+    for (name, good, bad_text, where_) in rows {
+        let v = json(&run(name, name, good));
+        assert_eq!(
+            v["customization"]["identity"]["ssh_authorized_keys"], want,
+            "{name}"
+        );
+        let out = run(name, &format!("{name}-bad"), bad_text);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{name}: a bad key was accepted");
+        assert!(
+            err.contains(where_) && err.contains("ssh-ed2551"),
+            "{name}: {where_:?} not in {err}"
+        );
+    }
+}

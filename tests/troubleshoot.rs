@@ -271,6 +271,35 @@ fn query_on_a_fresh_root_an_unknown_instance_and_after_apply() {
         net.interfaces[0]
     );
     assert!(!net.dns.servers.is_empty());
+    // And `query` shows it (an applied.json without a result.json), newest or by its id.
+    let shown = ok(&vmcust(&["query", "--root", r]));
+    for want in [
+        format!("instance: {}\n", rec.instance_id),
+        "outcome: applied by vmcust apply at ".to_string(),
+        "source: the files given to vmcust apply\n".to_string(),
+        "applied by: vmcust apply at ".to_string(),
+        "host name: web01".to_string(),
+    ] {
+        assert!(shown.contains(&want), "{want:?} not in:\n{shown}");
+    }
+    let by_id = ok(&vmcust(&[
+        "query",
+        "--root",
+        r,
+        "--instance",
+        &rec.instance_id,
+        "--format",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(&by_id).unwrap();
+    assert_eq!(v["result"]["outcome"], "applied by vmcust apply");
+    assert_eq!(v["applied"]["host_name"], "web01");
+    let unknown = vmcust(&["query", "--root", r, "--instance", "nope"]);
+    assert!(
+        text(&unknown.stderr).contains(&format!("customized: {}", rec.instance_id)),
+        "{}",
+        text(&unknown.stderr)
+    );
 }
 
 /// Runs `sh -c script` as `nobody`, as a user on the machine who wants root's logs.

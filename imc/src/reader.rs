@@ -13,7 +13,7 @@ use thiserror::Error;
 use zeroize::Zeroize;
 
 use crate::limits::Limits;
-use crate::secret::is_secret_key;
+use crate::secret::{is_secret_key, is_secret_section};
 use crate::shown;
 
 /// A problem that stops the file from being read at all. Never contains a value or the text of a line,
@@ -153,11 +153,12 @@ impl RawEntry {
         }
     }
 
-    /// Whether the value is secret (flat key starts with `-` or contains `|-`) and must never be shown.
+    /// Whether the value is secret (flat key starts with `-` or contains `|-`, or the entry is in
+    /// `[PASSWORD]`) and must never be shown.
     pub fn is_secret(&self) -> bool {
         // The same rule as `is_secret_key(&self.flat_key())`, without building the flat key: the
         // `|` joining the two parts makes a key starting with `-` secret too.
-        is_secret_key(&self.section) || is_secret_key(&self.key)
+        is_secret_key(&self.section) || is_secret_key(&self.key) || is_secret_section(&self.section)
     }
 }
 

@@ -65,3 +65,33 @@ fn secret_values_in_read_errors_are_not_echoed() {
         assert_hidden(&format!("{err} {err:?}"), &[PLAIN, B64]);
     }
 }
+
+/// Every key of the [PASSWORD] section is a secret, a misspelt one (`PASSWORD = ...` for
+/// `-PASS`) too: kept for `show`, but never printed in clear.
+#[test]
+fn unknown_keys_in_the_password_section_are_redacted() {
+    // (cust.cfg, whether the value is kept, shown as <redacted>)
+    for (cfg, kept) in [
+        (format!("[PASSWORD]\nPASSWORD = {PLAIN}\n"), true),
+        (format!("[PASSWORD]\n-PASS = {B64}\nPASS = {PLAIN}\n"), true),
+        // Not the section (names are case-sensitive: refused), and still not echoed.
+        (format!("[password]\nsecret = {PLAIN}\n"), false),
+    ] {
+        let raw = RawSpec::parse(cfg.as_bytes()).unwrap();
+        assert_hidden(&format!("{raw:?}"), &[PLAIN]);
+        let text = match Spec::parse(cfg.as_bytes()) {
+            Ok(parsed) => format!(
+                "{parsed:?} {} {:?}",
+                serde_json::to_string(&parsed).unwrap(),
+                parsed
+                    .warnings
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+            ),
+            Err(e) => format!("{e}\n{e:?}"),
+        };
+        assert_hidden(&text, &[PLAIN]);
+        assert_eq!(text.contains("<redacted>"), kept, "{cfg}: {text}");
+    }
+}

@@ -56,7 +56,8 @@ fn each_rule_has_an_error() {
         ("[DATETIME]\nTIMEZONE = ../../etc/passwd\n".into(), "line 2: [DATETIME] TIMEZONE = \"../../etc/passwd\": not a time zone name"),
         ("[DATETIME]\nTIMEZONE = /UTC\n".into(), "line 2: [DATETIME] TIMEZONE = \"/UTC\": not a time zone name"),
         ("[DATETIME]\nUTC = 1\n".into(), "line 2: [DATETIME] UTC = \"1\": not a boolean; use yes or no (any case)"),
-        ("[PASSWORD]\nRESET = random\n".into(), "line 2: [PASSWORD] RESET = \"random\": not a boolean; use yes or no (any case)"),
+        // Every value in [PASSWORD] is secret, RESET's too.
+        ("[PASSWORD]\nRESET = random\n".into(), "line 2: [PASSWORD] RESET = <redacted>: not a boolean; use yes or no (any case)"),
         ("[PASSWORD]\n-PASS = %%%\n".into(), "line 2: [PASSWORD] -PASS = <redacted>: not valid base64; use standard base64 with padding (the value is not shown)"),
         ("[PASSWORD]\n-PASS = /w==\n".into(), "line 2: [PASSWORD] -PASS = <redacted>: the decoded password is not valid UTF-8"),
         ("[MISC]\nMARKER-ID = ..\n".into(), "line 2: [MISC] MARKER-ID = \"..\": not a plain file name; use a non-empty name without / or NUL that is not . or .."),

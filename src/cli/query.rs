@@ -73,7 +73,7 @@ pub fn report(root: &Root, instance: Option<&str>, format: Format) -> Result<Str
 /// Reads the records of `instance` (default the newest); `None` when no instance was
 /// customized. An unknown `instance` is a usage error naming the ones there are.
 pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
-    let results = read_results(root)?;
+    let results = instances(root)?;
     let chosen = match instance {
         None => results.into_iter().next(),
         Some(want) => {
@@ -99,7 +99,14 @@ pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
     let dir_name = result.instance_id.file_name();
     let dir = Path::new(INSTANCES_DIR).join(&dir_name);
     let applied = crate::applied::read(root, &dir_name)?;
-    let sources = if result.origins.is_empty() {
+    let sources = if result.outcome == APPLIED_BY_APPLY {
+        // `vmcust apply` keeps no origins: its sources were the files given to it.
+        [(
+            "all".to_string(),
+            "the files given to vmcust apply".to_string(),
+        )]
+        .into()
+    } else if result.origins.is_empty() {
         // Only a vSphere spec is recorded without per-field origins: it is one source.
         [("all".to_string(), "imc".to_string())].into()
     } else {
@@ -122,18 +129,57 @@ pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
     }))
 }
 
+/// The outcome of an instance that only `vmcust apply` customized: it writes no
+/// `result.json` (no boot stage ran, no code went to the host), only `applied.json`.
+pub const APPLIED_BY_APPLY: &str = "applied by vmcust apply";
+
+/// Every customized instance, newest first: those a boot stage ended (`result.json`), and
+/// those only `vmcust apply` customized (an `applied.json` and no `result.json`).
+fn instances(root: &Root) -> Result<Vec<InstanceResult>> {
+    let mut all = read_results(root)?;
+    for dir_name in root.list_dir(Path::new(INSTANCES_DIR))? {
+        let dir = Path::new(INSTANCES_DIR).join(&dir_name);
+        if root.is_file(&dir.join("result.json")) {
+            continue;
+        }
+        let Some(a) = crate::applied::read(root, &dir_name)? else {
+            continue;
+        };
+        // A record whose id is not its directory's is not this instance's: left out.
+        match crate::model::InstanceId::parse(&a.instance_id) {
+            Ok(id) if id.file_name() == dir_name => all.push(InstanceResult {
+                instance_id: id,
+                outcome: APPLIED_BY_APPLY.to_string(),
+                code: 0,
+                error: None,
+                finished: a.recorded,
+                steps: Vec::new(),
+                origins: Default::default(),
+            }),
+            _ => tracing::warn!("ignoring {}: not this instance's record", dir.display()),
+        }
+    }
+    all.sort_by_key(|r| std::cmp::Reverse(r.finished));
+    Ok(all)
+}
+
 /// The query for people.
 fn text(q: &Query) -> String {
     let mut s = String::new();
     let r = &q.result;
     let _ = writeln!(s, "instance: {}", q.instance_id);
-    let _ = writeln!(
-        s,
-        "outcome: {} (code {}) at {}",
-        r.outcome,
-        r.code,
-        rfc3339(r.finished)
-    );
+    let _ = if r.outcome == APPLIED_BY_APPLY {
+        // No code went to the host.
+        writeln!(s, "outcome: {} at {}", r.outcome, rfc3339(r.finished))
+    } else {
+        writeln!(
+            s,
+            "outcome: {} (code {}) at {}",
+            r.outcome,
+            r.code,
+            rfc3339(r.finished)
+        )
+    };
     if let Some(e) = &r.error {
         let _ = writeln!(s, "  error: {e}");
     }

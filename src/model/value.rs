@@ -172,7 +172,24 @@ pub const SSH_KEY_TYPES: &[&str] = &[
 ];
 
 impl SshKey {
-    /// Validates one public key line (at most 16 KiB, no control characters) as `sshd`
+    /// The lines of an `authorized_keys`-style text that hold keys, each trimmed, with its
+    /// 1-based line number in `text`: blank lines and `#` comment lines are left out, as
+    /// `sshd` and cloud-init leave them out. Every source reading a text of keys uses this.
+    pub fn lines_of(text: &str) -> impl Iterator<Item = (usize, &str)> {
+        text.lines()
+            .map(str::trim)
+            .enumerate()
+            .filter(|(_, l)| !Self::is_not_a_key(l))
+            .map(|(i, l)| (i + 1, l))
+    }
+
+    /// Whether one entry of a list of keys is blank or a `#` comment, to be left out.
+    pub fn is_not_a_key(entry: &str) -> bool {
+        let entry = entry.trim();
+        entry.is_empty() || entry.starts_with('#')
+    }
+
+    /// Validates one public key line (at most 16 KiB, no control characters but tab) as `sshd`
     /// reads `authorized_keys`: optional options (`no-pty,from="10.0.0.0/8"`), a known key
     /// type, the key as base64 whose own leading type field is that type, and an optional
     /// comment. The error names the key by its type and comment, never by the whole line.
@@ -187,7 +204,9 @@ impl SshKey {
                 s.len()
             ));
         }
-        no_control(s, "ssh public key")?;
+        // A tab separates fields as a blank does (sshd reads either); other control
+        // characters have no place in a key line.
+        no_control(&s.replace('\t', " "), "ssh public key")?;
         check_key_line(s)?;
         Ok(SshKey(s.to_owned()))
     }
@@ -664,6 +683,8 @@ mod tests {
             format!("ssh-ed25519 {} unpadded", ed.trim_end_matches('=')),
             format!("no-pty,from=\"10.0.0.0/8\" ssh-ed25519 {ed} bob"),
             format!("command=\"echo a \\\"b c\\\"\",no-pty ssh-ed25519 {ed} quoted"),
+            // sshd reads a tab between fields as a blank.
+            format!("ssh-ed25519\t{ed}\ttabbed"),
         ];
         for line in &ok {
             assert!(
@@ -724,6 +745,17 @@ mod tests {
             // The key itself is never quoted whole in a message.
             assert!(!e.contains(&ed[..30]) && !e.contains(&rsa[..30]), "{e}");
         }
+    }
+
+    #[test]
+    fn comment_and_blank_lines_are_not_keys() {
+        let text = "# ops team\n  ssh-ed25519 AAAA a@x \n\n   # indented comment\r\nssh-rsa B\n";
+        let lines: Vec<_> = SshKey::lines_of(text).collect();
+        assert_eq!(lines, [(2, "ssh-ed25519 AAAA a@x"), (5, "ssh-rsa B")]);
+        for skipped in ["", "  ", "#", "# ops team", "  #x"] {
+            assert!(SshKey::is_not_a_key(skipped), "{skipped:?}");
+        }
+        assert!(!SshKey::is_not_a_key("ssh-rsa B # not a comment line"));
     }
 
     /// The keys `ssh-keygen` makes are accepted, and the ones it cannot read are refused.

@@ -157,12 +157,8 @@ impl PropertyMap {
             });
         }
         if let Some((key, v)) = self.get(env, "ssh-keys") {
-            c.identity.ssh_authorized_keys = v
-                .lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty())
-                .enumerate()
-                .map(|(i, k)| field(format!("{}: line {}", at(key), i + 1), SshKey::parse(k)))
+            c.identity.ssh_authorized_keys = SshKey::lines_of(v)
+                .map(|(n, k)| field(format!("{}: line {n}", at(key)), SshKey::parse(k)))
                 .collect::<Result<_, _>>()?;
         }
         let wants_network = ["ipv4-address", "ipv4-gateway", "dns-servers", "dns-search"]

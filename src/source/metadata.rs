@@ -353,12 +353,7 @@ fn strings(key: &str, field: &str, v: &Value) -> Result<Vec<String>, MetadataErr
 /// Public keys: a string is split into lines, a list taken as is, a mapping flattened.
 fn public_keys(key: &str, field: &str, v: &Value) -> Result<Vec<String>, MetadataError> {
     let keys = match v {
-        Value::String(s) => s
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .map(str::to_string)
-            .collect(),
+        Value::String(s) => SshKey::lines_of(s).map(|(_, l)| l.to_string()).collect(),
         Value::Sequence(_) => strings(key, field, v)?,
         Value::Mapping(m) => {
             let mut out = Vec::new();
@@ -419,6 +414,7 @@ pub fn customization(
         .public_keys
         .iter()
         .enumerate()
+        .filter(|(_, k)| !SshKey::is_not_a_key(k))
         .map(|(i, k)| field(format!("{key}: public-keys[{i}]"), SshKey::parse(k)))
         .collect::<Result<_, _>>()?;
     let c = Customization {

@@ -83,14 +83,10 @@ pub fn from_environment(
         };
     }
     if let Some(keys) = prop("public-keys") {
-        c.identity.ssh_authorized_keys = keys
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .enumerate()
-            .map(|(i, k)| {
+        c.identity.ssh_authorized_keys = SshKey::lines_of(keys)
+            .map(|(n, k)| {
                 field(
-                    format!("ovf property public-keys: line {}", i + 1),
+                    format!("ovf property public-keys: line {n}"),
                     SshKey::parse(k),
                 )
             })
