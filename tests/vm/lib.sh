@@ -44,6 +44,13 @@ lacks() { ! grep -Eq -- "$3" "$(r "$1" "$2")"; }
 rpcs() { awk -F'\t' -v n="$1" '$1 == n' "$scn_dir/results/rpc.log" 2>/dev/null | cut -f3- | grep -E -- "$2"; }
 rpc_sent() { rpcs "$1" "$2" >/dev/null; }
 no_rpc() { ! rpcs "$1" "$2" >/dev/null; }
+# unit_rpcs N PATTERN: as rpcs, but only what boot N's units sent: the lines before the
+# collector's mark (its console commands, e.g. collect-logs's detect, talk to the host too).
+unit_rpcs() {
+    awk -F'\t' -v n="$1" '$1 == n' "$scn_dir/results/rpc.log" 2>/dev/null |
+        sed '/\tlog vmtest-collect: console commands follow/,$d' | cut -f3- | grep -E -- "$2"
+}
+no_unit_rpc() { ! unit_rpcs "$1" "$2" >/dev/null; }
 
 # addresses N DEV: the global addresses on DEV, one per line, "ADDR/LEN [dynamic]".
 addresses() {

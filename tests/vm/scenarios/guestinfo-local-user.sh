@@ -53,7 +53,7 @@ scenario_checks() {
     check "boot 2: host name unchanged (not pwned, not pwned-ovf)" has 2 hostname.txt '^gi-vm$'
     check "boot 2: the user's SSH key is nowhere" no_evil_key 2
     check "boot 2: no user-data ran again (neither the host's nor the user's)" test "$(user_data_runs 2)" -eq 1
-    check "boot 2: no guestinfo read (no info-get at all)" no_rpc 2 '^info-get '
+    check "boot 2: no guestinfo read by the units (no info-get at all)" no_unit_rpc 2 '^info-get '
     check "boot 2: the log says why" has 2 vmcust-journal.txt 'guestinfo is not read this boot: the same VM as customized before'
     check "boot 2: no instance but the host's recorded" lacks 2 markers.txt 'evil'
 }
