@@ -5,6 +5,8 @@
 
 mod support;
 
+use support::text;
+
 use std::fs;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -13,10 +15,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use support::vm::{Vm, NIC_REPLIES};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 const SPEC: &str = "[NETWORK]\nHOSTNAME = once\n[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\n\
 MACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n[MISC]\nMARKER-ID = m-1\n\

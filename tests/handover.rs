@@ -9,13 +9,9 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use support::vm::Vm;
+use support::{text, vm::Vm};
 
 const NOBODY: u32 = 65534;
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
 
 fn chown(path: &Path, uid: u32) {
     std::os::unix::fs::lchown(path, Some(uid), Some(uid)).unwrap();

@@ -8,11 +8,7 @@ mod support;
 use std::fs;
 use std::path::Path;
 
-use support::vm::Vm;
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{text, vm::Vm};
 
 const SPEC: &str = "[NETWORK]\nHOSTNAME = jailed\n[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\n\
 MACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n[MISC]\nMARKER-ID = m-1\n\

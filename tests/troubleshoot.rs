@@ -10,18 +10,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::process::{Command, Output};
 
 use support::vm::Vm;
-use support::{example, scratch_root};
-
-fn vmcust(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{example, scratch_root, text, vmcust};
 
 fn ok(o: &Output) -> String {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

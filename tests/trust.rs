@@ -9,11 +9,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use support::vm::Vm;
-use support::{example, ovf_env};
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{example, ovf_env, text};
 
 /// What a local user's forged guestinfo metadata would do: a new instance-id, a host
 /// name, an SSH key for root.

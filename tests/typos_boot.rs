@@ -4,11 +4,7 @@
 
 mod support;
 
-use support::vm::Vm;
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{text, vm::Vm};
 
 const NIC: &str =
     "[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\nMACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n";

@@ -7,7 +7,7 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use support::{scratch_root, snapshot};
+use support::{scratch_root, snapshot, text};
 
 fn vmcust(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vmcust"))
@@ -15,10 +15,6 @@ fn vmcust(args: &[&str]) -> Output {
         .env("VMCUST_LOG", "warn")
         .output()
         .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// Writes `body` as `name` in `dir` and returns its path.

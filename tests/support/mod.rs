@@ -8,6 +8,20 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the vmcust binary under test with `args` and waits for it.
+pub fn vmcust(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// A process's output as text, invalid UTF-8 replaced.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
 
 /// The repository's top directory.
 pub fn repo() -> PathBuf {
