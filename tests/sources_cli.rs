@@ -70,8 +70,12 @@ fn ovf_from_an_iso_image_built_by_xorriso() {
         .expect("xorriso is needed for this test: apt-get install -y xorriso");
     assert!(status.success());
     let v = json(&vmcust(&["show", "--ovf", iso.to_str().unwrap()]));
-    assert_eq!(v["ovf_found_in"]["kind"], "iso");
-    assert_eq!(v["ovf_found_in"]["label"], "OVF ENV");
+    assert_eq!(v["found_in"][0]["source"], "ovf");
+    let place = v["found_in"][0]["place"].as_str().unwrap();
+    assert!(
+        place.starts_with("the OVF environment (") && place.contains(".iso"),
+        "{place}"
+    );
     assert_eq!(v["customization"]["identity"]["host_name"], "from-iso");
     assert_eq!(v["customization"]["identity"]["domain"], "example.org");
     let root = scratch_root();
@@ -168,7 +172,7 @@ fn precedence_imc_then_ovf_then_guestinfo() {
     assert_eq!(o["time-zone"], "imc");
     assert_eq!(o["instance-id"], "ovf");
     assert_eq!(o["ssh-authorized-keys"], "guestinfo");
-    assert_eq!(v["userdata_from"], serde_json::json!(["guestinfo"]));
+    assert_eq!(v["origins"]["user-data"], "guestinfo");
 }
 
 #[test]
