@@ -1,9 +1,11 @@
 //! Read `ovf-env.xml` straight out of an ISO9660 image or CD device, without mounting it.
 //!
-//! Only what an OVF transport medium needs: the primary volume descriptor (label, root
-//! directory), the Joliet supplementary descriptor and Rock Ridge `NM` names, and the root
-//! directory alone (transports put the file there). Every read is bounded by [`IsoLimits`] and
-//! by the image size, so arbitrary bytes can neither panic nor make this allocate unboundedly.
+//! Only what an OVF transport medium or a seed drive needs: the primary volume descriptor
+//! (label, root directory), the Joliet supplementary descriptor and Rock Ridge `NM` names,
+//! the root directory (OVF transports put the file there) and, for seed drives, a file by
+//! its path in subdirectories ([`IsoImage::read_file`]). Every read is bounded by
+//! [`IsoLimits`] and by the image size, so arbitrary bytes can neither panic nor make this
+//! allocate unboundedly.
 
 mod directory;
 mod names;
@@ -96,6 +98,113 @@ impl IsoError {
     /// `EX_DATAERR`).
     pub fn is_unreadable(&self) -> bool {
         matches!(self, IsoError::Io { .. })
+    }
+}
+
+/// Most components in a path given to [`IsoImage::read_file`]: seed drives nest three
+/// deep (`openstack/latest/meta_data.json`); this bounds the directories read per file.
+pub const MAX_PATH_COMPONENTS: usize = 8;
+
+/// An opened image: its descriptors checked, ready to read files by path.
+#[derive(Debug)]
+pub struct IsoImage {
+    volume: Volume,
+    limits: IsoLimits,
+}
+
+impl IsoImage {
+    /// Opens the image `r` reads (checking its size against `limits` and its descriptors).
+    pub fn open<R: Read + Seek>(r: &mut R, limits: &IsoLimits) -> Result<Self, IsoError> {
+        Ok(Self {
+            volume: Volume::open(r, limits)?,
+            limits: *limits,
+        })
+    }
+
+    /// The volume label (primary volume descriptor, trailing blanks removed).
+    pub fn label(&self) -> &str {
+        &self.volume.label
+    }
+
+    /// Reads the regular file at `path` (`/`-separated, relative to the root directory).
+    /// Each component matches a Rock Ridge or Joliet name exactly, else any name
+    /// case-insensitively once a `;1` version and a trailing `.` are removed; the primary
+    /// tree (Rock Ridge) is searched first, then the Joliet tree. `Ok(None)` when there is
+    /// no such file. Bounded by [`MAX_PATH_COMPONENTS`], the directory size limit and
+    /// [`IsoLimits::max_file_bytes`].
+    pub fn read_file<R: Read + Seek>(
+        &self,
+        r: &mut R,
+        path: &str,
+    ) -> Result<Option<Vec<u8>>, IsoError> {
+        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+        if parts.is_empty() || parts.len() > MAX_PATH_COMPONENTS {
+            return Err(IsoError::Malformed(format!(
+                "path {path:?} must have 1 to {MAX_PATH_COMPONENTS} components"
+            )));
+        }
+        for root in self.volume.roots() {
+            if let Some(file) = self.find(r, root, &parts)? {
+                return self.read_record(r, file).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    fn find<R: Read + Seek>(
+        &self,
+        r: &mut R,
+        root: volume::Root,
+        parts: &[&str],
+    ) -> Result<Option<FileRecord>, IsoError> {
+        let mut dir = root.extent;
+        let mut susp = None;
+        for (i, part) in parts.iter().enumerate() {
+            let (records, skip) = directory::entries(r, &self.volume, root, dir, susp)?;
+            susp = Some(skip);
+            let last = i + 1 == parts.len();
+            // The last component is a regular file, the others directories.
+            let mut candidates: Vec<FileRecord> =
+                records.into_iter().filter(|f| f.is_dir != last).collect();
+            let pos = match candidates.iter().position(|f| f.name == *part) {
+                Some(p) => p,
+                None => match candidates
+                    .iter()
+                    .position(|f| names::same_loosely(&f.name, part))
+                {
+                    Some(p) => p,
+                    None => return Ok(None),
+                },
+            };
+            let file = candidates.swap_remove(pos);
+            if last {
+                return Ok(Some(file));
+            }
+            dir = file.extent;
+        }
+        Ok(None)
+    }
+
+    fn read_record<R: Read + Seek>(
+        &self,
+        r: &mut R,
+        file: FileRecord,
+    ) -> Result<Vec<u8>, IsoError> {
+        let size = u64::from(file.extent.len);
+        if file.multi_extent {
+            return Err(IsoError::Malformed(format!(
+                "{} is stored in several extents, which no seed file needs",
+                vmcust_imc::shown::name(&file.name)
+            )));
+        }
+        if size > self.limits.max_file_bytes {
+            return Err(IsoError::FileTooLarge {
+                name: file.name,
+                size,
+                limit: self.limits.max_file_bytes,
+            });
+        }
+        self.volume.read_extent(r, file.extent)
     }
 }
 

@@ -5,6 +5,7 @@
 //! No source writes to the system.
 
 pub mod appliance;
+pub mod config_drive;
 pub mod discover;
 pub mod encoding;
 pub mod field;
@@ -13,9 +14,11 @@ pub mod imc;
 pub mod merge;
 pub mod metadata;
 pub mod netconfig;
+pub mod nocloud;
 pub mod ovf;
 pub mod ovf_locate;
 pub mod registry;
+pub mod seed_media;
 pub mod sniff;
 pub mod timezone;
 

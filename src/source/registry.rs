@@ -13,6 +13,8 @@ use super::Source;
 /// deployment; guestinfo is set on the VM and stays across boots.
 pub static SOURCES: &[&dyn Source] = &[
     &super::imc::Imc,
+    &super::nocloud::NoCloud,
+    &super::config_drive::ConfigDrive,
     &super::ovf::Ovf,
     &super::guestinfo::Guestinfo,
 ];
@@ -111,7 +113,9 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!(unique.len(), all.len(), "{all:?}");
-        assert!(rank("imc") < rank("ovf"));
+        assert!(rank("imc") < rank("nocloud"));
+        assert!(rank("nocloud") < rank("configdrive"));
+        assert!(rank("configdrive") < rank("ovf"));
         assert!(rank("ovf") < rank("ovfseed"));
         assert!(rank("ovfseed") < rank("guestinfo"));
         assert_eq!(rank("nonsense"), usize::MAX);
@@ -122,7 +126,7 @@ mod tests {
         let s = SourceSet::NONE.with("ovf").unwrap();
         assert!(s.contains("ovf") && s.contains("ovfseed") && !s.contains("imc"));
         assert_eq!(s.list(), "ovf");
-        assert_eq!(SourceSet::ALL.without("imc").names()[0], "ovf");
+        assert_eq!(SourceSet::ALL.without("imc").names()[0], "nocloud");
         assert_eq!(SourceSet::ALL.only("imc").list(), "imc");
         assert!(SourceSet::NONE.with("cdrom").is_none());
         assert_eq!(SourceSet::NONE.list(), "none");

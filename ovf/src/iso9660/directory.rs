@@ -1,4 +1,4 @@
-//! Directory records (ECMA-119 section 9.1) of a root directory, with their best names.
+//! Directory records (ECMA-119 section 9.1) of a directory, with their best names.
 
 use std::io::{Read, Seek};
 
@@ -15,7 +15,7 @@ const MIN_RECORD: usize = 34;
 const FLAG_DIRECTORY: u8 = 0x02;
 const FLAG_MULTI_EXTENT: u8 = 0x80;
 
-/// A regular file of the root directory.
+/// A regular file (or, from [`entries`], a subdirectory) of a directory.
 #[derive(Debug)]
 pub(super) struct FileRecord {
     /// Rock Ridge `NM` name if present, else the Joliet or ISO9660 name (with `;1`).
@@ -23,6 +23,8 @@ pub(super) struct FileRecord {
     pub extent: Extent,
     /// The file continues in further records (only needed for files of 4 GiB and more).
     pub multi_extent: bool,
+    /// A directory rather than a regular file.
+    pub is_dir: bool,
 }
 
 /// Lists the regular files of `root`.
@@ -31,18 +33,35 @@ pub(super) fn root_files<R: Read + Seek>(
     volume: &Volume,
     root: Root,
 ) -> Result<Vec<FileRecord>, IsoError> {
-    if root.extent.len > MAX_DIRECTORY_BYTES {
+    let (mut files, _) = entries(r, volume, root, root.extent, None)?;
+    files.retain(|f| !f.is_dir);
+    Ok(files)
+}
+
+/// Lists the files and subdirectories (not `.` and `..`) of the directory at `dir` in the
+/// tree of `root`. `susp` is `None` for the root directory itself, where Rock Ridge is
+/// detected; for a subdirectory it is what the root's listing returned (the second
+/// value), since only the root's first record says whether Rock Ridge is in use.
+pub(super) fn entries<R: Read + Seek>(
+    r: &mut R,
+    volume: &Volume,
+    root: Root,
+    dir: Extent,
+    susp: Option<Option<usize>>,
+) -> Result<(Vec<FileRecord>, Option<usize>), IsoError> {
+    if dir.len > MAX_DIRECTORY_BYTES {
         return Err(IsoError::Malformed(format!(
-            "root directory is {} bytes, over the limit of {MAX_DIRECTORY_BYTES} bytes",
-            root.extent.len
+            "directory at block {} is {} bytes, over the limit of {MAX_DIRECTORY_BYTES} bytes",
+            dir.block, dir.len
         )));
     }
-    let data = volume.read_extent(r, root.extent)?;
+    let data = volume.read_extent(r, dir)?;
     // The block size was validated as 512..=2048, so it fits and is never zero.
     let block = volume.block_size as usize;
     let mut files = Vec::new();
     // Rock Ridge is in use only if the first record ("." of the root) carries SUSP's `SP`.
-    let mut susp_skip = None;
+    let is_root = susp.is_none();
+    let mut susp_skip = susp.flatten();
     let mut first = true;
     let mut pos = 0;
     while pos < data.len() {
@@ -74,13 +93,13 @@ pub(super) fn root_files<R: Read + Seek>(
             .unwrap_or(&[]);
         if first {
             first = false;
-            if !root.joliet {
+            if !root.joliet && is_root {
                 susp_skip = rock_ridge::sp_skip(system_use);
             }
             continue;
         }
         let flags = record[25];
-        if flags & FLAG_DIRECTORY != 0 || raw_name == [0] || raw_name == [1] {
+        if raw_name == [0] || raw_name == [1] {
             continue;
         }
         let rr_name = match susp_skip {
@@ -99,9 +118,10 @@ pub(super) fn root_files<R: Read + Seek>(
                 len: u32_le(record, 10),
             },
             multi_extent: flags & FLAG_MULTI_EXTENT != 0,
+            is_dir: flags & FLAG_DIRECTORY != 0,
         });
     }
-    Ok(files)
+    Ok((files, susp_skip))
 }
 
 /// Decodes a Joliet name (UCS-2 big-endian; decoded as UTF-16 so surrogate pairs from newer

@@ -1,0 +1,488 @@
+//! Seed media (the OpenStack config drive, the NoCloud seed): found by volume label on the
+//! root's CD-ROMs and block devices, or given on the command line as an image or a
+//! directory, and read straight from the device or image (no mount): ISO9660 through the
+//! repo's own reader, vfat through the `fatfs` crate, a directory through the file
+//! system. Every read is bounded (docs/limits.md).
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use vmcust_ovf::iso9660::{IsoImage, IsoLimits};
+
+use super::ovf_locate::CD_DEVICES;
+use super::Door;
+use crate::failure::Failure;
+use crate::root::Root;
+
+/// Largest seed image (or device) read as ISO9660; seed drives hold a few small files.
+pub const MAX_IMAGE_BYTES: u64 = 128 * 1024 * 1024;
+
+/// Largest file read from a seed medium (user-data is the big one; as guestinfo's cap).
+pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Most bytes read from one vfat medium in all (boot sector, FATs, directories, files):
+/// a directory whose cluster chain loops would otherwise be read for ever.
+pub const MAX_FAT_READ_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Whole disks tried for a vfat or ISO9660 seed when udev made no `/dev/disk/by-label`
+/// link: `/dev/vda`…`/dev/vdz`, `/dev/sda`…, `/dev/xvda`… (a seed is an unpartitioned disk).
+pub const DISK_PREFIXES: &[&str] = &["/dev/vd", "/dev/sd", "/dev/xvd"];
+
+/// Byte offset of the first ISO9660 volume descriptor (sector 16).
+const ISO_DESCRIPTOR_OFFSET: u64 = 16 * 2048;
+
+/// Which kind of medium a file system is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// ISO9660 (with Rock Ridge or Joliet names).
+    Iso9660,
+    /// FAT12/16/32.
+    Vfat,
+    /// A directory (command line only).
+    Directory,
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Format::Iso9660 => "iso9660",
+            Format::Vfat => "vfat",
+            Format::Directory => "directory",
+        })
+    }
+}
+
+/// A reader that never writes (fatfs wants `Write` as well; a seed is only read) and
+/// stops after [`MAX_FAT_READ_BYTES`].
+struct ReadOnly {
+    file: File,
+    read: u64,
+}
+
+impl Read for ReadOnly {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.read >= MAX_FAT_READ_BYTES {
+            return Err(io::Error::other(format!(
+                "read more than {MAX_FAT_READ_BYTES} bytes of the medium (a loop in its \
+                 cluster chains?)"
+            )));
+        }
+        let n = self.file.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
+    }
+}
+
+impl Write for ReadOnly {
+    fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+        Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "a seed medium is read only",
+        ))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for ReadOnly {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        self.file.seek(pos)
+    }
+}
+
+enum Inner {
+    Iso { file: File, image: IsoImage },
+    Fat(Box<fatfs::FileSystem<ReadOnly>>),
+    Dir(PathBuf),
+}
+
+/// An opened seed medium.
+pub struct Medium {
+    /// Where it is, for people: `/dev/sr0`, an image path.
+    pub place: String,
+    /// Its volume label (`None` for a directory).
+    pub label: Option<String>,
+    /// Its format.
+    pub format: Format,
+    inner: Inner,
+}
+
+impl std::fmt::Debug for Medium {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Medium")
+            .field("place", &self.place)
+            .field("label", &self.label)
+            .field("format", &self.format)
+            .finish()
+    }
+}
+
+/// The volume label of a FAT boot sector, or `None` when the sector is not FAT's (its
+/// signature, a sane sector size, the `FAT` file system type at the FAT12/16 or FAT32
+/// place). The label is the 11 bytes before it, blanks removed.
+pub fn fat_label(sector: &[u8]) -> Option<String> {
+    if sector.len() < 512 || sector[510..512] != [0x55, 0xAA] {
+        return None;
+    }
+    let bytes_per_sector = u16::from_le_bytes([sector[11], sector[12]]);
+    if !matches!(bytes_per_sector, 512 | 1024 | 2048 | 4096) {
+        return None;
+    }
+    let label_at = if &sector[82..87] == b"FAT32" {
+        71
+    } else if &sector[54..57] == b"FAT" {
+        43
+    } else {
+        return None;
+    };
+    let label = &sector[label_at..label_at + 11];
+    Some(
+        String::from_utf8_lossy(label)
+            .trim_end_matches([' ', '\0'])
+            .to_string(),
+    )
+}
+
+fn read_at(file: &mut File, offset: u64, buf: &mut [u8]) -> bool {
+    file.seek(SeekFrom::Start(offset)).is_ok() && file.read_exact(buf).is_ok()
+}
+
+/// What `file` holds: ISO9660 (the `CD001` signature at sector 16), FAT (its boot
+/// sector), or neither.
+fn sniff(file: &mut File) -> Option<Format> {
+    let mut sig = [0u8; 6];
+    if read_at(file, ISO_DESCRIPTOR_OFFSET, &mut sig) && &sig[1..6] == b"CD001" {
+        return Some(Format::Iso9660);
+    }
+    let mut sector = [0u8; 512];
+    if read_at(file, 0, &mut sector) && fat_label(&sector).is_some() {
+        return Some(Format::Vfat);
+    }
+    None
+}
+
+fn invalid(place: &str, what: impl std::fmt::Display) -> Failure {
+    Failure::invalid(format!("seed medium {place}: {what}"))
+}
+
+impl Medium {
+    /// Opens the image, device or directory at `path` (a host path), shown as `place`.
+    /// `Ok(None)` when it is neither ISO9660 nor FAT (an empty drive, another disk).
+    pub fn open(path: &Path, place: &str) -> Result<Option<Medium>, Failure> {
+        if path.is_dir() {
+            return Ok(Some(Medium {
+                place: place.to_string(),
+                label: None,
+                format: Format::Directory,
+                inner: Inner::Dir(path.to_path_buf()),
+            }));
+        }
+        let Ok(mut file) = File::open(path) else {
+            return Ok(None);
+        };
+        match sniff(&mut file) {
+            Some(Format::Iso9660) => {
+                let limits = IsoLimits {
+                    max_image_bytes: MAX_IMAGE_BYTES,
+                    max_file_bytes: MAX_FILE_BYTES,
+                };
+                let image = IsoImage::open(&mut file, &limits).map_err(|e| {
+                    if e.is_unreadable() {
+                        Failure::io(format!("seed medium {place}: {e}"))
+                    } else {
+                        invalid(place, e)
+                    }
+                })?;
+                Ok(Some(Medium {
+                    place: place.to_string(),
+                    label: Some(image.label().to_string()),
+                    format: Format::Iso9660,
+                    inner: Inner::Iso { file, image },
+                }))
+            }
+            Some(Format::Vfat) => {
+                file.seek(SeekFrom::Start(0))
+                    .map_err(|e| Failure::io(format!("seed medium {place}: {e}")))?;
+                let disk = ReadOnly { file, read: 0 };
+                let options = fatfs::FsOptions::new().update_accessed_date(false);
+                let fs = guarded(|| fatfs::FileSystem::new(disk, options))
+                    .map_err(|e| invalid(place, format!("not a readable vfat file system: {e}")))?;
+                let label = fs.volume_label().trim_end_matches([' ', '\0']).to_string();
+                Ok(Some(Medium {
+                    place: place.to_string(),
+                    label: Some(label),
+                    format: Format::Vfat,
+                    inner: Inner::Fat(Box::new(fs)),
+                }))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the medium's label is one of `labels` (as blkid compares them: exactly;
+    /// the sources list both spellings). A directory has no label and matches none.
+    pub fn has_label(&self, labels: &[&str]) -> bool {
+        self.label.as_deref().is_some_and(|l| labels.contains(&l))
+    }
+
+    /// Reads the file at `path` (`/`-separated, from the medium's root), at most `cap`
+    /// bytes (itself at most [`MAX_FILE_BYTES`]); `Ok(None)` when there is none.
+    pub fn read(&mut self, path: &str, cap: u64) -> Result<Option<Vec<u8>>, Failure> {
+        let cap = cap.min(MAX_FILE_BYTES);
+        let place = format!("{} on {}", path, self.place);
+        let too_big = || {
+            invalid(
+                &self.place,
+                format!("{path} is over the limit of {cap} bytes"),
+            )
+        };
+        let bytes = match &mut self.inner {
+            Inner::Iso { file, image } => {
+                match image.read_file(file, path).map_err(|e| {
+                    if e.is_unreadable() {
+                        Failure::io(format!("reading {place}: {e}"))
+                    } else {
+                        Failure::invalid(format!("reading {place}: {e}"))
+                    }
+                })? {
+                    Some(b) => b,
+                    None => return Ok(None),
+                }
+            }
+            Inner::Fat(fs) => match guarded(|| read_fat(fs, path, cap)) {
+                Ok(Some(b)) => b,
+                Ok(None) => return Ok(None),
+                Err(e) => return Err(Failure::invalid(format!("reading {place}: {e}"))),
+            },
+            Inner::Dir(dir) => {
+                let full = dir.join(path);
+                let file = match File::open(&full) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                    Err(e) => return Err(Failure::io(format!("reading {}: {e}", full.display()))),
+                };
+                if !file.metadata().is_ok_and(|m| m.is_file()) {
+                    return Ok(None);
+                }
+                let mut out = Vec::new();
+                file.take(cap + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| Failure::io(format!("reading {}: {e}", full.display())))?;
+                out
+            }
+        };
+        if bytes.len() as u64 > cap {
+            return Err(too_big());
+        }
+        Ok(Some(bytes))
+    }
+}
+
+/// Runs a call into fatfs, turning a panic on a malformed image into an error: the crate
+/// was not written for hostile images, and one bad medium must not stop a boot.
+fn guarded<T>(f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => Err(io::Error::other("the vfat file system is malformed")),
+    }
+}
+
+fn read_fat(fs: &fatfs::FileSystem<ReadOnly>, path: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    let (dir_path, name) = match path.rsplit_once('/') {
+        Some((d, n)) => (Some(d), n),
+        None => (None, path),
+    };
+    let mut dir = fs.root_dir();
+    if let Some(d) = dir_path {
+        dir = match dir.open_dir(d) {
+            Ok(d) => d,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+    }
+    // The directory's own entry gives the size before anything is read; at most
+    // MAX_ENTRIES entries are looked at (with the read budget, a loop ends).
+    const MAX_ENTRIES: usize = 4096;
+    let mut found = None;
+    for (n, entry) in dir.iter().enumerate() {
+        if n >= MAX_ENTRIES {
+            return Err(io::Error::other(format!(
+                "a directory with more than {MAX_ENTRIES} entries"
+            )));
+        }
+        let entry = entry?;
+        if entry.is_file() && entry.file_name().eq_ignore_ascii_case(name) {
+            found = Some(entry);
+            break;
+        }
+    }
+    let Some(entry) = found else {
+        return Ok(None);
+    };
+    if entry.len() > cap {
+        return Err(io::Error::other(format!(
+            "{path} is {} bytes, over the limit of {cap} bytes",
+            entry.len()
+        )));
+    }
+    let mut out = Vec::new();
+    entry.to_file().take(cap + 1).read_to_end(&mut out)?;
+    Ok(Some(out))
+}
+
+/// The seed medium for a source whose media carry one of `labels`: on the command line,
+/// the first `--seed` that has such a label or that is a directory `is_mine` accepts;
+/// at boot, `/dev/disk/by-label/<label>`, then the CD-ROMs, then the whole disks of the
+/// root. `Ok(None)` when there is none.
+pub fn find(
+    door: &Door,
+    labels: &[&str],
+    is_mine: impl Fn(&Path) -> bool,
+) -> Result<Option<Medium>, Failure> {
+    match &door.given {
+        Some(given) => {
+            for path in &given.seeds {
+                let shown = path.display().to_string();
+                if path.is_dir() {
+                    if is_mine(path) {
+                        return Medium::open(path, &shown);
+                    }
+                    continue;
+                }
+                if !path.exists() {
+                    return Err(Failure::io(format!("--seed {shown}: no such file")));
+                }
+                match Medium::open(path, &shown)? {
+                    Some(m) if m.has_label(labels) => return Ok(Some(m)),
+                    Some(m) if m.has_label(KNOWN_LABELS) => {}
+                    Some(m) => {
+                        return Err(Failure::invalid(format!(
+                            "--seed {shown}: a {} volume labelled {:?}, not a seed drive; \
+                             label it config-2 (OpenStack config drive) or cidata (NoCloud)",
+                            m.format,
+                            m.label.unwrap_or_default()
+                        )))
+                    }
+                    None => {
+                        return Err(Failure::invalid(format!(
+                            "--seed {shown}: neither an ISO9660 nor a vfat image, nor a directory"
+                        )))
+                    }
+                }
+            }
+            Ok(None)
+        }
+        None => locate(door.root, labels),
+    }
+}
+
+/// Every label a seed source reads (so a `--seed` of the other kind is not an error).
+const KNOWN_LABELS: &[&str] = &["config-2", "CONFIG-2", "cidata", "CIDATA"];
+
+/// Where media are looked for in `root`, in order.
+pub fn candidates(labels: &[&str]) -> Vec<String> {
+    let mut out: Vec<String> = labels
+        .iter()
+        .map(|l| format!("/dev/disk/by-label/{l}"))
+        .collect();
+    out.extend(CD_DEVICES.iter().map(|d| d.to_string()));
+    for prefix in DISK_PREFIXES {
+        out.extend((b'a'..=b'z').map(|c| format!("{prefix}{}", c as char)));
+    }
+    out
+}
+
+/// Finds a medium labelled one of `labels` among the root's devices (every path
+/// resolved inside the root). Unreadable or foreign devices are skipped; a medium that
+/// has the label but cannot be read is an error (it was meant for this VM).
+fn locate(root: &Root, labels: &[&str]) -> Result<Option<Medium>, Failure> {
+    for dev in candidates(labels) {
+        let Ok(path) = root.resolve(Path::new(&dev), true) else {
+            continue;
+        };
+        let Ok(mut file) = File::open(&path) else {
+            continue;
+        };
+        let label = match sniff(&mut file) {
+            Some(Format::Iso9660) => vmcust_ovf::volume_label(
+                &mut file,
+                &IsoLimits {
+                    max_image_bytes: u64::MAX,
+                    max_file_bytes: 0,
+                },
+            )
+            .ok(),
+            Some(Format::Vfat) => {
+                let mut sector = [0u8; 512];
+                read_at(&mut file, 0, &mut sector)
+                    .then(|| fat_label(&sector))
+                    .flatten()
+            }
+            _ => None,
+        };
+        if !label.is_some_and(|l| labels.contains(&l.as_str())) {
+            continue;
+        }
+        drop(file);
+        if let Some(m) = Medium::open(&path, &dev)? {
+            if m.has_label(labels) {
+                return Ok(Some(m));
+            }
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boot_sector(fat32: bool, label: &[u8; 11]) -> Vec<u8> {
+        let mut s = vec![0u8; 512];
+        s[11..13].copy_from_slice(&512u16.to_le_bytes());
+        s[510] = 0x55;
+        s[511] = 0xAA;
+        if fat32 {
+            s[71..82].copy_from_slice(label);
+            s[82..90].copy_from_slice(b"FAT32   ");
+        } else {
+            s[43..54].copy_from_slice(label);
+            s[54..62].copy_from_slice(b"FAT16   ");
+        }
+        s
+    }
+
+    #[test]
+    fn fat_labels_from_boot_sectors() {
+        assert_eq!(
+            fat_label(&boot_sector(false, b"CONFIG-2   ")).as_deref(),
+            Some("CONFIG-2")
+        );
+        assert_eq!(
+            fat_label(&boot_sector(true, b"cidata     ")).as_deref(),
+            Some("cidata")
+        );
+        let mut bad = boot_sector(false, b"CONFIG-2   ");
+        bad[511] = 0;
+        assert_eq!(fat_label(&bad), None);
+        let mut bad = boot_sector(false, b"CONFIG-2   ");
+        bad[11] = 7;
+        assert_eq!(fat_label(&bad), None);
+        let mut bad = boot_sector(false, b"CONFIG-2   ");
+        bad[54..57].copy_from_slice(b"EXT");
+        assert_eq!(fat_label(&bad), None);
+        assert_eq!(fat_label(&[0u8; 100]), None);
+    }
+
+    #[test]
+    fn candidates_are_bounded_and_by_label_first() {
+        let c = candidates(&["config-2", "CONFIG-2"]);
+        assert_eq!(c[0], "/dev/disk/by-label/config-2");
+        assert_eq!(c[2], "/dev/sr0");
+        assert!(c.contains(&"/dev/xvdz".to_string()));
+        assert_eq!(c.len(), 2 + CD_DEVICES.len() + 3 * 26);
+    }
+}
