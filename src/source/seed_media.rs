@@ -310,7 +310,8 @@ fn read_fat(fs: &fatfs::FileSystem<ReadOnly>, path: &str, cap: u64) -> io::Resul
     for (n, entry) in dir.iter().enumerate() {
         if n >= MAX_ENTRIES {
             return Err(io::Error::other(format!(
-                "a directory with more than {MAX_ENTRIES} entries"
+                "its directory has more than {MAX_ENTRIES} entries (or its cluster chain \
+                 loops); a seed drive holds a few files"
             )));
         }
         let entry = entry?;
