@@ -24,6 +24,9 @@ const USER_DATA: &str = "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/ud-ran\"\n";
 /// The example root's first NIC.
 const MAC: &str = "00:50:56:a6:8c:08";
 
+/// A medium's files: (path on the medium, content).
+type Files = Vec<(String, String)>;
+
 fn meta_data(uuid: &str, host: &str) -> String {
     format!(
         r#"{{"uuid": "{uuid}", "hostname": "{host}", "name": "web",
@@ -461,7 +464,7 @@ fn goldens_of_parsed_seeds() {
 #[test]
 fn hostile_seeds_are_refused_and_change_nothing() {
     let big = "x".repeat(2 * 1024 * 1024);
-    let cases: Vec<(&str, Vec<(String, String)>, &str)> = vec![
+    let cases: Vec<(&str, Files, &str)> = vec![
         (
             "malformed meta_data.json",
             config_drive("{\"uuid\": ", None),
