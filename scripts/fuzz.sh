@@ -16,7 +16,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(cust_cfg ovf_env iso guestinfo netconfig glob settings tools_conf)
+    targets=(cust_cfg ovf_env iso guestinfo netconfig glob settings tools_conf config_drive seed_media)
 fi
 # Seeds: the repository's own test inputs (never anything outside the repository).
 imc_inputs=imc/tests/data

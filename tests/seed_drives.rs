@@ -377,6 +377,14 @@ fn seed_directories_and_foreign_images() {
     let top = tree(dir.path(), &nocloud("nc-dir", "dir-host"));
     let v = show(&[&top]);
     assert_eq!(v["customization"]["instance_id"], "nc-dir");
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(&["show", "--seed", empty.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(65));
+    assert!(
+        text(&out.stderr).contains("a directory with neither meta-data"),
+        "{}",
+        text(&out.stderr)
+    );
     let other = tempfile::tempdir().unwrap();
     let foreign = iso(other.path(), "DATA", &nocloud("x", "y"));
     let out = run(&["show", "--seed", foreign.to_str().unwrap()]);

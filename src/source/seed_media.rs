@@ -351,6 +351,12 @@ pub fn find(
                     if is_mine(path) {
                         return Medium::open(path, &shown);
                     }
+                    if !KNOWN_DIR_FILES.iter().any(|f| path.join(f).is_file()) {
+                        return Err(Failure::invalid(format!(
+                            "--seed {shown}: a directory with neither meta-data (NoCloud) nor \
+                             openstack/latest/meta_data.json (config drive)"
+                        )));
+                    }
                     continue;
                 }
                 if !path.exists() {
@@ -379,6 +385,10 @@ pub fn find(
         None => locate(door.root, labels),
     }
 }
+
+/// The file that makes a directory a seed of some kind (so a `--seed DIR` of the other
+/// kind is not an error).
+const KNOWN_DIR_FILES: &[&str] = &["meta-data", "openstack/latest/meta_data.json"];
 
 /// Every label a seed source reads (so a `--seed` of the other kind is not an error).
 const KNOWN_LABELS: &[&str] = &["config-2", "CONFIG-2", "cidata", "CIDATA"];

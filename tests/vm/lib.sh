@@ -318,3 +318,78 @@ early_unit_under() {
     t=$(unit_secs "$(r "$1" units.txt)" vmcust-early.service)
     [ -n "$t" ] && awk -v t="$t" -v max="$2" 'BEGIN { exit !(t < max) }'
 }
+
+# Seed drives (config-drive-iso, config-drive-vfat, nocloud-iso): the same host name,
+# key, static address, route, DNS and user-data script as the OVF ISO scenarios.
+# seed_config_drive DIR: an OpenStack config drive's files under DIR.
+seed_config_drive() {
+    local d=$1/openstack/latest
+    mkdir -p "$d"
+    cat >"$d/meta_data.json" <<JSON
+{"uuid": "seed-vmtest-0001", "hostname": "seed-vm.seed.test", "name": "seed-vm",
+ "public_keys": {"vmtest": "$test_ssh_key"}}
+JSON
+    cat >"$d/network_data.json" <<'JSON'
+{"links": [{"id": "tap0", "type": "phy", "ethernet_mac_address": "00:50:56:aa:bb:01", "mtu": 1500}],
+ "networks": [{"id": "net0", "type": "ipv4", "link": "tap0", "ip_address": "192.168.60.20",
+   "netmask": "255.255.255.0",
+   "routes": [{"network": "0.0.0.0", "netmask": "0.0.0.0", "gateway": "192.168.60.1"}]}],
+ "services": [{"type": "dns", "address": "192.168.60.2"}]}
+JSON
+    printf '%s' "$userdata_script" >"$d/user_data"
+}
+# seed_nocloud DIR: a NoCloud seed's files under DIR.
+seed_nocloud() {
+    printf 'instance-id: seed-vmtest-0001\nlocal-hostname: seed-vm.seed.test\npublic-keys:\n  - %s\n' \
+        "$test_ssh_key" >"$1/meta-data"
+    printf '%s' "$ovf_network_config" >"$1/network-config"
+    printf '%s' "$userdata_script" >"$1/user-data"
+}
+# seed_iso KIND LABEL: that seed on the CD ($scn_dir/ovf.iso is the CD boot attaches).
+seed_iso() {
+    local d
+    d=$(mktemp -d)
+    "seed_$1" "$d"
+    genisoimage -quiet -o "$scn_dir/ovf.iso" -V "$2" -J -R "$d"
+    rm -rf "$d"
+}
+# seed_vfat KIND LABEL: that seed on an unpartitioned vfat disk ($scn_dir/seed.img).
+seed_vfat() {
+    local d img=$scn_dir/seed.img
+    d=$(mktemp -d)
+    "seed_$1" "$d"
+    rm -f "$img"
+    truncate -s 8M "$img"
+    mkfs.vfat -n "$2" "$img" >/dev/null
+    (cd "$d" && find . -mindepth 1 -type d | sed 's|^\./||' | while read -r sub; do mmd -i "$img" "::$sub"; done)
+    (cd "$d" && find . -type f | sed 's|^\./||' | while read -r f; do mcopy -i "$img" "$f" "::$f"; done)
+    rm -rf "$d"
+}
+# resolver_servers N SERVER: boot N's resolver uses SERVER and not QEMU's 10.0.2.3.
+resolver_servers() {
+    local conf
+    conf=$(r "$1" resolv.conf)
+    if grep -q '^nameserver 127.0.0.53' "$conf"; then
+        grep -q -- "$2" "$(r "$1" resolvectl.txt)" && ! grep -q "10.0.2.3" "$(r "$1" resolvectl.txt)"
+    else
+        [ "$(grep '^nameserver' "$conf")" = "nameserver $2" ]
+    fi
+}
+# check_seed_applied N: vmcust applied everything the seed asks for on boot N (the
+# config drive's network_data.json has no search domain: DOMAIN is empty for it).
+check_seed_applied() {
+    local n=$1 domain=${2:-}
+    check "boot $n: both vmcust units succeeded" units_ok "$n"
+    check "boot $n: host name from the seed" has "$n" hostname.txt '^seed-vm$'
+    check "boot $n: SSH key in root's authorized_keys" has "$n" root-ssh/authorized_keys "vmtest@host"
+    check "boot $n: $dev has exactly 192.168.60.20/24" exact_addresses "$n" "$dev" 192.168.60.20/24
+    check "boot $n: no DHCP lease on $dev" no_dhcp_lease "$n" "$dev"
+    check "boot $n: default route via 192.168.60.1" has "$n" ip-route.txt "^default via 192.168.60.1 dev $dev"
+    if [ -n "$domain" ]; then
+        check "boot $n: resolver uses 192.168.60.2 and searches $domain" resolver_uses "$n" 192.168.60.2 -- "$domain"
+    else
+        check "boot $n: resolver uses 192.168.60.2 (not QEMU's DHCP DNS)" resolver_servers "$n" 192.168.60.2
+    fi
+    check "boot $n: user-data script ran once" test "$(user_data_runs "$n")" -eq 1
+    check "boot $n: no deployPkg state sent (not an IMC customization)" no_rpc "$n" '^deployPkg'
+}

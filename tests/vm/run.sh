@@ -52,7 +52,7 @@ ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso"
 # ---------------------------------------------------------------------------------------
 # Host dependencies
 
-deps="mmdebstrap qemu-system-x86 qemu-utils e2fsprogs genisoimage xorriso coreutils"
+deps="mmdebstrap qemu-system-x86 qemu-utils e2fsprogs genisoimage xorriso dosfstools mtools coreutils"
 
 install_deps() {
     local missing=()
@@ -323,6 +323,10 @@ boot() {
             -drive "file=$scn_dir/ovf.iso,if=none,id=cd0,media=cdrom,format=raw,readonly=on"
             -device scsi-cd,drive=cd0
         )
+    fi
+    if [ -f "$scn_dir/seed.img" ]; then
+        # A seed drive on an unpartitioned disk (vfat config-2, cidata): /dev/vdc.
+        args+=(-drive "file=$scn_dir/seed.img,if=virtio,format=raw,readonly=on")
     fi
     local t0=$SECONDS rc=0
     if [ "$mode" = cut ]; then
