@@ -53,11 +53,51 @@ impl std::fmt::Display for Format {
     }
 }
 
-/// A reader that never writes (fatfs wants `Write` as well; a seed is only read) and
-/// stops after [`MAX_FAT_READ_BYTES`].
+/// A reader that never writes (fatfs wants `Write` as well; a seed is only read), stops
+/// after serving [`MAX_FAT_READ_BYTES`], and reads the medium in aligned blocks: fatfs
+/// reads a directory entry (32 bytes) or a FAT entry at a time, and a system call for
+/// each made a boot's discovery take a second under emulation.
 struct ReadOnly {
     file: File,
+    /// Bytes served so far.
     read: u64,
+    /// The position fatfs is at.
+    pos: u64,
+    /// The medium's size.
+    size: u64,
+    /// The block held, and where it starts.
+    block: Vec<u8>,
+    block_at: u64,
+}
+
+/// The size of the blocks [`ReadOnly`] reads.
+const BLOCK: u64 = 64 * 1024;
+
+impl ReadOnly {
+    fn new(mut file: File) -> io::Result<ReadOnly> {
+        let size = file.seek(SeekFrom::End(0))?;
+        Ok(ReadOnly {
+            file,
+            read: 0,
+            pos: 0,
+            size,
+            block: Vec::new(),
+            block_at: 0,
+        })
+    }
+
+    /// Makes the block hold `self.pos` (unless it is at or past the end).
+    fn fill(&mut self) -> io::Result<()> {
+        let held = self.block_at..self.block_at + self.block.len() as u64;
+        if held.contains(&self.pos) || self.pos >= self.size {
+            return Ok(());
+        }
+        self.block_at = self.pos - self.pos % BLOCK;
+        self.block.clear();
+        self.file.seek(SeekFrom::Start(self.block_at))?;
+        (&mut self.file).take(BLOCK).read_to_end(&mut self.block)?;
+        Ok(())
+    }
 }
 
 impl Read for ReadOnly {
@@ -68,7 +108,15 @@ impl Read for ReadOnly {
                  cluster chains?)"
             )));
         }
-        let n = self.file.read(buf)?;
+        self.fill()?;
+        let end = self.block_at + self.block.len() as u64;
+        if self.pos < self.block_at || self.pos >= end {
+            return Ok(0);
+        }
+        let from = (self.pos - self.block_at) as usize;
+        let n = buf.len().min(self.block.len() - from);
+        buf[..n].copy_from_slice(&self.block[from..from + n]);
+        self.pos += n as u64;
         self.read += n as u64;
         Ok(n)
     }
@@ -89,7 +137,18 @@ impl Write for ReadOnly {
 
 impl Seek for ReadOnly {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
-        self.file.seek(pos)
+        let to = match pos {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+            SeekFrom::End(d) => self.size.checked_add_signed(d),
+        };
+        self.pos = to.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "seek before the start of the medium",
+            )
+        })?;
+        Ok(self.pos)
     }
 }
 
@@ -204,9 +263,8 @@ impl Medium {
                 }))
             }
             Some(Format::Vfat) => {
-                file.seek(SeekFrom::Start(0))
+                let disk = ReadOnly::new(file)
                     .map_err(|e| Failure::io(format!("seed medium {place}: {e}")))?;
-                let disk = ReadOnly { file, read: 0 };
                 let options = fatfs::FsOptions::new().update_accessed_date(false);
                 let fs = guarded(|| fatfs::FileSystem::new(disk, options))
                     .map_err(|e| invalid(place, format!("not a readable vfat file system: {e}")))?;
@@ -486,6 +544,45 @@ mod tests {
         bad[54..57].copy_from_slice(b"EXT");
         assert_eq!(fat_label(&bad), None);
         assert_eq!(fat_label(&[0u8; 100]), None);
+    }
+
+    /// Reads through the block cache give the file's bytes wherever they start and end,
+    /// and writes are refused.
+    #[test]
+    fn the_block_reader_reads_exactly_and_never_writes() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("img");
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let mut r = ReadOnly::new(File::open(&path).unwrap()).unwrap();
+        for (at, len) in [
+            (0u64, 10usize),
+            (65_530, 20),
+            (131_071, 3),
+            (199_990, 50),
+            (5, 0),
+        ] {
+            r.seek(SeekFrom::Start(at)).unwrap();
+            let mut buf = vec![0u8; len];
+            let mut got = Vec::new();
+            loop {
+                let n = r.read(&mut buf).unwrap();
+                if n == 0 || got.len() >= len {
+                    break;
+                }
+                got.extend_from_slice(&buf[..n]);
+                buf.truncate(len - got.len());
+                if buf.is_empty() {
+                    break;
+                }
+            }
+            let end = (at as usize + len).min(data.len());
+            assert_eq!(got, &data[at as usize..end], "at {at}");
+        }
+        assert_eq!(r.seek(SeekFrom::End(-1)).unwrap(), 199_999);
+        assert!(r.seek(SeekFrom::Current(-300_000)).is_err());
+        assert!(r.write(b"x").is_err());
+        assert_eq!(std::fs::read(&path).unwrap(), data);
     }
 
     #[test]
