@@ -1,4 +1,5 @@
-//! Choosing the renderer from synthetic roots of each distribution family, moving a
+//! Choosing the renderer from synthetic roots (each entry of the renderer table alone,
+//! every pair of them, each distribution family, none at all), moving a
 //! template's leftover configuration aside (never deleting it), `/etc/resolv.conf`
 //! handling, and the error for a MAC no device has.
 
@@ -12,7 +13,8 @@ use network_support::{apply_keeping_originals, files, specs};
 use vmcust::apply::{apply, Change};
 use vmcust::facts::NetworkFacts;
 use vmcust::model::Network;
-use vmcust::plan::network::{detect::detect, plan_network, NetworkError, Renderer};
+use vmcust::plan::network::renderers::TABLE;
+use vmcust::plan::network::{plan_network, NetworkError, Renderer};
 use vmcust::plan::{Action, Plan};
 use vmcust::root::Root;
 
@@ -55,11 +57,74 @@ fn static_net() -> Network {
         .1
 }
 
+/// A root with only the stack of one table entry, laid out as that distribution has it.
+fn only_stack(r: &Path, renderer: Renderer) {
+    match renderer {
+        Renderer::Netplan => {
+            fs::create_dir_all(r.join("etc/netplan")).unwrap();
+            put(r, "usr/sbin/netplan", "");
+        }
+        Renderer::NetworkManager => enable(r, "NetworkManager.service"),
+        Renderer::Networkd => enable(r, "systemd-networkd.service"),
+        Renderer::Sysconfig => fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap(),
+        Renderer::Eni => {
+            put(
+                r,
+                "etc/network/interfaces",
+                "auto lo\niface lo inet loopback\n",
+            );
+            put(r, "sbin/ifup", "");
+        }
+        Renderer::Suse => put(r, "etc/sysconfig/network/ifcfg-eth0", "BOOTPROTO='dhcp'\n"),
+    }
+}
+
+#[test]
+fn each_table_entry_detects_its_own_stack_with_its_reason() {
+    for entry in &TABLE {
+        let dir = tempfile::tempdir().unwrap();
+        only_stack(dir.path(), entry.renderer);
+        let got = facts(dir.path())
+            .detected
+            .unwrap_or_else(|| panic!("{}: nothing detected", entry.name));
+        assert_eq!(got.renderer, entry.renderer, "{}", entry.name);
+        assert_eq!(
+            got.reason,
+            format!("detected: {}", entry.stack),
+            "{}",
+            entry.name
+        );
+    }
+}
+
+#[test]
+fn two_stacks_pick_the_earlier_entry_and_say_why() {
+    // Every pair of entries: the one earlier in the table wins, and the reason names the
+    // other and why the winner comes first.
+    for (i, first) in TABLE.iter().enumerate() {
+        for later in &TABLE[i + 1..] {
+            let dir = tempfile::tempdir().unwrap();
+            only_stack(dir.path(), later.renderer);
+            only_stack(dir.path(), first.renderer);
+            let got = facts(dir.path()).detected.unwrap();
+            let case = format!("{} + {}", first.name, later.name);
+            assert_eq!(got.renderer, first.renderer, "{case}");
+            assert!(got.reason.contains(first.stack), "{case}: {}", got.reason);
+            assert!(
+                got.reason.contains(&format!("also found {}", later.name)),
+                "{case}: {}",
+                got.reason
+            );
+            assert!(got.reason.contains(first.order), "{case}: {}", got.reason);
+        }
+    }
+}
+
 #[test]
 fn each_distribution_family_gets_its_renderer() {
     type Setup = fn(&Path);
-    let table: &[(&str, Setup, Renderer)] = &[
-        ("empty root", |_| {}, Renderer::Netplan),
+    let table: &[(&str, Setup, Option<Renderer>)] = &[
+        ("empty root", |_| {}, None),
         (
             "Ubuntu server: netplan over networkd",
             |r| {
@@ -71,7 +136,7 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "usr/sbin/netplan", "");
                 enable(r, "systemd-networkd.service");
             },
-            Renderer::Netplan,
+            Some(Renderer::Netplan),
         ),
         (
             "netplan directory without netplan installed",
@@ -79,7 +144,12 @@ fn each_distribution_family_gets_its_renderer() {
                 fs::create_dir_all(r.join("etc/netplan")).unwrap();
                 enable(r, "NetworkManager.service");
             },
-            Renderer::NetworkManager,
+            Some(Renderer::NetworkManager),
+        ),
+        (
+            "netplan directory alone",
+            |r| fs::create_dir_all(r.join("etc/netplan")).unwrap(),
+            None,
         ),
         (
             "RHEL 9: NetworkManager with a sysconfig tree",
@@ -87,17 +157,17 @@ fn each_distribution_family_gets_its_renderer() {
                 fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap();
                 enable(r, "NetworkManager.service");
             },
-            Renderer::NetworkManager,
+            Some(Renderer::NetworkManager),
         ),
         (
             "Photon OS: networkd",
             |r| enable(r, "systemd-networkd.service"),
-            Renderer::Networkd,
+            Some(Renderer::Networkd),
         ),
         (
             "RHEL 7 with the network service",
             |r| fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap(),
-            Renderer::Sysconfig,
+            Some(Renderer::Sysconfig),
         ),
         (
             "Debian with ifupdown",
@@ -109,17 +179,17 @@ fn each_distribution_family_gets_its_renderer() {
                 );
                 put(r, "sbin/ifup", "");
             },
-            Renderer::Eni,
+            Some(Renderer::Eni),
         ),
         (
             "interfaces file without ifupdown",
             |r| put(r, "etc/network/interfaces", ""),
-            Renderer::Netplan,
+            None,
         ),
         (
             "SLES 15: wicked enabled",
             |r| enable(r, "wicked.service"),
-            Renderer::Suse,
+            Some(Renderer::Suse),
         ),
         (
             "openSUSE image: ifcfg files, wicked not enabled",
@@ -127,12 +197,12 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "etc/sysconfig/network/ifcfg-lo", "STARTMODE='auto'\n");
                 put(r, "etc/sysconfig/network/ifcfg-eth0", "BOOTPROTO='dhcp'\n");
             },
-            Renderer::Suse,
+            Some(Renderer::Suse),
         ),
         (
             "SLES: wicked installed, no ifcfg yet",
             |r| put(r, "usr/sbin/wicked", ""),
-            Renderer::Suse,
+            Some(Renderer::Suse),
         ),
         (
             "SLES with NetworkManager enabled",
@@ -141,7 +211,7 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "usr/sbin/wicked", "");
                 enable(r, "NetworkManager.service");
             },
-            Renderer::NetworkManager,
+            Some(Renderer::NetworkManager),
         ),
         (
             "SUSE directory without ifcfg files or wicked",
@@ -152,7 +222,7 @@ fn each_distribution_family_gets_its_renderer() {
                     "NETCONFIG_DNS_POLICY=\"auto\"\n",
                 )
             },
-            Renderer::Netplan,
+            None,
         ),
         (
             "RHEL 7: /etc/sysconfig/network is a file",
@@ -160,14 +230,46 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "etc/sysconfig/network", "NETWORKING=yes\n");
                 fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap();
             },
-            Renderer::Sysconfig,
+            Some(Renderer::Sysconfig),
         ),
     ];
     for (family, setup, want) in table {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
-        assert_eq!(&detect(&facts(dir.path()).stacks), want, "{family}");
+        let got = facts(dir.path()).detected.map(|d| d.renderer);
+        assert_eq!(&got, want, "{family}");
     }
+}
+
+#[test]
+fn a_root_with_no_stack_is_an_error_unless_a_renderer_is_named() {
+    let dir = root_with_nic();
+    let net: Network = specs().into_iter().find(|(n, _)| n == "dhcp").unwrap().1;
+    let f = facts(dir.path());
+    assert_eq!(f.detected, None);
+    let err = plan_network(&net, &f, None).unwrap_err();
+    assert!(matches!(err, NetworkError::NoStack { .. }), "{err:?}");
+    let msg = err.to_string();
+    // What was looked for, and how to choose.
+    for entry in &TABLE {
+        assert!(
+            msg.contains(&format!("{} ({})", entry.name, entry.stack)),
+            "{msg}"
+        );
+    }
+    assert!(
+        msg.contains("[network] renderer in /etc/vmcust/vmcust.conf"),
+        "{msg}"
+    );
+    assert!(msg.contains("--renderer"), "{msg}");
+    // Named, it plans; nothing about it comes from a default.
+    let actions = plan_network(&net, &f, Some(Renderer::Networkd)).unwrap();
+    assert!(
+        actions
+            .iter()
+            .any(|a| a.path().starts_with("/etc/systemd/network")),
+        "{actions:#?}"
+    );
 }
 
 const LEFTOVER_NETPLAN: &str =
