@@ -480,3 +480,132 @@ fn a_mac_no_device_has_is_a_clear_error() {
     assert!(msg.contains("00:50:56:a6:ef:7d"), "{msg}");
     assert!(msg.contains("ens192 (00:50:56:a6:8c:08)"), "{msg}");
 }
+
+/// `vmcust ARGS` with the examples' DHCP spec's network, as people run it.
+fn vmcust(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap()
+}
+
+/// A root with the first NIC and what the DHCP spec needs besides a network stack.
+fn root_for_dhcp_spec() -> tempfile::TempDir {
+    let dir = root_with_nic();
+    put(dir.path(), "usr/share/zoneinfo/UTC", "TZif");
+    dir
+}
+
+fn dhcp_spec() -> String {
+    network_support::repo()
+        .join("examples/specs/dhcp.cfg")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn plan_and_detect_show_the_renderer_and_why() {
+    let dir = root_for_dhcp_spec();
+    let r = dir.path();
+    only_stack(r, Renderer::Netplan);
+    enable(r, "systemd-networkd.service");
+    let root = r.to_str().unwrap();
+    let spec = dhcp_spec();
+    let out = vmcust(&["plan", "--root", root, &spec]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.starts_with(
+            "network   renderer netplan (detected: /etc/netplan exists and netplan is installed; \
+             also found networkd, but netplan comes first: it drives networkd or \
+             NetworkManager itself)\n"
+        ),
+        "{text}"
+    );
+    let out = vmcust(&["plan", "--root", root, "--format", "json", &spec]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["renderer"], "netplan");
+    assert!(
+        json["renderer_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("detected: /etc/netplan exists"),
+        "{json}"
+    );
+    let out = vmcust(&["detect", "--root", root]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("network renderer: netplan (detected: /etc/netplan exists"),
+        "{text}"
+    );
+
+    // Named in the settings file: said so, with what the root has.
+    put(r, "etc/vmcust/vmcust.conf", "[network]\nrenderer = eni\n");
+    let out = vmcust(&["detect", "--root", root]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "network renderer: eni (set by [network] renderer in /etc/vmcust/vmcust.conf; \
+             the root's own stack is netplan)"
+        ),
+        "{text}"
+    );
+    // --renderer wins over the settings file.
+    let out = vmcust(&["plan", "--root", root, "--renderer", "networkd", &spec]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(
+            "network   renderer networkd (set by --renderer; the root's own stack is netplan)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn plan_refuses_a_root_with_no_stack_and_detect_says_why() {
+    let dir = root_for_dhcp_spec();
+    let r = dir.path();
+    let root = r.to_str().unwrap();
+    let before = files(r);
+    let out = vmcust(&["plan", "--root", root, &dhcp_spec()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("the root has no network stack vmcust can name"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[network] renderer in /etc/vmcust/vmcust.conf"),
+        "{err}"
+    );
+    let out = vmcust(&["apply", "--root", root, &dhcp_spec()]);
+    assert_eq!(out.status.code(), Some(65));
+    assert_eq!(files(r), before, "a refused apply changed the root");
+    let out = vmcust(&["detect", "--root", root]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("network renderer: none (the root has no network stack vmcust can name"),
+        "{text}"
+    );
+    // Named in the settings file, the same root plans.
+    put(
+        r,
+        "etc/vmcust/vmcust.conf",
+        "[network]\nrenderer = networkd\n",
+    );
+    let out = vmcust(&["plan", "--root", root, &dhcp_spec()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with(
+            "network   renderer networkd (set by [network] renderer in /etc/vmcust/vmcust.conf)\n"
+        ),
+        "{text}"
+    );
+}

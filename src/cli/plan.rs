@@ -29,7 +29,8 @@ pub struct PlanArgs {
     /// Where the customization comes from.
     #[command(flatten)]
     pub input: InputArgs,
-    /// Network stack to write configuration for (default: detected from the root).
+    /// Network stack to write configuration for (default: `[network] renderer`, else the
+    /// stack detected in the root; a root with none is an error).
     #[arg(long, value_enum)]
     pub renderer: Option<Renderer>,
     /// Output format.

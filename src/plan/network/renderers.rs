@@ -21,6 +21,9 @@ use crate::facts::NetworkFacts;
 use crate::model::Network;
 use crate::plan::Action;
 
+/// A renderer's own files for a network on the resolved devices of a root.
+pub type RenderFn = fn(&Network, &[Device], &NetworkFacts) -> Result<Vec<Action>, NetworkError>;
+
 /// One network stack vmcust writes configuration for.
 pub struct Entry {
     /// Which renderer this is.
@@ -36,7 +39,7 @@ pub struct Entry {
     pub found: fn(&Stacks) -> bool,
     /// Renders the network for the resolved devices (leftovers, the ENI main file and the
     /// resolver are planned around it, the same for every stack).
-    pub render: fn(&Network, &[Device], &NetworkFacts) -> Result<Vec<Action>, NetworkError>,
+    pub render: RenderFn,
     /// Whether the stack itself puts our DNS into `/etc/resolv.conf` (then vmcust does
     /// not write the file; `resolv.rs`).
     pub carries_dns: fn(&NetworkFacts) -> bool,
