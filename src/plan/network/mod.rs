@@ -125,23 +125,21 @@ pub enum NetworkError {
 }
 
 /// The network stacks vmcust can write configuration for; each has one entry in
-/// [`renderers::TABLE`], which holds everything known about it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+/// [`renderers::TABLE`], which holds everything known about it (its name on the command
+/// line, in the settings file and in JSON included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Renderer {
-    /// Netplan YAML under `/etc/netplan` (Ubuntu, Debian with netplan.io).
+    /// Netplan YAML under `/etc/netplan`.
     Netplan,
-    /// systemd-networkd `.network`/`.link` files (Photon OS, minimal systemd systems).
+    /// systemd-networkd `.network`/`.link` files.
     Networkd,
-    /// NetworkManager keyfiles (RHEL 8+, Fedora, SLES 16, desktops).
-    #[value(name = "networkmanager")]
+    /// NetworkManager keyfiles.
     NetworkManager,
-    /// RHEL-style `ifcfg-*` files under `/etc/sysconfig/network-scripts`.
+    /// RHEL-style `ifcfg-*` files.
     Sysconfig,
-    /// ifupdown's `/etc/network/interfaces` (Debian without netplan).
+    /// ifupdown's `/etc/network/interfaces`.
     Eni,
-    /// SUSE's `ifcfg-*`/`ifroute-*` under `/etc/sysconfig/network`, read by wicked
-    /// (SLES 12/15, openSUSE Leap), with DNS in netconfig's `config`.
+    /// SUSE's `ifcfg-*`/`ifroute-*`, read by wicked.
     Suse,
 }
 

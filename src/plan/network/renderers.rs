@@ -10,6 +10,8 @@
 //! detected one, or refuses: a root with no stack the table can name is an error that
 //! says what was looked for and how to name a renderer, never a silent default.
 
+use std::sync::LazyLock;
+
 use serde::Serialize;
 
 use super::{
@@ -28,8 +30,11 @@ pub type RenderFn = fn(&Network, &[Device], &NetworkFacts) -> Result<Vec<Action>
 pub struct Entry {
     /// Which renderer this is.
     pub renderer: Renderer,
-    /// Its name in the settings file, on the command line and in `detect`/`plan` output.
+    /// Its name in the settings file, on the command line, in JSON and in `detect`/`plan`
+    /// output.
     pub name: &'static str,
+    /// What it writes, and for which systems (the `--renderer` help).
+    pub about: &'static str,
     /// What on a root shows this stack, as a sentence part ("… is enabled").
     pub stack: &'static str,
     /// Why the entry sits where it does in the detection order, for a root that also has
@@ -53,6 +58,7 @@ pub static TABLE: [Entry; 6] = [
     Entry {
         renderer: Renderer::Netplan,
         name: "netplan",
+        about: "Netplan YAML under /etc/netplan (Ubuntu, Debian with netplan.io)",
         stack: "/etc/netplan exists and netplan is installed",
         order: "netplan comes first: it drives networkd or NetworkManager itself",
         found: |s| s.netplan,
@@ -75,6 +81,7 @@ pub static TABLE: [Entry; 6] = [
     Entry {
         renderer: Renderer::NetworkManager,
         name: "networkmanager",
+        about: "NetworkManager keyfiles (RHEL 8+, Fedora, SLES 16, desktops)",
         stack: "NetworkManager.service is enabled",
         order: "an enabled NetworkManager runs the interfaces whatever other trees are there \
                 (it reads ifcfg files itself, and SUSE's wicked files are ignored under it)",
@@ -103,6 +110,7 @@ pub static TABLE: [Entry; 6] = [
     Entry {
         renderer: Renderer::Networkd,
         name: "networkd",
+        about: "systemd-networkd .network/.link files (Photon OS, minimal systemd systems)",
         stack: "systemd-networkd.service is enabled",
         order: "an enabled networkd runs the interfaces whatever configuration trees are left",
         found: |s| s.networkd,
@@ -114,6 +122,7 @@ pub static TABLE: [Entry; 6] = [
     Entry {
         renderer: Renderer::Sysconfig,
         name: "sysconfig",
+        about: "RHEL-style ifcfg-* files under /etc/sysconfig/network-scripts",
         stack: "/etc/sysconfig/network-scripts exists (RHEL ifcfg files)",
         order: "the RHEL network service's tree comes before ifupdown's and SUSE's",
         found: |s| s.sysconfig,
@@ -124,6 +133,7 @@ pub static TABLE: [Entry; 6] = [
     Entry {
         renderer: Renderer::Eni,
         name: "eni",
+        about: "ifupdown's /etc/network/interfaces (Debian without netplan)",
         stack: "/etc/network/interfaces exists and ifup is installed",
         order: "ifupdown comes before SUSE's sysconfig",
         found: |s| s.ifupdown,
@@ -135,6 +145,8 @@ pub static TABLE: [Entry; 6] = [
     Entry {
         renderer: Renderer::Suse,
         name: "suse",
+        about: "SUSE's ifcfg-*/ifroute-* under /etc/sysconfig/network, read by wicked \
+                (SLES 12/15, openSUSE Leap), with DNS in netconfig's config",
         stack: "/etc/sysconfig/network holds ifcfg files, or wicked is installed or enabled",
         order: "SUSE's sysconfig comes last: a SUSE system running NetworkManager ignores it",
         found: |s| s.suse,
@@ -185,6 +197,27 @@ impl Renderer {
             .iter()
             .find(|e| e.name.eq_ignore_ascii_case(name))
             .map(|e| e.renderer)
+    }
+}
+
+/// Every renderer in table order, for the command line's list of values.
+static ALL: LazyLock<Vec<Renderer>> = LazyLock::new(|| TABLE.iter().map(|e| e.renderer).collect());
+
+/// `--renderer` takes the entry's name (case as written) and shows its `about` as help.
+impl clap::ValueEnum for Renderer {
+    fn value_variants<'a>() -> &'a [Self] {
+        ALL.as_slice()
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()).help(self.entry().about))
+    }
+}
+
+/// JSON and YAML output spell a renderer as its entry's name.
+impl Serialize for Renderer {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -339,9 +372,33 @@ mod tests {
     use super::*;
     use clap::ValueEnum as _;
 
+    /// Every variant; the match makes a new variant fail to compile here until listed.
+    fn every_variant() -> [Renderer; 6] {
+        let all = [
+            Renderer::Netplan,
+            Renderer::Networkd,
+            Renderer::NetworkManager,
+            Renderer::Sysconfig,
+            Renderer::Eni,
+            Renderer::Suse,
+        ];
+        for r in all {
+            match r {
+                Renderer::Netplan
+                | Renderer::Networkd
+                | Renderer::NetworkManager
+                | Renderer::Sysconfig
+                | Renderer::Eni
+                | Renderer::Suse => {}
+            }
+        }
+        all
+    }
+
     #[test]
     fn every_renderer_has_one_entry_named_as_on_the_command_line() {
-        for r in Renderer::value_variants() {
+        assert_eq!(Renderer::value_variants().len(), every_variant().len());
+        for r in &every_variant() {
             let entries: Vec<&Entry> = TABLE.iter().filter(|e| e.renderer == *r).collect();
             assert_eq!(entries.len(), 1, "{r:?}");
             let clap_name = r.to_possible_value().unwrap().get_name().to_string();
@@ -355,6 +412,11 @@ mod tests {
         }
         assert_eq!(TABLE.len(), Renderer::value_variants().len());
         assert_eq!(Renderer::from_name("wicked"), None);
+        // The command line parses each name, as written.
+        for e in &TABLE {
+            assert_eq!(Renderer::from_str(e.name, false), Ok(e.renderer));
+            assert_eq!(e.name, e.name.to_lowercase());
+        }
     }
 
     #[test]
