@@ -413,6 +413,11 @@ fn replace_host_keys(root: &Root, types: &[String], stop: &AtomicBool) -> Result
         );
     }
     for t in types {
+        // SIGTERM between two keys: no new ssh-keygen, and the instance is not recorded,
+        // so the next boot does the rest.
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            bail!("stopped before making the {t} host key; the next boot replaces it");
+        }
         let key = host_key_path(t);
         let pub_key = key.with_extension("pub");
         let host_key = root.resolve(&key, false)?;
@@ -615,6 +620,77 @@ mod tests {
         assert_eq!(std::fs::metadata(&key).unwrap().mode() & 0o777, 0o640);
         assert_eq!(present_key_types(&root), ["rsa", "ed25519"]);
         assert!(!root.is_file(&host_key_path("ecdsa")));
+    }
+
+    #[test]
+    fn the_plan_names_what_carrying_it_out_replaces() {
+        let (_d, root) = root();
+        write_id(&root, MACHINE_ID);
+        write_id(&root, DBUS_MACHINE_ID);
+        keygen(&root, "ed25519");
+        record_template(&root, &[]).unwrap();
+        let on = Switches {
+            machine_id: true,
+            ssh_host_keys: true,
+        };
+        let planned = plan(&root, on, "i-1").unwrap();
+        assert!(planned.new_instance);
+        assert_eq!(
+            planned.machine_id,
+            MachineIdPlan::Replace { dbus_copy: true }
+        );
+        assert_eq!(
+            planned.ssh_host_keys,
+            HostKeysPlan::Replace(vec!["ed25519".into()])
+        );
+        let files: Vec<PathBuf> = [
+            MACHINE_ID,
+            DBUS_MACHINE_ID,
+            "/etc/ssh/ssh_host_ed25519_key",
+            "/etc/ssh/ssh_host_ed25519_key.pub",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(planned.files, files);
+        // Planning changed nothing.
+        assert_eq!(machine_id(&root).unwrap().unwrap(), TEMPLATE_ID);
+        assert_eq!(
+            carry_out(&root, &planned, &AtomicBool::new(false)).unwrap(),
+            files
+        );
+        // Done for this instance: the next plan says so and carrying it out does nothing.
+        let again = plan(&root, on, "i-1").unwrap();
+        assert!(!again.new_instance);
+        assert!(again.files.is_empty());
+        assert!(again.describe().contains("already"), "{}", again.describe());
+        assert!(carry_out(&root, &again, &AtomicBool::new(false))
+            .unwrap()
+            .is_empty());
+        // Switched off: nothing planned, and said so.
+        let off = plan(&root, Switches::default(), "i-2").unwrap();
+        assert_eq!(
+            (off.machine_id.clone(), off.ssh_host_keys.clone()),
+            (MachineIdPlan::Off, HostKeysPlan::Off)
+        );
+        assert!(off.describe().contains("[hygiene] ssh_host_keys = false"));
+    }
+
+    #[test]
+    fn a_stop_leaves_the_templates_key_and_the_instance_unrecorded() {
+        let (_d, root) = root();
+        keygen(&root, "ed25519");
+        let key = root.path().join("etc/ssh/ssh_host_ed25519_key");
+        let before = std::fs::read(&key).unwrap();
+        let on = Switches {
+            machine_id: true,
+            ssh_host_keys: true,
+        };
+        let planned = plan(&root, on, "i-1").unwrap();
+        let err = carry_out(&root, &planned, &AtomicBool::new(true)).unwrap_err();
+        assert!(err.to_string().contains("stopped"), "{err:#}");
+        assert_eq!(std::fs::read(&key).unwrap(), before);
+        assert!(plan(&root, on, "i-1").unwrap().new_instance);
     }
 
     #[test]
