@@ -11,7 +11,7 @@ use super::gather::{Gathered, UserData};
 use crate::facts::RootFacts;
 use crate::hygiene::{HygienePlan, Switches};
 use crate::model::{Customization, FileName, InstanceId, UserName};
-use crate::plan::network::renderers::{self, Chosen, Named, Reload};
+use crate::plan::network::renderers::{self, Chosen, Named, NamedBy, Reload};
 use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
 use crate::root::Root;
@@ -41,11 +41,11 @@ impl<'a> Options<'a> {
         let named = match (renderer, settings.renderer) {
             (Some(renderer), _) => Some(Named {
                 renderer,
-                by: "--renderer",
+                by: NamedBy::CommandLine,
             }),
             (None, Some(renderer)) => Some(Named {
                 renderer,
-                by: SETTINGS_RENDERER,
+                by: NamedBy::Settings,
             }),
             (None, None) => None,
         };
@@ -57,9 +57,6 @@ impl<'a> Options<'a> {
         }
     }
 }
-
-/// Who named a renderer the settings file names.
-const SETTINGS_RENDERER: &str = "[network] renderer in /etc/vmcust/vmcust.conf";
 
 /// What happens to user-data in the late stage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::model::MacAddr;
-use crate::plan::network::renderers::{self, Detected};
+use crate::plan::network::renderers::{self, Chosen};
 use crate::root::{Existing, Root};
 
 /// What the planner knows about the root's networking.
@@ -31,7 +31,7 @@ pub struct NetworkFacts {
     pub stacks: Stacks,
     /// The renderer the renderer table names for these stacks, and why; `None` when the
     /// root has no stack it knows.
-    pub detected: Option<Detected>,
+    pub detected: Option<Chosen>,
     /// Configuration files of every stack that may configure an interface, with their
     /// text (leftovers of the template among them).
     pub configs: Vec<ConfigFile>,

@@ -226,18 +226,9 @@ pub fn names() -> String {
     TABLE.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
 }
 
-/// The stack a root's facts show, and why.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Detected {
-    /// The first entry whose stack the root has.
-    pub renderer: Renderer,
-    /// Why, for `detect` and `plan`: what was found, and why it wins over any later
-    /// entry's stack that was found too.
-    pub reason: String,
-}
-
-/// The first entry of [`TABLE`] whose stack `stacks` has, or `None`.
-pub fn detect(stacks: &Stacks) -> Option<Detected> {
+/// The first entry of [`TABLE`] whose stack `stacks` has, or `None`; the reason says
+/// what was found, and why it wins over any later entry's stack found too.
+pub fn detect(stacks: &Stacks) -> Option<Chosen> {
     let mut found = TABLE.iter().filter(|e| (e.found)(stacks));
     let first = found.next()?;
     let others: Vec<&str> = found.map(|e| e.name).collect();
@@ -251,7 +242,7 @@ pub fn detect(stacks: &Stacks) -> Option<Detected> {
             first.order
         )
     };
-    Some(Detected {
+    Some(Chosen {
         renderer: first.renderer,
         reason,
     })
@@ -262,16 +253,39 @@ pub fn detect(stacks: &Stacks) -> Option<Detected> {
 pub struct Named {
     /// The renderer.
     pub renderer: Renderer,
-    /// Who named it, for the reason: `--renderer`, `[network] renderer in …`.
-    pub by: &'static str,
+    /// Who named it, for the reason.
+    pub by: NamedBy,
 }
 
-/// The renderer a customization is written for, and why.
+/// Where a renderer was named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamedBy {
+    /// `--renderer` of `plan` and `apply`.
+    CommandLine,
+    /// `[network] renderer` in the settings file.
+    Settings,
+}
+
+impl std::fmt::Display for NamedBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NamedBy::CommandLine => f.write_str("--renderer"),
+            NamedBy::Settings => write!(
+                f,
+                "[network] renderer in {}",
+                crate::settings::SETTINGS_PATH
+            ),
+        }
+    }
+}
+
+/// A renderer and why it was chosen: the one detected on a root, or the one a
+/// customization is written for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Chosen {
     /// The renderer.
     pub renderer: Renderer,
-    /// Why this one (detected, or named and by whom).
+    /// Why this one (detected from what, or named and by whom), for `detect` and `plan`.
     pub reason: String,
 }
 
@@ -292,10 +306,7 @@ pub fn choose(named: Option<Named>, facts: &NetworkFacts) -> Result<Chosen, Netw
         });
     }
     match &facts.detected {
-        Some(d) => Ok(Chosen {
-            renderer: d.renderer,
-            reason: d.reason.clone(),
-        }),
+        Some(d) => Ok(d.clone()),
         None => Err(NetworkError::NoStack {
             looked_for: looked_for(),
             names: names(),
@@ -424,7 +435,7 @@ mod tests {
         let mut facts = NetworkFacts::default();
         let named = Named {
             renderer: Renderer::Eni,
-            by: "--renderer",
+            by: NamedBy::CommandLine,
         };
         let c = choose(Some(named), &facts).unwrap();
         assert_eq!(c.renderer, Renderer::Eni);
@@ -439,6 +450,14 @@ mod tests {
         let c = choose(None, &facts).unwrap();
         assert_eq!(c.renderer, Renderer::Networkd);
         assert_eq!(c.reason, "detected: systemd-networkd.service is enabled");
+        let by_settings = Named {
+            by: NamedBy::Settings,
+            ..named
+        };
+        assert_eq!(
+            choose(Some(by_settings), &facts).unwrap().reason,
+            "set by [network] renderer in /etc/vmcust/vmcust.conf; the root's own stack is networkd"
+        );
     }
 
     #[test]
