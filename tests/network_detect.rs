@@ -4,6 +4,7 @@
 //! handling, and the error for a MAC no device has.
 
 mod network_support;
+mod support;
 
 use std::fs;
 use std::os::unix::fs::symlink;
@@ -608,4 +609,28 @@ fn plan_refuses_a_root_with_no_stack_and_detect_says_why() {
         ),
         "{text}"
     );
+}
+
+#[test]
+fn a_boot_on_a_root_with_no_stack_fails_and_changes_nothing() {
+    let vm = support::vm::Vm::new();
+    // The example root's netplan taken away: no stack the table can name.
+    fs::remove_dir_all(vm.path("/etc/netplan")).unwrap();
+    fs::remove_file(vm.path("/usr/sbin/netplan")).unwrap();
+    let etc = support::snapshot(&vm.path("/etc"));
+    vm.hand_over(
+        &fs::read_to_string(network_support::repo().join("examples/specs/dhcp.cfg")).unwrap(),
+        &[],
+    );
+    let out = vm.run("early");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{log}");
+    assert!(
+        log.contains("the root has no network stack vmcust can name"),
+        "{log}"
+    );
+    // Reported to vCenter as a network failure (GUESTCUST_EVENT_NETWORK_SETUP_FAILED).
+    let state = vm.final_state().unwrap();
+    assert!(state.contains(" 101 "), "{state}");
+    assert_eq!(support::snapshot(&vm.path("/etc")), etc);
 }
