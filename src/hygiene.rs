@@ -210,7 +210,9 @@ impl HygienePlan {
             MachineIdPlan::Off => "machine-id left alone ([hygiene] machine_id = false)",
             MachineIdPlan::Missing => "no machine-id yet (systemd makes one at boot)",
             MachineIdPlan::Keep => "machine-id kept (not known to be the template's)",
-            MachineIdPlan::Replace { .. } => "a new machine-id (this one is the template's)",
+            MachineIdPlan::Replace { .. } => {
+                "a new machine-id (this one is the template's or the previous instance's)"
+            }
         };
         let keys = match &self.ssh_host_keys {
             HostKeysPlan::Off => {
