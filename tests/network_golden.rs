@@ -7,13 +7,13 @@ mod network_support;
 
 use std::fs;
 
-use network_support::{files, render_tree, repo, specs, RENDERERS};
+use network_support::{files, render_tree, renderers, repo, specs};
 
 #[test]
 fn every_spec_and_renderer_matches_its_golden_tree() {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     for (spec, net) in specs() {
-        for renderer in RENDERERS {
+        for renderer in renderers() {
             let tree = render_tree(&net, renderer);
             let got = files(tree.path());
             let golden = repo()
