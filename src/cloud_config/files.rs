@@ -159,13 +159,13 @@ fn entry(r: &mut Reader, path: &str, node: &Node) -> Option<WriteFile> {
         return None;
     };
     let file = absolute(r, &join(path, "path"), p);
-    if let Some(src) = get("source") {
+    let fetched = get("source").inspect(|src| {
         r.error(
             src,
             &join(path, "source"),
             "nothing at boot is fetched from the network; put the file into `content`",
         );
-    }
+    });
     let encoding = match get("encoding") {
         None => Some(Encoding::Text),
         Some(e) => {
@@ -208,6 +208,9 @@ fn entry(r: &mut Reader, path: &str, node: &Node) -> Option<WriteFile> {
     };
     let append = flag(r, "append");
     let defer = flag(r, "defer");
+    if fetched.is_some() {
+        return None;
+    }
     Some(WriteFile {
         path: file?,
         content: Content(Zeroizing::new(content?)),

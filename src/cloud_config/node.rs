@@ -423,9 +423,23 @@ fn unsupported_tag(t: &yaml_rust2::parser::Tag, line: u32) -> YamlError {
         line,
         what: format!(
             "the tag {}{} is not taken; remove it (plain values are typed as YAML 1.1 types them)",
-            t.handle, t.suffix
+            if t.handle == "tag:yaml.org,2002:" {
+                "!!"
+            } else {
+                &t.handle
+            },
+            t.suffix
         ),
     }
+}
+
+#[cfg(test)]
+#[test]
+fn a_tag_is_named_as_written() {
+    let e = parse("a: !!python/object:x y\n", 0)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the tag !!python/object:x is not"), "{e}");
 }
 
 /// A scalar's value: quoted and block scalars are strings; plain ones resolved as YAML
