@@ -23,11 +23,31 @@ fn gzip(data: &[u8]) -> Vec<u8> {
 fn part() -> impl Strategy<Value = (String, String, PartKind)> {
     let body = "[a-zA-Z0-9 =:_./-]{0,40}(\n[a-zA-Z0-9 =:_./-]{0,40}){0,4}";
     (0..5usize, body).prop_map(|(k, text)| match k {
-        0 => ("text/cloud-config".into(), format!("#cloud-config\n# {text}\n"), PartKind::CloudConfig),
-        1 => ("text/x-shellscript".into(), format!("#!/bin/sh\n# {text}\n"), PartKind::Script(Frequency::PerInstance)),
-        2 => ("text/x-shellscript-per-boot".into(), format!("#!/bin/sh\n{text}\n"), PartKind::Script(Frequency::PerBoot)),
-        3 => ("text/cloud-boothook".into(), format!("#cloud-boothook\n{text}\n"), PartKind::Boothook),
-        _ => ("text/plain".into(), format!("#!/bin/bash\n{text}\n"), PartKind::Script(Frequency::PerInstance)),
+        0 => (
+            "text/cloud-config".into(),
+            format!("#cloud-config\n# {text}\n"),
+            PartKind::CloudConfig,
+        ),
+        1 => (
+            "text/x-shellscript".into(),
+            format!("#!/bin/sh\n# {text}\n"),
+            PartKind::Script(Frequency::PerInstance),
+        ),
+        2 => (
+            "text/x-shellscript-per-boot".into(),
+            format!("#!/bin/sh\n{text}\n"),
+            PartKind::Script(Frequency::PerBoot),
+        ),
+        3 => (
+            "text/cloud-boothook".into(),
+            format!("#cloud-boothook\n{text}\n"),
+            PartKind::Boothook,
+        ),
+        _ => (
+            "text/plain".into(),
+            format!("#!/bin/bash\n{text}\n"),
+            PartKind::Script(Frequency::PerInstance),
+        ),
     })
 }
 
