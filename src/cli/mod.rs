@@ -77,7 +77,7 @@ pub enum Command {
     CollectLogs(collect_logs::CollectLogsArgs),
     /// Check the settings file, /etc/vmcust/vmcust.conf.
     Settings(settings::SettingsArgs),
-    /// Check user-data (cloud-config, scripts, MIME) offline, like `cloud-init schema -c`.
+    /// Check user-data (cloud-config, scripts, MIME multipart) offline.
     Schema(schema::SchemaArgs),
     /// Write the man pages or shell completions (for packaging).
     #[command(hide = true)]
