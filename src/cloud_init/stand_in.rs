@@ -569,14 +569,38 @@ fn settled(
 /// How `clean --reboot` reboots: `systemctl reboot`, as open-vm-tools does.
 const REBOOT: [&str; 2] = ["systemctl", "reboot"];
 
-/// Runs the reboot command; an error says why it did not happen.
+/// How long the reboot command may take to be accepted (systemctl returns once the
+/// reboot job is queued).
+const REBOOT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the reboot command through [`crate::process`] (cleared environment, timeout); an
+/// error says why it did not happen.
 fn reboot(command: &[&str]) -> Result<(), String> {
+    use crate::process::{self, Cmd, Ended, Output};
     let (program, args) = command.split_first().ok_or("no reboot command")?;
     let shown = command.join(" ");
-    match std::process::Command::new(program).args(args).status() {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(format!("`{shown}` failed ({s})")),
-        Err(e) => Err(format!("cannot run `{shown}`: {e}")),
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let done = process::run(
+        &Cmd::new(*program, args, REBOOT_TIMEOUT),
+        Output::Bytes(4096),
+        &never,
+    )
+    .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    let said = String::from_utf8_lossy(&done.stderr);
+    let said = said
+        .lines()
+        .next()
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    match done.ended {
+        Ended::Exited(0) => Ok(()),
+        Ended::Exited(n) => Err(format!("`{shown}` failed (exit status {n}){said}")),
+        Ended::Signalled(n) => Err(format!("`{shown}` was killed by signal {n}{said}")),
+        Ended::TimedOut => Err(format!(
+            "`{shown}` did not return within {} s",
+            REBOOT_TIMEOUT.as_secs()
+        )),
+        Ended::Stopped => Err(format!("`{shown}` was stopped")),
     }
 }
 
@@ -957,7 +981,12 @@ mod tests {
             (
                 &["false"],
                 1,
-                "did not reboot: `false` failed (exit status: 1)",
+                "did not reboot: `false` failed (exit status 1)",
+            ),
+            (
+                &["sh", "-c", "echo refused >&2; exit 3"],
+                1,
+                "`sh -c echo refused >&2; exit 3` failed (exit status 3): refused",
             ),
             (
                 &["/nonexistent/systemctl", "reboot"],
