@@ -97,9 +97,9 @@ fn dropin_enables_vmware_customization_for_tools() {
 }
 
 #[test]
-fn install_script_knows_the_persona_marker() {
+fn install_script_knows_the_stand_in_marker() {
     let script = std::fs::read_to_string(repo().join("scripts/install.sh")).unwrap();
-    assert!(script.contains(&format!("marker={}", coexist::PERSONA_MARKER)));
+    assert!(script.contains(&format!("marker={}", coexist::STAND_IN_MARKER)));
 }
 
 fn install(root: &Path, extra: &[&str]) -> Output {
@@ -161,7 +161,7 @@ fn install_without_cloud_init_makes_vmcust_the_consumer() {
     );
 
     let root = Root::new(r).unwrap();
-    assert!(coexist::is_vmcust_persona(&root));
+    assert!(coexist::is_vmcust_stand_in(&root));
     assert_eq!(coexist::real_cloud_init(&root), None);
     assert_eq!(
         coexist::vmware_customization(&root),
@@ -174,7 +174,7 @@ fn install_without_cloud_init_makes_vmcust_the_consumer() {
         None
     );
 
-    // The installed persona answers as tools needs.
+    // The installed stand-in answers as tools needs.
     let o = Command::new(r.join("usr/bin/cloud-init"))
         .arg("-v")
         .output()

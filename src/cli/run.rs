@@ -14,12 +14,31 @@ use crate::host::{open, TransportOptions};
 use crate::report::NicTiming;
 use crate::root::Root;
 
+/// `--stage`: [`Stage`] as the command line names it (the derive stays on the CLI side,
+/// out of the boot library's types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StageArg {
+    /// Before networking: identity, network, password, pre-script, report.
+    Early,
+    /// After the network is online: post-script, user-data.
+    Late,
+}
+
+impl From<StageArg> for Stage {
+    fn from(arg: StageArg) -> Stage {
+        match arg {
+            StageArg::Early => Stage::Early,
+            StageArg::Late => Stage::Late,
+        }
+    }
+}
+
 /// Run a boot stage: wait for the customization, apply it, report to vCenter.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Which boot stage to run.
     #[arg(long, value_enum)]
-    pub stage: Stage,
+    pub stage: StageArg,
     /// Root directory of the system to customize.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -48,6 +67,7 @@ pub const EXIT_INTERRUPTED: u8 = 75;
 /// Runs `vmcust run`; returns the process exit status.
 pub fn run(args: RunArgs) -> Result<ExitCode> {
     crate::timings::begin();
+    let stage = Stage::from(args.stage);
     let stop = boot::stop::install().context("installing the SIGTERM handler")?;
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
@@ -69,7 +89,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         nic_timing.poll_wait = Duration::from_millis(ms);
         nic_timing.retry_wait = Duration::from_millis(ms * 5);
     }
-    if args.stage == Stage::Early {
+    if stage == Stage::Early {
         // The cloud-init stand-in follows the system before anything reads it (a real
         // cloud-init installed since the last boot takes the drop-in away): an rpm has no
         // trigger for that, so every boot does it. Done here rather than in a second
@@ -87,7 +107,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         guestinfo_dir: args.guestinfo_dir.clone(),
         timeout: None,
     });
-    let stage_name = match args.stage {
+    let stage_name = match stage {
         Stage::Early => "early",
         Stage::Late => "late",
     };
@@ -102,7 +122,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         step_aside: step_aside.clone(),
         reconfigure_network: args.reconfigure_network,
     };
-    let ending = boot::run(&mut ctx, args.stage);
+    let ending = boot::run(&mut ctx, stage);
     let (state, error, code) = match &ending {
         Err(e) => (
             RunState::Error,
@@ -123,7 +143,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             (RunState::Disabled, step_aside, ExitCode::SUCCESS)
         }
         // Between the stages the run is still going as far as tools is concerned.
-        Ok(_) if args.stage == Stage::Early => (RunState::Running, None, ExitCode::SUCCESS),
+        Ok(_) if stage == Stage::Early => (RunState::Running, None, ExitCode::SUCCESS),
         Ok(_) => (RunState::Done, None, ExitCode::SUCCESS),
     };
     status(&root, state, stage_name, error);

@@ -154,7 +154,7 @@ pub fn version_line() -> String {
 pub fn main() -> ExitCode {
     // Keeps the marker bytes in the binary so `coexist` can recognise a copy of vmcust
     // installed as /usr/bin/cloud-init.
-    std::hint::black_box(crate::cloud_init::coexist::PERSONA_MARKER);
+    std::hint::black_box(crate::cloud_init::coexist::STAND_IN_MARKER);
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let root_dir = std::env::var_os(ROOT_ENV).unwrap_or_else(|| OsString::from("/"));
     let code = run(
@@ -761,7 +761,7 @@ mod tests {
     }
 
     // How tools reads each status word and exit code is tested on the real binary
-    // started as `cloud-init`, in tests/boot_persona.rs.
+    // started as `cloud-init`, in tests/boot_stand_in.rs.
 
     #[test]
     fn a_corrupt_status_file_is_an_error() {
