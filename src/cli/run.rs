@@ -64,8 +64,13 @@ pub struct RunArgs {
 /// resumes.
 pub const EXIT_INTERRUPTED: u8 = 75;
 
-/// Runs `vmcust run`; returns the process exit status.
-pub fn run(args: RunArgs) -> Result<ExitCode> {
+/// Runs `vmcust run` with the settings `main` read from the root (for the log level);
+/// `None` when it could not open the root, and they are read here. Returns the process
+/// exit status.
+pub fn run(
+    args: RunArgs,
+    loaded: Option<(crate::settings::Settings, Vec<crate::settings::Warning>)>,
+) -> Result<ExitCode> {
     crate::timings::begin();
     let stage = Stage::from(args.stage);
     let stop = boot::stop::install().context("installing the SIGTERM handler")?;
@@ -77,7 +82,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let _lock = lock(&root)?;
-    let (mut settings, warnings) = crate::settings::load(&root);
+    let (mut settings, warnings) = loaded.unwrap_or_else(|| crate::settings::load(&root));
     for w in warnings {
         tracing::warn!("{w}");
     }

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::units::{self, Outlook};
 use crate::root::Root;
+use crate::settings::Settings;
 
 /// The status file the run engine keeps, inside the root. Under `/run` so a reboot
 /// starts from "not run".
@@ -361,7 +362,10 @@ fn status(args: &StatusArgs, root_dir: &Path, out: &mut dyn Write, err: &mut dyn
             return 1;
         }
     };
-    let (status, note) = match wait_for_status_saying(&root, args.wait, err) {
+    // One read of the settings: the wait's bound and the recoverable errors both come
+    // from it.
+    let (settings, warnings) = crate::settings::load(&root);
+    let (status, note) = match wait_for_status_saying(&root, &settings, args.wait, err) {
         Ok((s, note)) => (s.unwrap_or(NOT_STARTED), note),
         Err(e) => {
             // Unreadable progress is reported as an error (exit 1): tools then stops
@@ -371,11 +375,7 @@ fn status(args: &StatusArgs, root_dir: &Path, out: &mut dyn Write, err: &mut dyn
             return 1;
         }
     };
-    let recoverable: Vec<String> = crate::settings::load(&root)
-        .1
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let recoverable: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     let code = exit_code(status.state, !recoverable.is_empty());
     let detail = match &note {
         Some(n) => format!(
@@ -462,8 +462,12 @@ pub fn exit_code(state: RunState, recoverable: bool) -> u8 {
 
 /// Reads the run status; with `wait`, until no stage is starting or running (bounded by
 /// [`wait_limit`]). A missing status counts as "not started".
-pub fn wait_for_status(root: &Root, wait: bool) -> anyhow::Result<Option<RunStatus>> {
-    wait_for_status_saying(root, wait, &mut std::io::sink()).map(|(status, _)| status)
+pub fn wait_for_status(
+    root: &Root,
+    settings: &Settings,
+    wait: bool,
+) -> anyhow::Result<Option<RunStatus>> {
+    wait_for_status_saying(root, settings, wait, &mut std::io::sink()).map(|(status, _)| status)
 }
 
 /// [`wait_for_status`], and on the running system systemd's view too: while the status
@@ -473,10 +477,11 @@ pub fn wait_for_status(root: &Root, wait: bool) -> anyhow::Result<Option<RunStat
 /// what on `err`, once. Returns the status and, when systemd decided it, why.
 pub fn wait_for_status_saying(
     root: &Root,
+    settings: &Settings,
     wait: bool,
     err: &mut dyn Write,
 ) -> anyhow::Result<(Option<RunStatus>, Note)> {
-    let limit = wait_limit(root);
+    let limit = wait_limit(settings);
     let deadline = Instant::now() + limit;
     // Off VMware vmcust never runs (its units are conditioned on VMware), so no stage will
     // ever write a status: `disabled` at once, as cloud-init says where it is switched off,
@@ -711,8 +716,7 @@ fn clean(
 /// How long `status --wait` waits at most: both stages' worst case by the settings (the
 /// wait for cust.cfg, a pre- and a post-customization script) plus a margin. cloud-init
 /// waits forever; a bound keeps a forgotten unit from hanging its caller.
-pub fn wait_limit(root: &Root) -> Duration {
-    let (settings, _) = crate::settings::load(root);
+pub fn wait_limit(settings: &Settings) -> Duration {
     settings.max_wait + settings.script_timeout * 2 + Duration::from_secs(300)
 }
 
