@@ -423,6 +423,7 @@ fn a_cd_drive_that_appears_late_is_read() {
     )
     .unwrap();
     let iso = iso_dir.path().join("ovf.iso");
+    support::require_tool("xorriso", "xorriso");
     let made = Command::new("xorriso")
         .args(["-as", "mkisofs", "-quiet", "-J", "-R", "-o"])
         .arg(&iso)

@@ -2,13 +2,14 @@
 //! template's leftover configuration aside (never deleting it), `/etc/resolv.conf`
 //! handling, and the error for a MAC no device has.
 
-mod network_support;
+mod support;
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use network_support::{apply_keeping_originals, files, specs};
+use support::files;
+use support::network::{apply_keeping_originals, specs};
 use vmcust::apply::{apply, Change};
 use vmcust::facts::NetworkFacts;
 use vmcust::model::Network;

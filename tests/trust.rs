@@ -278,6 +278,7 @@ fn ovf_iso(vm: &Vm, props: &[(&str, &str)]) {
     fs::create_dir(&content).unwrap();
     fs::write(content.join("ovf-env.xml"), ovf_env(props)).unwrap();
     let iso = dir.path().join("ovf.iso");
+    support::require_tool("xorriso", "xorriso");
     let made = Command::new("xorriso")
         .args(["-as", "mkisofs", "-quiet", "-J", "-R", "-o"])
         .arg(&iso)
