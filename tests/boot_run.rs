@@ -587,17 +587,7 @@ fn guestinfo_wait_on_network_is_kept_for_the_late_stage() {
         "instance-id: gi-w1\nlocal-hostname: first\nwait-on-network: {ipv4: false, ipv6: true}\n",
     )
     .unwrap();
-    let plan = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
-            .args(["plan", "--root"])
-            .arg(vm.root.path())
-            .arg("--guestinfo-dir")
-            .arg(vm.host.path())
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        text(&out.stdout)
-    };
+    let plan = || text(&vm.vmcust(&["plan"]).stdout);
     let shown = plan();
     assert!(
         shown.contains("/var/lib/vmcust/wait-on-network"),

@@ -25,6 +25,16 @@ pub fn vmcust(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// [`vmcust`] with these environment variables set (e.g. `PATH=/nonexistent` for a run
+/// that must find none of this machine's tools, `VMCUST_LOG` for the log level).
+pub fn vmcust_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
+}
+
 /// A process's output as text, invalid UTF-8 replaced.
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
