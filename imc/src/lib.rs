@@ -32,7 +32,7 @@ pub use limits::{
     MAX_CUST_CFG_BYTES, MAX_ENTRIES, MAX_NICS, MAX_SECTIONS,
 };
 pub use mac::MacAddr;
-pub use netmask::{ipv4_prefix, ipv6_prefix};
+pub use netmask::{ipv4_prefix, ipv6_prefix, prefix_for};
 pub use nic::{BootProto, Ipv4Mode, Ipv4Static, Ipv6Entry, Nic};
 pub use password::Password;
 pub use reader::{RawEntry, RawSection, RawSpec, ReadError};
