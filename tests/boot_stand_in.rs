@@ -293,6 +293,6 @@ fn a_copy_of_the_binary_is_recognised_as_vmcust() {
     std::fs::create_dir_all(ci.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_vmcust"), &ci).unwrap();
     let root = Root::new(Path::new(dir.path())).unwrap();
-    assert!(vmcust::cloud_init::coexist::is_vmcust_persona(&root));
+    assert!(vmcust::cloud_init::coexist::is_vmcust_stand_in(&root));
     assert_eq!(vmcust::cloud_init::coexist::real_cloud_init(&root), None);
 }
