@@ -244,7 +244,7 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
         }),
         scripts: Vec::new(),
         user_data: steps.user_data.as_ref().map(|u| UserDataRecord {
-            from: u.from.name().to_string(),
+            from: u.from.to_string(),
             bytes: u.bytes,
             disposition: match &u.disposition {
                 UserDataDisposition::CloudInitSeed => "handed to cloud-init".to_string(),

@@ -13,6 +13,7 @@ pub mod cli;
 pub mod cloud_init;
 pub mod engine;
 pub mod facts;
+pub mod failure;
 pub mod host;
 pub mod hygiene;
 pub mod log_file;

@@ -123,8 +123,9 @@ impl<'a> Reporter<'a> {
     }
 
     /// Reports a failure with its code and a short reason (`4 <code> <log>@<reason>`).
-    pub fn failed(&mut self, code: Code, gc_text: &str, reason: &str) {
-        self.state(STATE_RUNNING, code, Some(reason));
+    pub fn failed(&mut self, failure: &crate::failure::Failure) {
+        let (code, gc_text) = (failure.kind.code(), failure.kind.gc_text());
+        self.state(STATE_RUNNING, code, Some(&failure.reason));
         self.gc_status(gc_text);
         self.rpc.log(&format!(
             "vmcust: guest customization failed (code {}): {gc_text}; details in {LOG_PATH}",

@@ -73,45 +73,7 @@ pub struct Settings {
     pub sources: SourceSet,
 }
 
-/// The customization sources `[trust] sources` can switch on and off.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SourceSet {
-    /// vSphere specs handed over as cust.cfg (also off with `[imc] enabled = false`).
-    pub imc: bool,
-    /// The OVF environment: seed file, CD-ROM, and `guestinfo.ovfEnv` (when guestinfo is on).
-    pub ovf: bool,
-    /// guestinfo keys (`guestinfo.metadata`, `.userdata`, `.vendordata`, `.ovfEnv`).
-    pub guestinfo: bool,
-}
-
-impl SourceSet {
-    /// Every source on.
-    pub const ALL: SourceSet = SourceSet {
-        imc: true,
-        ovf: true,
-        guestinfo: true,
-    };
-
-    /// The names of the sources that are on, as the settings file spells them.
-    pub fn names(&self) -> Vec<&'static str> {
-        [
-            (self.imc, "imc"),
-            (self.ovf, "ovf"),
-            (self.guestinfo, "guestinfo"),
-        ]
-        .into_iter()
-        .filter_map(|(on, name)| on.then_some(name))
-        .collect()
-    }
-
-    /// The sources that are on, comma-separated, or `none`.
-    pub fn list(&self) -> String {
-        match self.names() {
-            n if n.is_empty() => "none".to_string(),
-            n => n.join(", "),
-        }
-    }
-}
+pub use crate::source::SourceSet;
 
 impl Default for Settings {
     fn default() -> Settings {
@@ -185,7 +147,6 @@ pub fn known_keys() -> Vec<(&'static str, &'static str)> {
 
 const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
 const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig, suse or eni";
-const SOURCE_VALUES: &str = "a comma-separated list of imc, ovf and guestinfo, or none";
 const LEVEL_VALUES: &str = "error, warn, info, debug or trace";
 
 /// Reads the settings from `root`'s [`SETTINGS_PATH`]. A missing file gives the defaults
@@ -304,7 +265,7 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
         }
     }
     // `[trust] sources` without imc switches vSphere specs off like `[imc] enabled`.
-    settings.imc_enabled &= settings.sources.imc;
+    settings.imc_enabled &= settings.sources.contains("imc");
     let needed = settings.max_wait.as_secs() + settings.script_timeout.as_secs();
     if needed + EARLY_UNIT_MARGIN_SECS > EARLY_UNIT_TIMEOUT_SECS {
         warnings.push(warn(
@@ -408,12 +369,8 @@ fn parse_bool(value: &str) -> Result<bool, String> {
 /// words are dropped and named in the message returned with the set (a typo must not turn
 /// a source on); only an empty value keeps the default.
 fn parse_sources(value: &str) -> Result<(SourceSet, Option<String>), String> {
-    const NAMES: [&str; 3] = ["imc", "ovf", "guestinfo"];
-    let mut set = SourceSet {
-        imc: false,
-        ovf: false,
-        guestinfo: false,
-    };
+    let names = crate::source::registry::own_names();
+    let mut set = SourceSet::NONE;
     let words: Vec<&str> = value
         .split([',', ' ', '\t'])
         .filter(|w| !w.is_empty())
@@ -422,39 +379,41 @@ fn parse_sources(value: &str) -> Result<(SourceSet, Option<String>), String> {
         return Ok((set, None));
     }
     if words.is_empty() {
-        return Err(format!("empty value, default kept; use {SOURCE_VALUES}"));
+        return Err(format!(
+            "empty value, default kept; use {}",
+            source_values()
+        ));
     }
     let mut unknown = Vec::new();
     for w in words {
-        match w.to_ascii_lowercase().as_str() {
-            "imc" => set.imc = true,
-            "ovf" => set.ovf = true,
-            "guestinfo" => set.guestinfo = true,
-            lower => {
-                let hint = vmcust_imc::closest(lower, NAMES)
+        let lower = w.to_ascii_lowercase();
+        match set.with(&lower) {
+            Some(more) => set = more,
+            None => {
+                let hint = vmcust_imc::closest(&lower, names.iter().copied())
                     .map_or(String::new(), |n| format!(" (did you mean {n}?)"));
                 unknown.push(format!("{w:?}{hint}"));
             }
         }
     }
     let message = (!unknown.is_empty()).then(|| {
-        let on: Vec<&str> = [set.imc, set.ovf, set.guestinfo]
-            .iter()
-            .zip(NAMES)
-            .filter_map(|(on, n)| on.then_some(n))
-            .collect();
-        let on = if on.is_empty() {
-            "none".to_string()
-        } else {
-            on.join(", ")
-        };
         format!(
-            "unknown source {} dropped; the sources on are {on} (a misspelt source stays \
-             off); use {SOURCE_VALUES}",
-            unknown.join(", ")
+            "unknown source {} dropped; the sources on are {} (a misspelt source stays \
+             off); use {}",
+            unknown.join(", "),
+            set.list(),
+            source_values()
         )
     });
     Ok((set, message))
+}
+
+/// What `[trust] sources` accepts, for messages.
+fn source_values() -> String {
+    format!(
+        "a list of {} (commas or spaces), or none",
+        crate::source::registry::own_names().join(", ")
+    )
 }
 
 fn parse_secs(value: &str, min: u64, max: u64) -> Result<Duration, String> {
@@ -830,7 +789,11 @@ mod tests {
             assert_eq!(w.len(), *warnings, "{line}: {w:?}");
             assert_eq!(s.recustomize_same_vm, *same_vm, "{line}");
             assert_eq!(
-                (s.sources.imc, s.sources.ovf, s.sources.guestinfo),
+                (
+                    s.sources.contains("imc"),
+                    s.sources.contains("ovf"),
+                    s.sources.contains("guestinfo")
+                ),
                 (*imc, *ovf, *gi),
                 "{line}"
             );

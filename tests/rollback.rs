@@ -191,9 +191,10 @@ fn run_puts_everything_back_and_reports_the_failure() {
             .env(FAIL_AT, i.to_string())
             .output()
             .unwrap();
+        // A write that fails is I/O, 74, at boot as from `vmcust apply`.
         assert_eq!(
             out.status.code(),
-            Some(1),
+            Some(74),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );

@@ -11,18 +11,20 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
 
-use super::apply_step::{apply_prepared, Failure};
+use super::apply_step::apply_prepared;
 use super::journal::{Journal, Step};
 use super::state::{self, InstanceResult, CUST_CFG, IMC_DIR, NICS_TXT, PENDING_DIR};
 use super::wait::{wait_for_any, WaitedAny};
 use super::{Context, Ending, ScriptEnd};
 use crate::engine::customize::{marker_path, prepare, Prepared};
-use crate::engine::gather::{gather, Gathered, ImcInput, Sources};
+use crate::failure::{Failure, FailureKind};
 use crate::model::{FileName, InstanceId};
-use crate::report::{Code, Reporter};
+use crate::report::Reporter;
 use crate::root::Root;
 use crate::scripts::run::Phase;
+use crate::source::imc::ImcInput;
 use crate::source::ovf_locate::CD_DEVICES;
+use crate::source::{discover, Door, Gathered};
 
 /// What stopped a traditional customization before its end.
 enum Stop {
@@ -151,12 +153,9 @@ fn take_handover(ctx: &mut Context) -> Result<Ending> {
             tracing::warn!("{e:#}");
         }
         super::journal::crash_point_at("handover-removed");
-        Reporter::new(ctx.rpc, false).failed(
-            Code::CustomizeFailed,
-            "Error applying the customization",
-            &reason,
-        );
-        return Ok(Ending::failed(reason));
+        let failure = Failure::io(reason);
+        Reporter::new(ctx.rpc, false).failed(&failure);
+        return Ok(Ending::Failed(failure));
     }
     process_pending(ctx)
 }
@@ -176,16 +175,10 @@ fn refuse_handover(ctx: &mut Context, reason: String) -> Result<Ending> {
     // Moved aside before the answer, as in `take_handover`: at most once.
     let removed = state::refuse_handover(&ctx.root, &reason);
     super::journal::crash_point_at("handover-removed");
-    Reporter::new(ctx.rpc, false).failed(
-        Code::CustomizeFailed,
-        "Error parsing the customization specification",
-        &reason,
-    );
+    let failure = Failure::invalid(reason);
+    Reporter::new(ctx.rpc, false).failed(&failure);
     removed?;
-    Ok(Ending::Failed {
-        reason,
-        invalid: true,
-    })
+    Ok(Ending::Failed(failure))
 }
 
 /// Why a handed-over spec that carries raw cloud-init data belongs to the real cloud-init
@@ -233,12 +226,7 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         Ok(p) => p,
         Err(e) => {
             let first = e.to_string().lines().next().unwrap_or_default().to_string();
-            let failure = Failure::new(
-                Code::CustomizeFailed,
-                "Error parsing the customization specification",
-                format!("invalid cust.cfg: {first}"),
-            )
-            .input();
+            let failure = Failure::invalid(format!("invalid cust.cfg: {first}"));
             tracing::error!("cust.cfg is invalid, nothing was changed:\n{e}");
             return finish(
                 ctx,
@@ -251,16 +239,20 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         }
     };
     let gc = parsed.spec.misc.post_gc_status;
-    let sources = Sources {
+    let mut door = Door {
+        root: &root,
+        enabled: crate::source::SourceSet::ALL.only("imc"),
+        rpc: None,
         imc: Some(ImcInput {
             parsed,
             dir: root.resolve(pending, true)?,
+            name: CUST_CFG.to_string(),
         }),
-        ..Sources::default()
+        given: None,
+        mapping: Default::default(),
     };
-    let prepared = super::timed("gather (cust.cfg)", || gather(&root, sources, &fallback))
-        .map_err(Failure::from)
-        .and_then(|g| {
+    let prepared =
+        super::timed("discover (cust.cfg)", || discover(&mut door, &fallback)).and_then(|g| {
             for w in &g.warnings {
                 tracing::warn!("{w}");
             }
@@ -290,11 +282,9 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
             apply_prepared(ctx, &prepared).and_then(|()| keep_cloud_init_data(ctx, &g))
         } else {
             Err(Failure::new(
-                Code::CustomizeFailed,
-                "Raw cloud-init data is not allowed",
+                FailureKind::RawDataDisabled,
                 "raw cloud-init data is disabled in the settings ([imc] allow_raw_data = false)",
-            )
-            .input())
+            ))
         };
         return finish(
             ctx,
@@ -336,20 +326,14 @@ fn traditional(
         let gate =
             crate::scripts::gate::custom_scripts_enabled(&root, imc.default_run_post_cust_script);
         if !gate.is_enabled() {
-            return Err(Failure::new(
-                Code::ScriptDisabled,
-                "Custom script is disabled by VM Administrator",
-                gate.to_string(),
-            )
-            .into());
+            return Err(Failure::new(FailureKind::ScriptDisabled, gate.to_string()).into());
         }
-        const GC: &str = "Error executing pre-customization script";
+        const PRE: FailureKind = FailureKind::PreScriptFailed;
         if journal.is_done(Step::PreScriptStarted) && !journal.is_done(Step::PreScript) {
             // At most once: a script cut off by a power cut or a kill may have done part
             // of its work, and running it again could do that part twice.
             return Err(Failure::new(
-                Code::CustomizeFailed,
-                GC,
+                PRE,
                 "the pre-customization script was interrupted (power cut or kill) in an \
                  earlier boot; it is not run a second time",
             )
@@ -358,9 +342,9 @@ fn traditional(
         if !journal.is_done(Step::PreScript) {
             let pending = root
                 .resolve(Path::new(PENDING_DIR), true)
-                .map_err(|e| Failure::new(Code::CustomizeFailed, GC, e.to_string()))?;
+                .map_err(|e| Failure::new(PRE, e.to_string()))?;
             let staged = crate::scripts::stage::stage_script(&root, &pending, name.as_str())
-                .map_err(|e| Failure::new(Code::CustomizeFailed, GC, e.to_string()))?;
+                .map_err(|e| Failure::new(PRE, e.to_string()))?;
             // Durable before the script starts, or the script does not start: without it a
             // kill during the script would run it a second time at the next boot.
             record_strict(journal, Step::PreScriptStarted)?;
@@ -369,9 +353,7 @@ fn traditional(
                 // SIGTERM: the script's group was stopped; the next boot reports it as cut
                 // off rather than running it again.
                 ScriptEnd::Interrupted => return Err(Stop::Interrupted),
-                ScriptEnd::Failed(reason) => {
-                    return Err(Failure::new(Code::CustomizeFailed, GC, reason).into())
-                }
+                ScriptEnd::Failed(reason) => return Err(Failure::new(PRE, reason).into()),
             }
             record(journal, Step::PreScript)?;
         }
@@ -389,8 +371,7 @@ fn traditional(
         let content: &[u8] = if imc.post_gc_status { b"gc" } else { b"" };
         root.write_file(&flag, content, 0o600).map_err(|e| {
             Failure::new(
-                Code::CustomizeFailed,
-                "Error executing post-customization script",
+                FailureKind::PostScriptFailed,
                 format!("scheduling the post-customization script: {e}"),
             )
         })?;
@@ -398,13 +379,8 @@ fn traditional(
     }
 
     if let (Some(m), false) = (&steps.marker, journal.is_done(Step::Marker)) {
-        write_marker(&root, &m.id).map_err(|e| {
-            Failure::new(
-                Code::CustomizeFailed,
-                "Error creating marker files",
-                format!("{e:#}"),
-            )
-        })?;
+        write_marker(&root, &m.id)
+            .map_err(|e| Failure::new(FailureKind::MarkerFailed, format!("{e:#}")))?;
         record(journal, Step::Marker)?;
     }
     Ok(())
@@ -416,13 +392,7 @@ fn keep_cloud_init_data(ctx: &Context, g: &Gathered) -> Result<(), Failure> {
     let keep = |name: &str, bytes: &[u8]| {
         ctx.root
             .write_file(&dir.join(name), bytes, 0o600)
-            .map_err(|e| {
-                Failure::new(
-                    Code::CustomizeFailed,
-                    "Error loading cloud-init userdata file",
-                    format!("keeping {name}: {e}"),
-                )
-            })
+            .map_err(|e| Failure::new(FailureKind::UserDataFailed, format!("keeping {name}: {e}")))
     };
     if let Some(md) = &g.raw_metadata {
         keep(super::late::META_DATA, md)?;
@@ -449,14 +419,10 @@ fn write_marker(root: &Root, marker: &FileName) -> Result<()> {
 /// be recorded fails the customization before that thing happens.
 fn record_strict(journal: &mut Journal, step: Step) -> Result<(), Stop> {
     journal.record(step).map_err(|e| {
-        Failure::new(
-            Code::CustomizeFailed,
-            "Error applying the customization",
-            format!(
-                "recording progress ({}): {e}; the step that must not run twice was not started",
-                step.name()
-            ),
-        )
+        Failure::io(format!(
+            "recording progress ({}): {e}; the step that must not run twice was not started",
+            step.name()
+        ))
     })?;
     super::crash_point(step);
     Ok(())
@@ -513,10 +479,9 @@ fn finish(
         record_lenient(journal, Step::Nics);
     }
     let (code, error) = match &outcome {
-        Ok(()) => (Code::Success, None),
-        Err(f) => (f.code, Some(f.reason.clone())),
+        Ok(()) => (crate::report::Code::Success, None),
+        Err(f) => (f.kind.code(), Some(f.reason.clone())),
     };
-    let invalid = outcome.as_ref().is_err_and(|f| f.invalid);
     // Exactly one final state: `reporting` is recorded before the RPC, so a run cut off
     // between the RPC and its record does not send it again. The window left is a kill
     // after that record and before the RPC (microseconds: the record is written, not yet
@@ -538,7 +503,7 @@ fn finish(
         let mut reporter = Reporter::new(ctx.rpc, gc);
         match &outcome {
             Ok(()) => reporter.done(),
-            Err(f) => reporter.failed(f.code, f.gc_text, &f.reason),
+            Err(f) => reporter.failed(f),
         }
         super::journal::crash_point_at("sent");
         let _ = journal.sync();
@@ -584,14 +549,17 @@ fn finish(
         tracing::error!("{e:#}");
     }
     state::retire_pending(&root)?;
-    match error {
-        None => {
+    match outcome {
+        Ok(()) => {
             tracing::info!("customization of instance {instance_id} done");
             Ok(Ending::Done)
         }
-        Some(reason) => {
-            tracing::error!("customization of instance {instance_id} failed: {reason}");
-            Ok(Ending::Failed { reason, invalid })
+        Err(f) => {
+            tracing::error!(
+                "customization of instance {instance_id} failed: {}",
+                f.reason
+            );
+            Ok(Ending::Failed(f))
         }
     }
 }

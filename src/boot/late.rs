@@ -9,8 +9,9 @@ use anyhow::Result;
 use super::state::{CUST_CFG, INSTANCES_DIR, PENDING_DIR};
 use super::{Context, Ending, ScriptEnd};
 use crate::engine::customize::{user_data_disposition, UserDataDisposition};
+use crate::failure::{Failure, FailureKind};
 use crate::host::addresses;
-use crate::report::{Code, Reporter};
+use crate::report::Reporter;
 use crate::scripts::run::Phase;
 
 /// Flag in an instance's directory: the post-customization script is still to run. Its
@@ -152,13 +153,10 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
     crate::scripts::stage::unstage(&ctx.root)?;
     match end {
         ScriptEnd::Failed(reason) => {
-            Reporter::new(ctx.rpc, gc).failed(
-                Code::CustomizeFailed,
-                "Error executing post-customization script",
-                &reason,
-            );
-            tracing::error!("post-customization script failed: {reason}");
-            Ok(Ending::failed(reason))
+            let failure = Failure::new(FailureKind::PostScriptFailed, reason);
+            Reporter::new(ctx.rpc, gc).failed(&failure);
+            tracing::error!("post-customization script failed: {}", failure.reason);
+            Ok(Ending::Failed(failure))
         }
         _ => {
             tracing::info!("post-customization script done");
@@ -206,7 +204,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         UserDataDisposition::Rejected(reason) => {
             done(ctx, "rejected\n")?;
             tracing::error!("{reason}");
-            return Ok(Ending::failed(reason));
+            return Ok(Ending::failed(FailureKind::UserDataFailed, reason));
         }
         UserDataDisposition::RunScript => {}
     }
@@ -217,7 +215,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
                       run; it is not run a second time";
         done(ctx, "cut off\n")?;
         tracing::error!("{reason}");
-        return Ok(Ending::failed(reason));
+        return Ok(Ending::failed(FailureKind::UserDataFailed, reason));
     }
     let script = dir.join("user-data.sh");
     ctx.root.write_file(&script, &bytes, 0o700)?;
@@ -234,7 +232,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         ScriptEnd::Failed(reason) => {
             done(ctx, "failed\n")?;
             tracing::error!("user-data script failed: {reason}");
-            Ok(Ending::failed(reason))
+            Ok(Ending::failed(FailureKind::UserDataFailed, reason))
         }
         _ => {
             done(ctx, "ran\n")?;

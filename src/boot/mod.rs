@@ -45,14 +45,8 @@ pub enum Ending {
     Nothing,
     /// A customization was carried out and reported.
     Done,
-    /// A customization failed; it was reported and nothing half-done was left. `invalid`
-    /// when the customization itself is at fault (exit 65), not the system.
-    Failed {
-        /// Why, for people.
-        reason: String,
-        /// The input is invalid or does not fit this root.
-        invalid: bool,
-    },
+    /// A customization failed; it was reported and nothing half-done was left.
+    Failed(crate::failure::Failure),
     /// SIGTERM arrived; progress is journaled and the next boot resumes.
     Interrupted,
 }
@@ -79,12 +73,9 @@ pub struct Context<'a> {
 }
 
 impl Ending {
-    /// A failure of the system or a script (exit 1).
-    pub fn failed(reason: impl Into<String>) -> Ending {
-        Ending::Failed {
-            reason: reason.into(),
-            invalid: false,
-        }
+    /// A failure of `kind`.
+    pub fn failed(kind: crate::failure::FailureKind, reason: impl Into<String>) -> Ending {
+        Ending::Failed(crate::failure::Failure::new(kind, reason))
     }
 }
 
@@ -96,10 +87,7 @@ impl Context<'_> {
 
     /// The instance id when the source names none: the lower-cased DMI product UUID.
     pub fn default_instance_id(&self) -> InstanceId {
-        self.platform
-            .default_instance_id()
-            .and_then(|id| InstanceId::parse(&id).ok())
-            .unwrap_or_else(|| InstanceId::parse("iid-vmcust").expect("a valid instance id"))
+        self.platform.instance_id_or_default()
     }
 
     /// How to plan: the settings' renderer and SSH user.

@@ -12,70 +12,52 @@
 
 use anyhow::Result;
 
-use super::apply_step::{apply_prepared, Failure};
+use super::apply_step::apply_prepared;
 use super::late::USER_DATA;
 use super::state::{self, InstanceResult};
 use super::vm_identity::{self, Identity, Refusal};
 use super::{Context, Ending};
 use crate::engine::customize::prepare;
-use crate::engine::gather::{gather, origin_name, Gathered, MappingSource, Sources};
-use crate::source::{guestinfo, ovf_locate};
+use crate::failure::Failure;
+use crate::source::appliance::MappingSource;
+use crate::source::{discover, guestinfo, Door, Gathered};
 
 /// Applies OVF/guestinfo data if there is any for a new instance that `identity` lets
 /// in. `Ok(None)` when there is no such data at all (or none was read).
 pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending>> {
     let fallback = ctx.default_instance_id();
-    let sources_on = ctx.settings.sources;
+    let sources_on = ctx.settings.sources.without("imc");
     let trusted = identity.is_new_vm() || ctx.settings.recustomize_same_vm;
-    let read_guestinfo = sources_on.guestinfo && trusted;
-    if sources_on.guestinfo && !read_guestinfo {
+    let read_guestinfo = sources_on.contains("guestinfo") && trusted;
+    if sources_on.contains("guestinfo") && !read_guestinfo {
         tracing::info!(
             "guestinfo is not read this boot: {}; a new instance-id there is refused \
              (vmcust detect shows it; docs/security.md, [trust] recustomize_same_vm)",
             identity.reason()
         );
     }
-    let located = if sources_on.ovf {
-        let rpc: Option<&mut dyn crate::host::GuestRpc> = match read_guestinfo {
-            true => Some(&mut *ctx.rpc),
-            false => None,
-        };
-        match super::timed("locating the OVF environment", || {
-            ovf_locate::locate(&ctx.root, rpc)
-        }) {
-            Ok(found) => found,
-            Err(e) => {
-                let reason = format!("{e:#}");
-                tracing::error!("{reason}");
-                return Ok(Some(Ending::failed(reason)));
-            }
-        }
-    } else {
-        None
-    };
     let root = ctx.root.clone();
-    let sources = Sources {
-        imc: None,
-        ovf: located,
-        guestinfo: match read_guestinfo {
+    let mut door = Door {
+        root: &root,
+        enabled: sources_on,
+        rpc: match read_guestinfo {
             true => Some(&mut *ctx.rpc),
             false => None,
         },
+        imc: None,
+        given: None,
         mapping: MappingSource::Root,
     };
-    let g = match super::timed("gather (OVF, guestinfo)", || {
-        gather(&root, sources, &fallback)
+    let g = match super::timed("discover (OVF, seeds, guestinfo)", || {
+        discover(&mut door, &fallback)
     }) {
         Ok(g) => g,
-        Err(e) => {
-            tracing::error!("{}; nothing was changed", e.reason);
-            return Ok(Some(Ending::Failed {
-                reason: e.reason,
-                invalid: e.invalid,
-            }));
+        Err(f) => {
+            tracing::error!("{}; nothing was changed", f.reason);
+            return Ok(Some(Ending::Failed(f)));
         }
     };
-    if g.origins.is_empty() && g.userdata.is_none() {
+    if g.is_empty() {
         vm_identity::clear_refusal(&ctx.root);
         return Ok(None);
     }
@@ -90,13 +72,9 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
         return Ok(Some(Ending::Nothing));
     }
     if !trusted {
-        let source = match &g.ovf_origin {
-            Some(origin) => format!("the OVF environment ({})", origin_name(origin)),
-            None => "guestinfo".to_string(),
-        };
         let refusal = Refusal {
             instance_id: id.clone(),
-            source,
+            source: g.from(),
             reason: identity.reason(),
             at: state::now(),
         };
@@ -105,8 +83,8 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
         return Ok(Some(Ending::Nothing));
     }
     vm_identity::clear_refusal(&ctx.root);
-    if let Some(origin) = &g.ovf_origin {
-        tracing::info!("OVF environment read from {}", origin_name(origin));
+    for found in &g.found {
+        tracing::info!("{} read from {}", found.source, found.place);
     }
     let origins = origins(&g);
     for (field, source) in &origins {
@@ -115,7 +93,6 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     let outcome = super::timed("facts and plan", || prepare(&ctx.root, &g, ctx.options()))
         .map_err(Failure::from)
         .and_then(|p| apply_prepared(ctx, &p));
-    let invalid = outcome.as_ref().is_err_and(|f| f.is_invalid());
     let error = outcome.as_ref().err().map(|f| f.reason().to_string());
     if error.is_none() {
         if let Some(ud) = &g.userdata {
@@ -144,27 +121,24 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     for w in guestinfo::redact(ctx.rpc, &g.redact) {
         tracing::warn!("{w}");
     }
-    Ok(Some(match error {
-        None => {
-            tracing::info!("instance {id} customized from its OVF environment / guestinfo data");
+    Ok(Some(match outcome {
+        Ok(()) => {
+            tracing::info!("instance {id} customized from {}", g.from());
             Ending::Done
         }
-        Some(reason) => {
-            tracing::error!("customizing instance {id} failed: {reason}");
-            Ending::Failed { reason, invalid }
+        Err(f) => {
+            tracing::error!("customizing instance {id} failed: {}", f.reason);
+            Ending::Failed(f)
         }
     }))
 }
 
 /// Field → source name, with the user-data's source under `user-data`.
 fn origins(g: &Gathered) -> std::collections::BTreeMap<String, String> {
-    let mut out: std::collections::BTreeMap<String, String> = g
+    let out: std::collections::BTreeMap<String, String> = g
         .origins
         .iter()
-        .map(|(field, kind)| (field.to_string(), kind.name().to_string()))
+        .map(|(field, source)| (field.to_string(), source.to_string()))
         .collect();
-    if let Some(ud) = &g.userdata {
-        out.insert("user-data".into(), ud.from.name().into());
-    }
     out
 }

@@ -178,7 +178,7 @@ pub fn plan(root: &Root) -> Result<Restore> {
     if conflicts.is_empty() {
         return Ok(r);
     }
-    Err(crate::cli::InvalidInput(format!(
+    Err(crate::failure::Failure::invalid(format!(
         "cannot put the template's network configuration back, nothing was changed: {}",
         conflicts.join("; ")
     ))
@@ -239,7 +239,7 @@ mod tests {
                 && msg.contains("/etc/netplan/.vmcust-disabled/01-netcfg.yaml"),
             "{msg}"
         );
-        assert_eq!(crate::cli::exit_code(&e), crate::cli::EXIT_INVALID);
+        assert_eq!(crate::failure::exit_code(&e), crate::failure::EXIT_INVALID);
         assert!(root.is_file(Path::new("/etc/netplan/50-vmcust.yaml")));
     }
 

@@ -335,7 +335,7 @@ fn write_tarball(tarfile: &Path, entries: &Entries) -> Result<()> {
     let target = std::path::absolute(tarfile)
         .with_context(|| format!("finding where {} is", tarfile.display()))?;
     let (Some(dir), Some(_)) = (target.parent(), target.file_name()) else {
-        return Err(super::UsageError(format!(
+        return Err(crate::failure::Failure::usage(format!(
             "--tarfile {} names no file; give a file name such as vmcust-logs.tar.gz",
             tarfile.display()
         ))

@@ -89,7 +89,7 @@ pub struct Trust {
 /// `rpc`, when there is a host) hold now. Reads only; records nothing.
 pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trust {
     use crate::boot::vm_identity::{read_refusal, Identity};
-    use crate::engine::gather::{gather, origin_name, MappingSource, Sources};
+    use crate::source::{discover, Door};
     let platform = Platform::from_root(root_dir, None);
     let Ok(root) = crate::root::Root::new(root_dir) else {
         return Trust {
@@ -119,32 +119,19 @@ pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trus
         detail: String::new(),
         refused_at_boot: read_refusal(&root).map(|r| r.to_string()),
     };
-    let on = settings.sources;
-    let mut rpc = if on.guestinfo { rpc } else { None };
-    let located = match (on.ovf, &mut rpc) {
-        (true, Some(r)) => crate::source::ovf_locate::locate(&root, Some(&mut **r)),
-        (true, None) => crate::source::ovf_locate::locate(&root, None),
-        (false, _) => Ok(None),
-    };
-    let located = match located {
-        Ok(l) => l,
-        Err(e) => {
-            out.verdict = "error";
-            out.detail = format!("the OVF environment cannot be read: {e:#}");
-            return out;
-        }
-    };
-    let fallback = platform
-        .default_instance_id()
-        .and_then(|id| crate::model::InstanceId::parse(&id).ok())
-        .unwrap_or_else(|| crate::model::InstanceId::parse("iid-vmcust").expect("valid"));
-    let sources = Sources {
+    let on = settings.sources.without("imc");
+    let mut door = Door {
+        root: &root,
+        enabled: on,
+        rpc: match on.contains("guestinfo") {
+            true => rpc.map(|r| r as &mut dyn GuestRpc),
+            false => None,
+        },
         imc: None,
-        ovf: located,
-        guestinfo: rpc,
-        mapping: MappingSource::Root,
+        given: None,
+        mapping: Default::default(),
     };
-    let g = match gather(&root, sources, &fallback) {
+    let g = match discover(&mut door, &platform.instance_id_or_default()) {
         Ok(g) => g,
         Err(e) => {
             out.verdict = "error";
@@ -152,15 +139,12 @@ pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trus
             return out;
         }
     };
-    if g.origins.is_empty() && g.userdata.is_none() {
-        out.detail = "no instance in the OVF environment or guestinfo".into();
+    if g.is_empty() {
+        out.detail = "no instance in the OVF environment, a seed drive or guestinfo".into();
         return out;
     }
     let id = g.instance_id().clone();
-    let from = match &g.ovf_origin {
-        Some(o) => format!("the OVF environment ({})", origin_name(o)),
-        None => "guestinfo".to_string(),
-    };
+    let from = g.from();
     out.instance_id = Some(id.to_string());
     let done = crate::boot::state::instance_dir(&id).join("result.json");
     if root.is_file(&done) {

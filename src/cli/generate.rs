@@ -261,7 +261,7 @@ mod tests {
             super::super::EXIT_USAGE,
             super::super::EXIT_INVALID,
             super::super::EXIT_IO,
-            super::super::run::EXIT_INTERRUPTED,
+            crate::failure::EXIT_INTERRUPTED,
         ] {
             assert!(
                 section.contains(&format!(".TP\n.B {code}\n")),

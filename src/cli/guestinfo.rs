@@ -25,8 +25,8 @@ impl TransportArgs {
     /// The transport options these arguments ask for.
     pub fn options(&self) -> Result<TransportOptions> {
         if !(self.rpc_timeout.is_finite() && self.rpc_timeout > 0.0 && self.rpc_timeout < 86400.0) {
-            return Err(super::InvalidInput(
-                "--rpc-timeout must be a positive number of seconds".into(),
+            return Err(crate::failure::Failure::invalid(
+                "--rpc-timeout must be a positive number of seconds",
             )
             .into());
         }

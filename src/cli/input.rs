@@ -1,20 +1,19 @@
-//! The inputs `show`, `plan` and `apply` take, turned into the shared gather's
-//! [`Sources`] (see `engine::gather` for what is read and `source::merge` for the
-//! precedence).
+//! The inputs `show`, `plan` and `apply` take, turned into the [`Door`] every source is
+//! discovered through (see `source::registry` for the sources and their precedence).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::Args;
 
-use super::{InvalidInput, UsageError};
-use crate::engine::gather::{gather, Gathered, ImcInput, MappingSource, Sources};
+use crate::failure::Failure;
 use crate::host::guestinfo_dir::GuestinfoDir;
 use crate::host::platform::Platform;
-use crate::model::InstanceId;
 use crate::root::Root;
+use crate::source::appliance::MappingSource;
+use crate::source::imc::ImcInput;
 use crate::source::ovf_locate::read_path;
-use crate::source::sniff;
+use crate::source::{discover, sniff, Door, Gathered, Given, SourceSet};
 
 /// Where the customization comes from; at least one is needed.
 #[derive(Debug, Args)]
@@ -34,12 +33,19 @@ pub struct InputArgs {
     /// (one file per guestinfo key), as the host would answer them.
     #[arg(long, value_name = "DIR")]
     pub guestinfo_dir: Option<PathBuf>,
+    /// A seed drive: an ISO9660 or vfat image (or device) labelled config-2 or cidata, or a
+    /// directory holding its files; may be given more than once.
+    #[arg(long, value_name = "IMAGE|DIR")]
+    pub seed: Vec<PathBuf>,
 }
 
 impl InputArgs {
     /// Whether any source is given.
     pub fn is_empty(&self) -> bool {
-        self.imc.is_none() && self.ovf.is_none() && self.guestinfo_dir.is_none()
+        self.imc.is_none()
+            && self.ovf.is_none()
+            && self.guestinfo_dir.is_none()
+            && self.seed.is_empty()
     }
 }
 
@@ -53,14 +59,14 @@ pub struct Loaded {
     pub gathered: Gathered,
 }
 
-/// Reads and validates every given source through the shared gather. `root` supplies
-/// the appliance mapping, local OVF seeds and the default instance id (its DMI UUID), as
-/// at boot; without one (`show`) they are looked up in `/`.
+/// Reads and validates every given source through the same discovery as a boot. `root`
+/// supplies the appliance mapping, local OVF seeds, the zones and the default instance id
+/// (its DMI UUID), as at boot; without one (`show`) they are looked up in `/`.
 pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
     if args.is_empty() {
-        return Err(UsageError(
-            "no customization given: use FILE (or --imc FILE), --ovf FILE|ISO or --guestinfo-dir DIR"
-                .into(),
+        return Err(Failure::usage(
+            "no customization given: use FILE (or --imc FILE), --ovf FILE|ISO, --seed IMAGE|DIR \
+             or --guestinfo-dir DIR",
         )
         .into());
     }
@@ -72,77 +78,55 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
             &slash
         }
     };
-    // The spec's warnings name the file given, not the `cust.cfg` the boot stage reads.
-    let mut imc_warnings = Vec::new();
     let imc = match &args.imc {
         Some(path) => Some(ImcInput {
-            parsed: {
-                let mut parsed = load_imc(path)?;
-                check_zone(root, &parsed.spec, path)?;
-                imc_warnings = std::mem::take(&mut parsed.warnings)
-                    .iter()
-                    .map(|w| format!("{}: {w}", path.display()))
-                    .collect();
-                parsed
-            },
+            parsed: load_imc(path)?,
             dir: path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
                 .unwrap_or(Path::new("."))
                 .to_path_buf(),
+            name: path.display().to_string(),
         }),
         None => None,
     };
     let spec = imc.as_ref().map(|i| i.parsed.spec.clone());
-    let ovf = match &args.ovf {
-        Some(path) => Some(read_path(path)?),
-        None => None,
-    };
-    let ovf_environment = match &ovf {
-        Some(found) => Some(vmcust_ovf::parse(&found.xml).map_err(|e| {
-            let path = args.ovf.as_ref().expect("given").display();
-            let hint = match sniff::hint(&found.xml, sniff::Kind::OvfEnvironment) {
-                Some(h) => format!("\n{path}: {h}"),
-                None => String::new(),
-            };
-            InvalidInput(format!("{path}: {e}{hint}\nnothing was changed"))
-        })?),
-        None => None,
-    };
     let mut host = args.guestinfo_dir.as_ref().map(GuestinfoDir::new);
-    let sources = Sources {
+    let mut door = Door {
+        root,
+        enabled: SourceSet::ALL,
+        rpc: host.as_mut().map(|h| h as &mut dyn crate::host::GuestRpc),
         imc,
-        ovf,
-        guestinfo: host.as_mut().map(|h| h as &mut dyn crate::host::GuestRpc),
+        given: Some(Given {
+            ovf: args.ovf.clone(),
+            seeds: args.seed.clone(),
+        }),
         mapping: match &args.ovf_properties {
             Some(p) => MappingSource::File(p.clone()),
             None => MappingSource::Root,
         },
     };
-    let fallback = Platform::detect(root.path())
-        .default_instance_id()
-        .and_then(|id| InstanceId::parse(&id).ok())
-        .unwrap_or_else(|| InstanceId::parse("iid-vmcust").expect("a valid instance id"));
-    let mut gathered = gather(root, sources, &fallback).map_err(|e| -> anyhow::Error {
-        if e.invalid {
-            InvalidInput(format!("{}\nnothing was changed", e.reason)).into()
-        } else {
-            anyhow::Error::from(std::io::Error::other(e.reason))
-        }
+    let fallback = Platform::detect(root.path()).instance_id_or_default();
+    let gathered = discover(&mut door, &fallback).map_err(|f| {
+        anyhow::Error::from(Failure::new(
+            f.kind,
+            format!("{}\nnothing was changed", f.reason),
+        ))
     })?;
-    if let (Some(dir), true) = (
-        &args.guestinfo_dir,
-        gathered.origins.is_empty() && args.imc.is_none() && args.ovf.is_none(),
-    ) {
+    if let (Some(dir), true) = (&args.guestinfo_dir, gathered.is_empty()) {
         tracing::warn!(
             "{}: no guestinfo.metadata, userdata or vendordata",
             dir.display()
         );
     }
-    gathered.warnings.splice(0..0, imc_warnings);
     for w in &gathered.warnings {
         tracing::warn!("{w}");
     }
+    // For `show`: the environment as validated (the discovery above has refused a bad one).
+    let ovf_environment = match &args.ovf {
+        Some(path) => vmcust_ovf::parse(&read_path(path)?.xml).ok(),
+        None => None,
+    };
     Ok(Loaded {
         spec,
         ovf_environment,
@@ -159,20 +143,9 @@ pub fn load_imc(path: &Path) -> Result<vmcust_imc::Parsed> {
             Some(h) => format!("\n{}: {h}", path.display()),
             None => String::new(),
         };
-        InvalidInput(prefix_lines(path, &e.to_string()) + &hint + "\nnothing was changed").into()
+        Failure::invalid(prefix_lines(path, &e.to_string()) + &hint + "\nnothing was changed")
+            .into()
     })
-}
-
-/// Refuses a spec's time zone that the root does not have, naming the file and line (the
-/// gather would say `cust.cfg`, the name at boot).
-fn check_zone(root: &Root, spec: &vmcust_imc::Spec, path: &Path) -> Result<()> {
-    let Some(zone) = &spec.datetime.timezone else {
-        return Ok(());
-    };
-    let line = spec.datetime.timezone_line.unwrap_or_default();
-    let place = format!("{}: line {line}: [DATETIME] TIMEZONE", path.display());
-    crate::source::timezone::check(root, zone, &place)
-        .map_err(|e| InvalidInput(format!("{e}\nnothing was changed")).into())
 }
 
 /// `path: ` before every line, so each problem names its file.

@@ -26,17 +26,7 @@ use crate::root::Root;
 pub use clean::report as clean_report;
 pub use collect_logs::collect_logs;
 
-/// Exit status: success.
-pub const EXIT_OK: u8 = 0;
-/// Exit status: an internal error not covered below.
-pub const EXIT_FAILURE: u8 = 1;
-/// Exit status: the command line was wrong (sysexits `EX_USAGE`).
-pub const EXIT_USAGE: u8 = 64;
-/// Exit status: the customization is invalid or cannot apply to this root
-/// (sysexits `EX_DATAERR`). Nothing was changed.
-pub const EXIT_INVALID: u8 = 65;
-/// Exit status: reading or writing a file failed (sysexits `EX_IOERR`).
-pub const EXIT_IO: u8 = 74;
+pub use crate::failure::{exit_code, EXIT_FAILURE, EXIT_INVALID, EXIT_IO, EXIT_OK, EXIT_USAGE};
 
 /// The version `--version` prints: the package version and, when built from git, the
 /// revision (build.rs).
@@ -105,17 +95,6 @@ pub enum Format {
     Yaml,
 }
 
-/// The command line lacks something clap cannot check (no source at all): exit
-/// [`EXIT_USAGE`].
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
-
-/// An error whose cause is the input, not the system: exit [`EXIT_INVALID`].
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct InvalidInput(pub String);
-
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -181,36 +160,6 @@ pub fn main() -> ExitCode {
             logline::print_error(&e);
             ExitCode::from(exit_code(&e))
         }
-    }
-}
-
-/// The exit status for an error: invalid input, I/O, or other.
-pub fn exit_code(e: &anyhow::Error) -> u8 {
-    if e.chain().any(|c| c.is::<UsageError>()) {
-        return EXIT_USAGE;
-    }
-    if e.chain().any(|c| {
-        c.is::<InvalidInput>()
-            || c.is::<crate::plan::PlanError>()
-            || c.is::<vmcust_imc::SpecError>()
-            || c.is::<vmcust_imc::ReadError>()
-            || c.is::<vmcust_ovf::EnvError>()
-            || matches!(
-                c.downcast_ref(),
-                Some(vmcust_ovf::EnvReadError::TooLarge { .. })
-            )
-            || matches!(
-                c.downcast_ref(),
-                Some(vmcust_imc::CappedReadError::TooLarge { .. })
-            )
-            || c.downcast_ref::<vmcust_ovf::IsoError>()
-                .is_some_and(|e| !e.is_unreadable())
-    }) {
-        EXIT_INVALID
-    } else if e.chain().any(|c| c.is::<std::io::Error>()) {
-        EXIT_IO
-    } else {
-        EXIT_FAILURE
     }
 }
 

@@ -10,9 +10,10 @@ use clap::Args;
 use serde::Serialize;
 
 use super::input::{load, InputArgs};
-use super::{Format, InvalidInput};
+use super::Format;
 use crate::apply::{dry_run, Change};
 use crate::engine::customize::{prepare, BootSteps, Options, Prepared, UserDataDisposition};
+use crate::failure::Failure;
 use crate::plan::network::Renderer;
 use crate::plan::Action;
 use crate::root::Root;
@@ -78,11 +79,17 @@ pub fn load_and_prepare(
     }
     let loaded = load(&input, Some(&root))?;
     let opts = Options::from_settings(&settings, renderer);
+    // The failure keeps its kind (an unreadable root file is I/O here as at boot).
     let prepared = prepare(&root, &loaded.gathered, opts).map_err(|e| {
-        InvalidInput(format!(
-            "planning the customization for {}: {e}\nnothing was changed",
-            root.path().display()
-        ))
+        let f = Failure::from(e);
+        Failure::new(
+            f.kind,
+            format!(
+                "planning the customization for {}: {}\nnothing was changed",
+                root.path().display(),
+                f.reason
+            ),
+        )
     })?;
     Ok((root, prepared, loaded.gathered.warnings))
 }
@@ -231,13 +238,11 @@ fn boot_text(b: &BootSteps) -> String {
         line(match &u.disposition {
             UserDataDisposition::CloudInitSeed => format!(
                 "user-data ({} bytes from {}) handed to cloud-init as a NoCloud seed",
-                u.bytes,
-                u.from.name()
+                u.bytes, u.from
             ),
             UserDataDisposition::RunScript => format!(
                 "user-data ({} bytes from {}) run once as a #! script in the late stage",
-                u.bytes,
-                u.from.name()
+                u.bytes, u.from
             ),
             UserDataDisposition::Rejected(why) => format!("user-data not run: {why}"),
         });

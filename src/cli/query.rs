@@ -11,11 +11,12 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 use serde::Serialize;
 
-use super::{Format, UsageError};
+use super::Format;
 use crate::applied::Applied;
 use crate::boot::late::{POST_PENDING, USER_DATA_DONE};
 use crate::boot::state::{read_results, InstanceResult, INSTANCES_DIR};
 use crate::cloud_init::stand_in::rfc3339;
+use crate::failure::Failure;
 use crate::root::Root;
 
 /// Show what was applied to the current instance, and from which source.
@@ -80,7 +81,7 @@ pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
             let names: Vec<String> = results.iter().map(|r| r.instance_id.to_string()).collect();
             let found = results.into_iter().find(|r| r.instance_id.as_str() == want);
             if found.is_none() {
-                return Err(UsageError(format!(
+                return Err(Failure::usage(format!(
                     "no instance {want} on this root; customized: {}",
                     if names.is_empty() {
                         "none".to_string()

@@ -60,9 +60,7 @@ pub struct RunArgs {
     pub reconfigure_network: bool,
 }
 
-/// Exit status when SIGTERM interrupted the stage (sysexits `EX_TEMPFAIL`): the next run
-/// resumes.
-pub const EXIT_INTERRUPTED: u8 = 75;
+pub use crate::failure::EXIT_INTERRUPTED;
 
 /// Runs `vmcust run` with the settings `main` read from the root (for the log level);
 /// `None` when it could not open the root, and they are read here. Returns the process
@@ -134,14 +132,10 @@ pub fn run(
             Some(format!("{e:#}")),
             ExitCode::from(super::exit_code(e)),
         ),
-        Ok(Ending::Failed { reason, invalid }) => (
+        Ok(Ending::Failed(f)) => (
             RunState::Error,
-            Some(reason.clone()),
-            ExitCode::from(if *invalid {
-                super::EXIT_INVALID
-            } else {
-                super::EXIT_FAILURE
-            }),
+            Some(f.reason.clone()),
+            ExitCode::from(f.exit_code()),
         ),
         Ok(Ending::Interrupted) => (RunState::Running, None, ExitCode::from(EXIT_INTERRUPTED)),
         Ok(_) if step_aside.is_some() || !ctx.settings.imc_enabled => {
@@ -164,7 +158,7 @@ fn ending_word(ending: &Result<Ending>) -> &'static str {
         Err(_) => "error",
         Ok(Ending::Nothing) => "nothing",
         Ok(Ending::Done) => "done",
-        Ok(Ending::Failed { .. }) => "failed",
+        Ok(Ending::Failed(_)) => "failed",
         Ok(Ending::Interrupted) => "interrupted",
     }
 }

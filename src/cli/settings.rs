@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use clap::{Args, Subcommand};
 
-use super::InvalidInput;
+use crate::failure::Failure;
 use crate::root::Root;
 use crate::settings::{load, SETTINGS_PATH};
 
@@ -84,7 +84,7 @@ pub fn run(args: SettingsArgs) -> Result<()> {
         println!("{SETTINGS_PATH}: no problems");
         Ok(())
     } else {
-        Err(InvalidInput(format!(
+        Err(Failure::invalid(format!(
             "{} problem(s) in {SETTINGS_PATH}; fix the lines named above (each kept its default)",
             warnings.len()
         ))

@@ -10,8 +10,7 @@ use super::input::{load, InputArgs};
 use super::Format;
 use crate::facts::NetworkFacts;
 use crate::plan::network::{netplan, resolve_devices};
-use crate::source::merge::SourceKind;
-use crate::source::ovf_locate::OvfOrigin;
+use crate::source::discover::Found;
 
 /// Validate a customization spec and print it, with its network as netplan v2.
 #[derive(Debug, Args)]
@@ -33,13 +32,10 @@ struct Shown<'a> {
     spec: Option<&'a vmcust_imc::Spec>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ovf_environment: Option<vmcust_ovf::Environment>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    ovf_found_in: Option<&'a OvfOrigin>,
+    found_in: &'a [Found],
     warnings: &'a [String],
     customization: &'a crate::model::Customization,
-    origins: &'a std::collections::BTreeMap<&'static str, SourceKind>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    userdata_from: Vec<SourceKind>,
+    origins: &'a std::collections::BTreeMap<&'static str, &'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     netplan: Option<netplan::NetplanDoc>,
 }
@@ -91,11 +87,10 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
     let shown = Shown {
         spec: loaded.spec.as_ref(),
         ovf_environment: loaded.ovf_environment.as_ref().map(redacted),
-        ovf_found_in: g.ovf_origin.as_ref(),
+        found_in: &g.found,
         warnings: &g.warnings,
         customization: c,
         origins: &g.origins,
-        userdata_from: g.userdata.iter().map(|u| u.from).collect(),
         netplan,
     };
     let text = match args.format {
@@ -109,7 +104,7 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
 
 /// The customization for people: one line per setting with the source it came from, each
 /// interface on its own lines. Secrets show as `<redacted>`; warnings go to the log (stderr).
-fn summary(g: &crate::engine::gather::Gathered) -> String {
+fn summary(g: &crate::source::Gathered) -> String {
     use crate::model::{Ipv4Config, Ipv6Config};
     use std::fmt::Write as _;
     let c = &g.customization;
@@ -117,7 +112,7 @@ fn summary(g: &crate::engine::gather::Gathered) -> String {
     let from = |field: &str| {
         g.origins
             .get(field)
-            .map_or(String::new(), |k| format!("  (from {})", k.name()))
+            .map_or(String::new(), |k| format!("  (from {k})"))
     };
     let mut line = |label: &str, value: String, field: &str| {
         let _ = writeln!(out, "{label:<16}{value}{}", from(field));
@@ -219,10 +214,10 @@ fn summary(g: &crate::engine::gather::Gathered) -> String {
             "{:<16}{} bytes  (from {})",
             "user-data",
             ud.bytes.len(),
-            ud.from.name()
+            ud.from
         );
     }
-    if c.instance_id.is_some() && g.origins.is_empty() && g.userdata.is_none() {
+    if c.instance_id.is_some() && g.is_empty() {
         let _ = writeln!(out, "nothing to do: the sources ask for no change");
     }
     // Warnings are not repeated here: `load` has logged each one, once, on stderr.

@@ -7,14 +7,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::gather::{Gathered, UserData};
 use crate::facts::RootFacts;
 use crate::model::{Customization, FileName, InstanceId, UserName};
 use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
 use crate::root::Root;
 use crate::settings::Settings;
-use crate::source::merge::SourceKind;
+use crate::source::{Gathered, UserData};
 
 /// Choices that change how, not what.
 #[derive(Debug, Clone, Copy, Default)]
@@ -72,7 +71,7 @@ pub fn user_data_disposition(bytes: &[u8], real_cloud_init: bool) -> UserDataDis
 #[derive(Debug, Clone, Serialize)]
 pub struct UserDataStep {
     /// Its source.
-    pub from: SourceKind,
+    pub from: &'static str,
     /// Its size in bytes.
     pub bytes: usize,
     /// What the late stage will do with it.
@@ -233,7 +232,7 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
     if let Some(UserData { bytes, from }) = &g.userdata {
         let real = crate::cloud_init::coexist::real_cloud_init(root).is_some();
         steps.user_data = Some(UserDataStep {
-            from: *from,
+            from,
             bytes: bytes.len(),
             disposition: user_data_disposition(bytes, real),
         });

@@ -76,6 +76,16 @@ impl Platform {
     pub fn default_instance_id(&self) -> Option<String> {
         self.product_uuid.as_deref().map(str::to_ascii_lowercase)
     }
+
+    /// The instance id used when no source names one: the lower-cased DMI product UUID,
+    /// else `iid-vmcust` (the same at boot and on the command line).
+    pub fn instance_id_or_default(&self) -> crate::model::InstanceId {
+        self.default_instance_id()
+            .and_then(|id| crate::model::InstanceId::parse(&id).ok())
+            .unwrap_or_else(|| {
+                crate::model::InstanceId::parse("iid-vmcust").expect("a valid instance id")
+            })
+    }
 }
 
 #[cfg(test)]

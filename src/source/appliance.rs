@@ -46,6 +46,42 @@ pub enum ApplianceError {
 /// Where the mapping lives under the root.
 pub const MAPPING_PATH: &str = "/etc/vmcust/ovf-properties.conf";
 
+/// Where the appliance property mapping comes from.
+#[derive(Debug, Clone, Default)]
+pub enum MappingSource {
+    /// `/etc/vmcust/ovf-properties.conf` in the target root, if it is there.
+    #[default]
+    Root,
+    /// This file (the command line's `--ovf-properties`).
+    File(std::path::PathBuf),
+}
+
+impl MappingSource {
+    /// The mapping, `None` when the root has none; a bad file is refused.
+    pub fn load(
+        &self,
+        root: &crate::root::Root,
+    ) -> Result<Option<PropertyMap>, crate::failure::Failure> {
+        use crate::failure::Failure;
+        match self {
+            MappingSource::File(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Failure::io(format!("reading {}: {e}", path.display())))?;
+                PropertyMap::parse(&text)
+                    .map(Some)
+                    .map_err(|e| Failure::invalid(format!("{}: {e}", path.display())))
+            }
+            MappingSource::Root => match root.read_text(std::path::Path::new(MAPPING_PATH)) {
+                Ok(Some(text)) => PropertyMap::parse(&text)
+                    .map(Some)
+                    .map_err(|e| Failure::invalid(format!("{MAPPING_PATH}: {e}"))),
+                Ok(None) => Ok(None),
+                Err(e) => Err(Failure::io(format!("reading {MAPPING_PATH}: {e}"))),
+            },
+        }
+    }
+}
+
 /// The fields an appliance property can be mapped to.
 pub const FIELDS: &[&str] = &[
     "instance-id",

@@ -134,6 +134,49 @@ pub fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
     warnings
 }
 
+/// Guestinfo raw cloud-init data: `guestinfo.metadata`, `.userdata` and `.vendordata`,
+/// read from the host when the door has one (at boot only on a new VM; `--guestinfo-dir`
+/// on the command line).
+pub struct Guestinfo;
+
+impl super::Source for Guestinfo {
+    fn names(&self) -> &'static [&'static str] {
+        &["guestinfo"]
+    }
+
+    fn describe(&self) -> &'static str {
+        "guestinfo metadata, user-data and vendor-data, set on the VM and kept across boots"
+    }
+
+    fn read(
+        &self,
+        door: &mut super::Door,
+    ) -> Result<Vec<super::SourceData>, crate::failure::Failure> {
+        let Some(rpc) = door.rpc.as_mut().map(|r| &mut **r as &mut dyn GuestRpc) else {
+            return Ok(Vec::new());
+        };
+        let Some(data) = read(rpc).map_err(|e| crate::failure::Failure::invalid(e.to_string()))?
+        else {
+            return Ok(Vec::new());
+        };
+        let mut out = super::SourceData::new("guestinfo", "guestinfo");
+        out.warnings
+            .extend(data.warnings.iter().map(|w| format!("guestinfo: {w}")));
+        if data.vendordata.is_some() {
+            out.warnings.push(
+                "guestinfo: vendordata is not used by vmcust (it is cloud-init's vendor \
+                 configuration); it is left on the host"
+                    .to_string(),
+            );
+        }
+        out.customization = data.customization;
+        out.user_data = data.userdata;
+        out.redact = data.metadata.redact.clone();
+        out.wait_on_network = Some(data.metadata.wait_on_network);
+        Ok(vec![out])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,8 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use vmcust_imc::{BootProto, DomainName, Ipv4Mode, Nic, Spec};
 
 use super::field::{field, host_and_domain};
+use super::{metadata, Door, Source, SourceData};
+use crate::failure::{Failure, FailureKind};
 use crate::model::{
     Customization, Dns, Gateway, HardwareClock, Identity, InstanceId, Interface, InterfaceId,
     InvalidValue, Ipv4Config, Ipv6Config, NameServer, Network, NicAddr4, NicAddr6, RootPassword,
@@ -203,4 +205,153 @@ fn default_routes(nics: &[Nic]) -> Result<Vec<Vec<Route>>, InvalidValue> {
         .collect();
     add(v6, "::/0".parse().expect("valid prefix"))?;
     Ok(out)
+}
+
+/// Largest companion file read next to a spec (raw cloud-init metadata, user-data).
+pub const MAX_COMPANION_FILE: u64 = 16 * 1024 * 1024;
+
+/// A vSphere spec and where its companion files are.
+pub struct ImcInput {
+    /// The validated spec.
+    pub parsed: vmcust_imc::Parsed,
+    /// The directory the spec's companion files are in (the pending copy at boot, the
+    /// spec's own directory on the command line).
+    pub dir: std::path::PathBuf,
+    /// The spec's name in messages (`cust.cfg` at boot, the path given on the command line).
+    pub name: String,
+}
+
+/// What a vSphere spec asks of the boot engine besides the customization itself.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ImcOptions {
+    /// `POST-GC-STATUS`: report progress in `guestinfo.gc.status`.
+    pub post_gc_status: bool,
+    /// `DEFAULT-RUN-POST-CUST-SCRIPT`: run scripts when tools.conf does not say.
+    pub default_run_post_cust_script: bool,
+    /// The spec carries raw cloud-init data instead of a traditional customization.
+    pub raw_cloud_init: bool,
+}
+
+/// The vSphere guest customization spec: the pending copy of what open-vm-tools handed
+/// over at boot (the early stage takes it in and validates it first), `--imc FILE` on the
+/// command line.
+pub struct Imc;
+
+impl Source for Imc {
+    fn names(&self) -> &'static [&'static str] {
+        &["imc"]
+    }
+
+    fn describe(&self) -> &'static str {
+        "the vSphere guest customization spec (cust.cfg), an explicit request made for this clone"
+    }
+
+    fn read(&self, door: &mut Door) -> Result<Vec<SourceData>, Failure> {
+        let Some(imc) = door.imc.take() else {
+            return Ok(Vec::new());
+        };
+        read_spec(imc).map(|d| vec![d])
+    }
+}
+
+fn read_spec(imc: ImcInput) -> Result<SourceData, Failure> {
+    let spec = &imc.parsed.spec;
+    let mut data = SourceData::new("imc", imc.name.clone());
+    data.warnings.extend(
+        imc.parsed
+            .warnings
+            .iter()
+            .map(|w| format!("{}: {w}", imc.name)),
+    );
+    if let (Some(line), Some(_)) = (spec.datetime.timezone_line, &spec.datetime.timezone) {
+        data.places.push((
+            "time-zone",
+            format!("{}: line {line}: [DATETIME] TIMEZONE", imc.name),
+        ));
+    }
+    let raw = spec.kind() == vmcust_imc::SpecKind::RawCloudInit;
+    data.imc = Some(ImcOptions {
+        post_gc_status: spec.misc.post_gc_status,
+        default_run_post_cust_script: spec.misc.default_run_post_cust_script,
+        raw_cloud_init: raw,
+    });
+    if !raw {
+        data.customization = customization(spec)?;
+        return Ok(data);
+    }
+    // Raw cloud-init data: the metadata file is applied like guestinfo metadata, the
+    // user-data kept for the late stage (cloud-init reference §5.6).
+    let md_name = spec
+        .cloudinit
+        .metadata
+        .as_ref()
+        .map_or("metadata", |f| f.as_str());
+    let text = read_companion(&imc.dir, md_name, FailureKind::MetadataMissing)?;
+    let bad_meta =
+        |e: metadata::MetadataError| Failure::new(FailureKind::MetadataFormat, e.to_string());
+    let md = metadata::parse(md_name, &text).map_err(bad_meta)?;
+    let (mut c, warnings) = metadata::customization(md_name, &md).map_err(bad_meta)?;
+    if c.instance_id.is_none() {
+        if let Some(id) = &spec.misc.instance_id {
+            c.instance_id =
+                Some(InstanceId::parse(id).map_err(|e| {
+                    Failure::invalid(format!("{}: [MISC] INSTANCE-ID: {e}", imc.name))
+                })?);
+        }
+    }
+    data.warnings
+        .extend(warnings.into_iter().map(|w| format!("{md_name}: {w}")));
+    if let Some(name) = &spec.cloudinit.userdata {
+        let ud = read_companion(&imc.dir, name.as_str(), FailureKind::UserDataMissing)?;
+        data.user_data = Some(ud.replace('\r', "").into_bytes());
+    }
+    data.raw_metadata = Some(text.into_bytes());
+    data.customization = c;
+    Ok(data)
+}
+
+/// At most `cap` bytes of the file at `path`: `Ok(None)` when it does not exist, an error
+/// of kind `FileTooLarge` when it is longer.
+fn read_capped(path: &std::path::Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read as _;
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut bytes = Vec::new();
+    file.take(cap + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap {
+        return Err(std::io::ErrorKind::FileTooLarge.into());
+    }
+    Ok(Some(bytes))
+}
+
+/// A companion file of the spec as text, bounded in size; missing is `missing`.
+fn read_companion(
+    dir: &std::path::Path,
+    name: &str,
+    missing: FailureKind,
+) -> Result<String, Failure> {
+    let path = dir.join(name);
+    let bytes = match read_capped(&path, MAX_COMPANION_FILE) {
+        Ok(Some(b)) => b,
+        Ok(None) => {
+            return Err(Failure::new(
+                missing,
+                format!(
+                    "{name} is not in the customization package (looked in {})",
+                    dir.display()
+                ),
+            ))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+            return Err(Failure::new(
+                missing,
+                format!("{name} is larger than {MAX_COMPANION_FILE} bytes"),
+            ))
+        }
+        Err(e) => return Err(Failure::io(format!("reading {}: {e}", path.display()))),
+    };
+    String::from_utf8(bytes).map_err(|_| Failure::new(missing, format!("{name} is not UTF-8 text")))
 }

@@ -1,63 +1,54 @@
-//! One customization from several sources, with a fixed precedence and a record of which
-//! source each field came from.
-//!
-//! Precedence, highest first: the vSphere spec (`cust.cfg`, an explicit request made for
-//! this clone), the OVF environment (set at deployment), the local seed its `seedfrom`
-//! names, guestinfo metadata (set on the VM, persistent across boots). Each field is taken from the highest source that sets
-//! it; the network is one field (interfaces are never mixed across sources).
+//! One customization from several sources, with each field taken from the highest source
+//! that sets it ([`super::registry`]'s order) and a record of which source that was.
+//! User-data, vendor-data, raw metadata, the guestinfo keys to redact and
+//! `wait-on-network` are fields too: no source's data is mixed with another's within a
+//! field (the network is one field: interfaces are never mixed across sources).
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
+use super::{registry, SourceData, UserData};
 use crate::model::Customization;
 
-/// Where a customization came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SourceKind {
-    /// The vSphere guest customization spec.
-    Imc,
-    /// The OVF environment.
-    Ovf,
-    /// The local seed directory an OVF `seedfrom` property names.
-    OvfSeed,
-    /// guestinfo metadata.
-    Guestinfo,
-}
-
-impl SourceKind {
-    /// The source's name in records and output.
-    pub fn name(self) -> &'static str {
-        match self {
-            SourceKind::Imc => "imc",
-            SourceKind::Ovf => "ovf",
-            SourceKind::OvfSeed => "ovfseed",
-            SourceKind::Guestinfo => "guestinfo",
-        }
-    }
-}
-
 /// The merged customization and each field's source.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default)]
 pub struct Merged {
     /// The customization to apply.
     pub customization: Customization,
     /// Field name → the source it came from.
-    pub origins: BTreeMap<&'static str, SourceKind>,
+    pub origins: BTreeMap<&'static str, &'static str>,
+    /// User-data, from the highest source that has some.
+    pub user_data: Option<UserData>,
+    /// Vendor-data, from the highest source that has some.
+    pub vendor_data: Option<UserData>,
+    /// Raw cloud-init metadata, from the highest source that has some.
+    pub raw_metadata: Option<Vec<u8>>,
+    /// The guestinfo keys to redact, from the highest source that lists some.
+    pub redact: Vec<String>,
+    /// `wait-on-network`, from the highest source that has it.
+    pub wait_on_network: Option<super::metadata::WaitOnNetwork>,
+    /// The exact place of each field taken, when its source knew one.
+    pub places: BTreeMap<&'static str, String>,
 }
 
-/// Merges `sources`; the order does not matter, precedence comes from [`SourceKind`].
-pub fn merge(mut sources: Vec<(SourceKind, Customization)>) -> Merged {
-    sources.sort_by_key(|(k, _)| *k);
+/// Merges `sources`; their order does not matter, precedence comes from the registry.
+pub fn merge(mut sources: Vec<SourceData>) -> Merged {
+    sources.sort_by_key(|s| registry::rank(s.source));
     let mut m = Merged::default();
     // Lowest precedence first, so higher sources overwrite.
-    for (kind, c) in sources.into_iter().rev() {
+    for s in sources.into_iter().rev() {
+        let kind = s.source;
+        let c = s.customization;
         let out = &mut m.customization;
         let origins = &mut m.origins;
+        let places = &mut m.places;
+        let own_places = s.places;
         let mut take = |name: &'static str, present: bool| {
             if present {
                 origins.insert(name, kind);
+                places.remove(name);
+                if let Some((_, p)) = own_places.iter().find(|(f, _)| *f == name) {
+                    places.insert(name, p.clone());
+                }
             }
             present
         };
@@ -92,6 +83,21 @@ pub fn merge(mut sources: Vec<(SourceKind, Customization)>) -> Merged {
         if take("custom-script", c.custom_script.is_some()) {
             out.custom_script = c.custom_script;
         }
+        if take("user-data", s.user_data.is_some()) {
+            m.user_data = s.user_data.map(|bytes| UserData { bytes, from: kind });
+        }
+        if take("vendor-data", s.vendor_data.is_some()) {
+            m.vendor_data = s.vendor_data.map(|bytes| UserData { bytes, from: kind });
+        }
+        if take("raw-metadata", s.raw_metadata.is_some()) {
+            m.raw_metadata = s.raw_metadata;
+        }
+        if take("redact", !s.redact.is_empty()) {
+            m.redact = s.redact;
+        }
+        if take("wait-on-network", s.wait_on_network.is_some()) {
+            m.wait_on_network = s.wait_on_network;
+        }
     }
     m
 }
@@ -101,48 +107,80 @@ mod tests {
     use super::*;
     use crate::model::{Identity, Network};
 
-    fn with(host: Option<&str>, tz: Option<&str>, net: bool) -> Customization {
-        Customization {
-            identity: Identity {
-                host_name: host.map(|h| crate::model::HostName::parse(h).unwrap()),
-                time_zone: tz.map(|t| crate::model::Timezone::parse(t).unwrap()),
+    fn with(
+        source: &'static str,
+        host: Option<&str>,
+        tz: Option<&str>,
+        net: bool,
+        ud: Option<&str>,
+    ) -> SourceData {
+        SourceData {
+            customization: Customization {
+                identity: Identity {
+                    host_name: host.map(|h| crate::model::HostName::parse(h).unwrap()),
+                    time_zone: tz.map(|t| crate::model::Timezone::parse(t).unwrap()),
+                    ..Default::default()
+                },
+                network: net.then(Network::default),
                 ..Default::default()
             },
-            network: net.then(Network::default),
-            ..Default::default()
+            user_data: ud.map(|u| u.as_bytes().to_vec()),
+            ..SourceData::new(source, source)
         }
     }
 
     #[test]
     fn higher_sources_win_field_by_field() {
         let m = merge(vec![
-            (SourceKind::Guestinfo, with(Some("gi"), Some("UTC"), true)),
-            (SourceKind::Imc, with(Some("imc"), None, false)),
-            (
-                SourceKind::Ovf,
-                with(Some("ovf"), Some("Europe/Berlin"), false),
+            with("guestinfo", Some("gi"), Some("UTC"), true, Some("#!gi")),
+            with("imc", Some("imc"), None, false, None),
+            with(
+                "ovf",
+                Some("ovf"),
+                Some("Europe/Berlin"),
+                false,
+                Some("#!ovf"),
             ),
         ]);
+        let id = &m.customization.identity;
+        assert_eq!(id.host_name.as_ref().map(|v| v.as_str()), Some("imc"));
         assert_eq!(
-            m.customization
-                .identity
-                .host_name
-                .as_ref()
-                .map(|v| v.as_str()),
-            Some("imc")
-        );
-        assert_eq!(
-            m.customization
-                .identity
-                .time_zone
-                .as_ref()
-                .map(|v| v.as_str()),
+            id.time_zone.as_ref().map(|v| v.as_str()),
             Some("Europe/Berlin")
         );
         assert!(m.customization.network.is_some());
-        assert_eq!(m.origins["host-name"], SourceKind::Imc);
-        assert_eq!(m.origins["time-zone"], SourceKind::Ovf);
-        assert_eq!(m.origins["network"], SourceKind::Guestinfo);
+        assert_eq!(m.origins["host-name"], "imc");
+        assert_eq!(m.origins["time-zone"], "ovf");
+        assert_eq!(m.origins["network"], "guestinfo");
+        assert_eq!(m.origins["user-data"], "ovf");
+        assert_eq!(m.user_data.unwrap().bytes, b"#!ovf");
         assert!(!m.origins.contains_key("root-password"));
+    }
+
+    /// User-data follows the same precedence as every field: a spec's raw user-data beats
+    /// the OVF environment's, whatever order they are read in (issue 17: `plan --imc
+    /// raw.cfg --ovf env.xml` took the OVF user-data).
+    #[test]
+    fn user_data_follows_precedence_not_reading_order() {
+        for order in [[0, 1], [1, 0]] {
+            let both = [
+                with("imc", None, None, false, Some("#!imc")),
+                with("ovf", None, None, false, Some("#!ovf")),
+            ];
+            let m = merge(order.iter().map(|&i| both[i].clone()).collect());
+            assert_eq!(m.user_data.as_ref().unwrap().from, "imc");
+            assert_eq!(m.user_data.unwrap().bytes, b"#!imc");
+        }
+    }
+
+    #[test]
+    fn a_field_place_comes_with_the_field() {
+        let mut imc = with("imc", None, Some("UTC"), false, None);
+        imc.places.push(("time-zone", "cust.cfg: line 3".into()));
+        let ovf = with("ovf", None, Some("Europe/Paris"), false, None);
+        let m = merge(vec![ovf.clone(), imc]);
+        assert_eq!(m.places["time-zone"], "cust.cfg: line 3");
+        let m = merge(vec![ovf]);
+        assert!(!m.places.contains_key("time-zone"));
     }
 }

@@ -10,6 +10,8 @@ use vmcust_ovf::Environment;
 use super::appliance::PropertyMap;
 use super::field::{field, host_and_domain};
 use super::netconfig;
+use super::ovf_locate::read_path;
+use crate::failure::Failure;
 use crate::model::{
     Customization, Identity, InstanceId, InvalidValue, RootPassword, Secret, SeedLocation, SshKey,
 };
@@ -122,6 +124,104 @@ pub fn from_environment(
     }
     data.customization = c;
     Ok(data)
+}
+
+/// The OVF environment: a seed file, `guestinfo.ovfEnv` (when guestinfo may be read) or an
+/// OVF transport CD at boot, `--ovf FILE|ISO` on the command line; with the local seed
+/// its `seedfrom` names (`ovfseed`: its metadata ranks below the environment, its
+/// user-data replaces the environment's, as in cloud-init).
+pub struct Ovf;
+
+impl super::Source for Ovf {
+    fn names(&self) -> &'static [&'static str] {
+        &["ovf", "ovfseed"]
+    }
+
+    fn describe(&self) -> &'static str {
+        "the OVF environment (seed file, guestinfo.ovfEnv, OVF transport CD), set at deployment; then the local seed its seedfrom names"
+    }
+
+    fn read(&self, door: &mut super::Door) -> Result<Vec<super::SourceData>, Failure> {
+        let found = match &door.given {
+            Some(given) => match &given.ovf {
+                Some(path) => Some(read_path(path).map_err(|e| Failure::of(&e))?),
+                None => None,
+            },
+            None => super::ovf_locate::locate(
+                door.root,
+                door.rpc
+                    .as_mut()
+                    .map(|r| &mut **r as &mut dyn crate::host::GuestRpc),
+            )
+            .map_err(|e| Failure::of(&e))?,
+        };
+        let Some(env) = found else {
+            return Ok(Vec::new());
+        };
+        let place = format!("the OVF environment ({})", env.origin);
+        let parsed = vmcust_ovf::parse(&env.xml).map_err(|e| {
+            let hint = match super::sniff::hint(&env.xml, super::sniff::Kind::OvfEnvironment) {
+                Some(h) => format!("\n{}: {h}", env.origin),
+                None => String::new(),
+            };
+            Failure::invalid(format!("OVF environment from {}: {e}{hint}", env.origin))
+        })?;
+        let map = door.mapping.load(door.root)?;
+        let data = from_environment(&parsed, map.as_ref())
+            .map_err(|e| Failure::invalid(format!("OVF environment from {}: {e}", env.origin)))?;
+        let mut out = super::SourceData::new("ovf", place);
+        out.warnings.extend(
+            data.warnings
+                .iter()
+                .map(|w| format!("OVF environment: {w}")),
+        );
+        out.places
+            .push(("time-zone", "OVF environment: time zone".into()));
+        out.customization = data.customization;
+        out.user_data = data.userdata;
+        let mut all = vec![out];
+        if let Some(seed) = &data.seedfrom {
+            match seed.local_dir() {
+                Some(dir) => {
+                    let seed = read_seed(door.root, std::path::Path::new(dir))?;
+                    if seed.user_data.is_some() {
+                        all[0].user_data = None;
+                    }
+                    all.push(seed);
+                }
+                None => all[0].warnings.push(format!(
+                    "OVF seedfrom {seed} is not followed: vmcust reads only local file:// seeds"
+                )),
+            }
+        }
+        Ok(all)
+    }
+}
+
+/// The local seed an OVF `seedfrom` names, read from the root.
+fn read_seed(
+    root: &crate::root::Root,
+    dir: &std::path::Path,
+) -> Result<super::SourceData, Failure> {
+    let read = |name: &str| {
+        root.read(&dir.join(name))
+            .map_err(|e| Failure::io(format!("reading {}: {e}", dir.join(name).display())))
+    };
+    let mut out = super::SourceData::new("ovfseed", format!("the OVF seed {}", dir.display()));
+    out.places.push(("time-zone", "OVF seed: time zone".into()));
+    if let Some(md) = read("meta-data")? {
+        let key = "seedfrom meta-data";
+        let text = String::from_utf8(md)
+            .map_err(|_| Failure::invalid(format!("{key} is not UTF-8 text")))?;
+        let md = super::metadata::parse(key, &text).map_err(|e| Failure::invalid(e.to_string()))?;
+        let (c, warnings) = super::metadata::customization(key, &md)
+            .map_err(|e| Failure::invalid(e.to_string()))?;
+        out.warnings
+            .extend(warnings.into_iter().map(|w| format!("{key}: {w}")));
+        out.customization = c;
+    }
+    out.user_data = read("user-data")?;
+    Ok(out)
 }
 
 #[cfg(test)]

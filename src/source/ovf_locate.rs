@@ -50,6 +50,16 @@ pub enum OvfOrigin {
     },
 }
 
+impl std::fmt::Display for OvfOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OvfOrigin::File { path } => write!(f, "{}", path.display()),
+            OvfOrigin::Guestinfo => f.write_str(OVF_ENV),
+            OvfOrigin::Iso { path, file, .. } => write!(f, "{} on {}", file, path.display()),
+        }
+    }
+}
+
 /// An OVF environment document and where it came from.
 #[derive(Debug, Clone)]
 pub struct FoundEnv {

@@ -14,7 +14,6 @@ use vmcust_imc::ZoneList;
 use crate::facts::ZONEINFO_DIR;
 use crate::model::{InvalidValue, Timezone};
 use crate::root::Root;
-use crate::source::merge::SourceKind;
 
 /// Largest zone list file read (Debian's tzdata.zi is about 110 KiB).
 const MAX_ZONE_LIST: u64 = 2 * 1024 * 1024;
@@ -59,29 +58,6 @@ pub fn check(root: &Root, zone: &Timezone, place: &str) -> Result<(), InvalidVal
         format!("{place} = {}", crate::model::quote(zone.as_str())),
         why,
     ))
-}
-
-/// [`check`] for the merged time zone, the place named by the source it came from (and
-/// the spec's line when it came from a cust.cfg).
-pub fn check_merged(
-    root: &Root,
-    zone: Option<&Timezone>,
-    from: Option<SourceKind>,
-    spec_line: Option<usize>,
-) -> Result<(), InvalidValue> {
-    let Some(zone) = zone else {
-        return Ok(());
-    };
-    let place = match (from, spec_line) {
-        (Some(SourceKind::Imc), Some(line)) => {
-            format!("cust.cfg: line {line}: [DATETIME] TIMEZONE")
-        }
-        (Some(SourceKind::Ovf), _) => "OVF environment: time zone".to_string(),
-        (Some(SourceKind::OvfSeed), _) => "OVF seed: time zone".to_string(),
-        (Some(kind), _) => format!("{}: time zone", kind.name()),
-        (None, _) => "time zone".to_string(),
-    };
-    check(root, zone, &place)
 }
 
 #[cfg(test)]
@@ -156,7 +132,7 @@ mod tests {
         for (files, zone, want) in rows {
             let (_dir, root) = root_with(*files);
             let tz = Timezone::parse(zone).unwrap();
-            let got = check_merged(&root, Some(&tz), Some(SourceKind::Imc), Some(7));
+            let got = check(&root, &tz, "cust.cfg: line 7: [DATETIME] TIMEZONE");
             match (got, want) {
                 (Ok(()), None) => {}
                 (Err(e), Some(words)) => {
