@@ -146,7 +146,6 @@ pub fn known_keys() -> Vec<(&'static str, &'static str)> {
 }
 
 const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
-const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig, suse or eni";
 const LEVEL_VALUES: &str = "error, warn, info, debug or trace";
 
 /// Reads the settings from `root`'s [`SETTINGS_PATH`]. A missing file gives the defaults
@@ -429,9 +428,12 @@ fn parse_renderer(value: &str) -> Result<Option<Renderer>, String> {
     if value.eq_ignore_ascii_case("auto") {
         return Ok(None);
     }
-    <Renderer as clap::ValueEnum>::from_str(value, true)
-        .map(Some)
-        .map_err(|_| format!("invalid value {value:?}, default kept; use {RENDERER_VALUES}"))
+    Renderer::from_name(value).map(Some).ok_or_else(|| {
+        format!(
+            "invalid value {value:?}, default kept; use auto or one of {}",
+            crate::plan::network::renderers::names()
+        )
+    })
 }
 
 /// A user name as `useradd` accepts it by default, so a typo cannot become a path.
@@ -665,7 +667,10 @@ mod tests {
             (
                 "[network]\nrenderer = wicked",
                 2,
-                &["renderer", "auto, netplan, networkd"],
+                &[
+                    "renderer",
+                    "auto or one of netplan, networkmanager, networkd",
+                ],
             ),
             (
                 "\n[ssh]\nuser = ../etc",

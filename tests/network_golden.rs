@@ -5,13 +5,13 @@
 
 mod support;
 
-use support::network::{render_tree, specs, RENDERERS};
+use support::network::{render_tree, renderers, specs};
 use support::{check_golden_tree, files, repo};
 
 #[test]
 fn every_spec_and_renderer_matches_its_golden_tree() {
     for (spec, net) in specs() {
-        for renderer in RENDERERS {
+        for renderer in renderers() {
             let tree = render_tree(&net, renderer);
             let golden = repo()
                 .join("tests/golden/network")

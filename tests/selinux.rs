@@ -410,6 +410,15 @@ fn labelled_root() -> tempfile::TempDir {
     let root = support::scratch_root();
     let p = root.path();
     support::copy_tree(&support::repo().join("tests/data/selinux"), p);
+    // netplan named by the settings file rather than found in /etc/netplan: the
+    // directory is then one vmcust creates, which must get the policy's label.
+    fs::remove_dir_all(p.join("etc/netplan")).unwrap();
+    fs::create_dir_all(p.join("etc/vmcust")).unwrap();
+    fs::write(
+        p.join("etc/vmcust/vmcust.conf"),
+        "[network]\nrenderer = netplan\n",
+    )
+    .unwrap();
     for (path, t) in [
         ("", "root_t"),
         ("etc", "etc_t"),

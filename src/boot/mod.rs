@@ -90,9 +90,13 @@ impl Context<'_> {
         self.platform.instance_id_or_default()
     }
 
-    /// How to plan: the settings' renderer and SSH user.
+    /// How to plan: the settings' renderer, SSH user and clone hygiene, and whether the
+    /// network is up already (then the plan's network reload asks the stack to take the
+    /// new files).
     pub fn options(&self) -> crate::engine::customize::Options<'_> {
-        crate::engine::customize::Options::from_settings(&self.settings, None)
+        let mut opts = crate::engine::customize::Options::from_settings(&self.settings, None);
+        opts.network_up = self.reconfigure_network;
+        opts
     }
 }
 

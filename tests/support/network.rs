@@ -10,21 +10,18 @@ use std::process::Command;
 use vmcust::apply::apply;
 use vmcust::facts::NetworkFacts;
 use vmcust::model::{Ipv4Config, Ipv6Config, Network};
+use vmcust::plan::network::renderers::TABLE;
 use vmcust::plan::network::{plan_network, Renderer};
 use vmcust::plan::{Action, Plan};
 use vmcust::root::Root;
 
 use super::{files, repo, run};
 
-/// Every renderer, in the order the docs list them.
-pub const RENDERERS: [Renderer; 6] = [
-    Renderer::Netplan,
-    Renderer::Networkd,
-    Renderer::NetworkManager,
-    Renderer::Sysconfig,
-    Renderer::Eni,
-    Renderer::Suse,
-];
+/// Every renderer, in the renderer table's order: a new entry is tested by every test
+/// that goes through them all.
+pub fn renderers() -> impl Iterator<Item = Renderer> {
+    TABLE.iter().map(|e| e.renderer)
+}
 
 /// The bundled example specs that configure a network, by file stem.
 pub fn specs() -> Vec<(String, Network)> {
