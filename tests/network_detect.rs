@@ -3,14 +3,14 @@
 //! template's leftover configuration aside (never deleting it), `/etc/resolv.conf`
 //! handling, and the error for a MAC no device has.
 
-mod network_support;
 mod support;
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use network_support::{apply_keeping_originals, files, specs};
+use support::files;
+use support::network::{apply_keeping_originals, specs};
 use vmcust::apply::{apply, Change};
 use vmcust::facts::NetworkFacts;
 use vmcust::model::Network;
@@ -499,7 +499,7 @@ fn root_for_dhcp_spec() -> tempfile::TempDir {
 }
 
 fn dhcp_spec() -> String {
-    network_support::repo()
+    support::repo()
         .join("examples/specs/dhcp.cfg")
         .display()
         .to_string()
@@ -619,7 +619,7 @@ fn a_boot_on_a_root_with_no_stack_fails_and_changes_nothing() {
     fs::remove_file(vm.path("/usr/sbin/netplan")).unwrap();
     let etc = support::snapshot(&vm.path("/etc"));
     vm.hand_over(
-        &fs::read_to_string(network_support::repo().join("examples/specs/dhcp.cfg")).unwrap(),
+        &fs::read_to_string(support::repo().join("examples/specs/dhcp.cfg")).unwrap(),
         &[],
     );
     let out = vm.run("early");

@@ -3,9 +3,9 @@
 //! (with metrics) and DNS the model asked for — so no renderer drops a gateway, a
 //! second address or a name server another one keeps.
 
-mod network_support;
+mod support;
 
-use network_support::{example_names, expected, parse, render_tree, renderers, specs};
+use support::network::{example_names, expected, parse, render_tree, renderers, specs};
 
 #[test]
 fn every_renderer_writes_the_same_addresses_routes_and_dns() {

@@ -140,6 +140,7 @@ fn insert_cd(vm: &Vm, xml: &str) {
     fs::write(dir.path().join("ovf-env.xml"), xml).unwrap();
     let dev = vm.path("/dev");
     fs::create_dir_all(&dev).unwrap();
+    support::require_tool("xorriso", "xorriso");
     let out = Command::new("xorriso")
         .args([
             "-as", "mkisofs", "-quiet", "-J", "-R", "-V", "OVF ENV", "-o",

@@ -29,7 +29,7 @@ use crate::scripts::run::{run_script_in, Limits, Outcome, Phase};
 use crate::settings::Settings;
 
 /// The two boot stages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stage {
     /// Before networking: identity, network, password, pre-script, report.

@@ -282,6 +282,9 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
             renderer: renderer.as_ref().map(|r| r.renderer),
         },
     )?;
+    if let Some(action) = wait_on_network_record(root, g) {
+        plan.actions.push(action);
+    }
     if let Some(host) = &c.identity.host_name {
         plan.actions.push(Action::SetHostname {
             name: host.short().to_string(),
@@ -323,6 +326,25 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         steps,
         renderer,
         network_matches,
+    })
+}
+
+/// The write of the late stage's `wait-on-network` record
+/// ([`crate::boot::late::WAIT_ON_NETWORK`]) when it differs from what `g` asks (the
+/// guestinfo metadata's families; any address without one), so the late stage waits for
+/// this customization's families and never for an earlier one's.
+fn wait_on_network_record(root: &Root, g: &Gathered) -> Option<Action> {
+    use crate::host::addresses::Wait;
+    let wanted: Wait = g.wait_on_network.map(Wait::from).unwrap_or_default();
+    if crate::boot::late::read_wait_on_network(root) == wanted {
+        return None;
+    }
+    Some(Action::WriteFile {
+        path: crate::boot::late::WAIT_ON_NETWORK.into(),
+        mode: 0o644,
+        contents: crate::plan::Contents::text(wanted.record()),
+        purpose: "the address families the late stage waits for before publishing the \
+                  guest's addresses (guestinfo metadata wait-on-network)",
     })
 }
 
