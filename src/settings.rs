@@ -168,13 +168,6 @@ pub fn load(root: &Root) -> (Settings, Vec<Warning>) {
     }
 }
 
-/// The UTF-8 text of `path` under `root`, read only up to `max` bytes (more is an error);
-/// `None` when there is no such file. [`Root::read_text_capped`] under its older name,
-/// kept for `src/source/timezone.rs` (switched to the `Root` method at merge).
-pub fn read_capped_text(root: &Root, path: &Path, max: u64) -> std::io::Result<Option<String>> {
-    root.read_text_capped(path, max, "configuration file")
-}
-
 /// Parses settings text; `file` is only used in the warnings.
 pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
     let mut settings = Settings::default();

@@ -256,7 +256,7 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
         VmwareCustomization::Unset => None,
     };
     let cloud_init = match &real {
-        None if coexist::is_vmcust_persona(&root) => {
+        None if coexist::is_vmcust_stand_in(&root) => {
             "vmcust's stand-in (no real cloud-init installed)".to_string()
         }
         None => "absent: open-vm-tools will not hand a spec to vmcust; install the package \

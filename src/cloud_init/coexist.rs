@@ -79,13 +79,6 @@ pub fn is_vmcust_stand_in(root: &Root) -> bool {
     }
 }
 
-/// [`is_vmcust_stand_in`] under its older name, kept only for `src/cli/detect.rs` (which
-/// another change owns); removed when that call is switched at merge.
-#[doc(hidden)]
-pub fn is_vmcust_persona(root: &Root) -> bool {
-    is_vmcust_stand_in(root)
-}
-
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
