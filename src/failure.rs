@@ -2,7 +2,7 @@
 //! knowing its exit status, the code vCenter gets in `deployPkg.update.state`, and the
 //! text for `guestinfo.gc.status`. Every command and both boot stages end through it, so
 //! the same fault gives the same exit status and the same status to the host wherever it
-//! happens (`docs/exit-codes.md` is tested against [`FailureKind::ALL`]).
+//! happens (`docs/vcenter.md`'s failure table is tested against [`FailureKind::ALL`]).
 
 use crate::report::Code;
 
@@ -284,6 +284,29 @@ mod tests {
                     || k.gc_text().contains("not allowed"),
                 "{k:?}"
             );
+        }
+    }
+
+    /// docs/vcenter.md's failure table lists every kind, in order, with its exit status,
+    /// state code and gc.status text.
+    #[test]
+    fn the_docs_failure_table_follows_the_code() {
+        let doc = include_str!("../docs/vcenter.md");
+        let rows: Vec<Vec<String>> = doc
+            .split("<!-- failures -->")
+            .nth(1)
+            .expect("docs/vcenter.md has a <!-- failures --> table")
+            .lines()
+            .skip(3) // the rest of the marker's line, the header, the rule
+            .take_while(|l| l.starts_with('|'))
+            .map(|l| l.split('|').map(|c| c.trim().to_string()).collect())
+            .collect();
+        assert_eq!(rows.len(), FailureKind::ALL.len());
+        for (row, kind) in rows.iter().zip(FailureKind::ALL) {
+            assert_eq!(row[1], format!("`{}`", kind.name()));
+            assert_eq!(row[2], kind.exit_code().to_string(), "{kind:?}");
+            assert_eq!(row[3], (kind.code() as u16).to_string(), "{kind:?}");
+            assert_eq!(row[4], kind.gc_text(), "{kind:?}");
         }
     }
 

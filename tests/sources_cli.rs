@@ -59,6 +59,7 @@ fn ovf_from_an_iso_image_built_by_xorriso() {
     )
     .unwrap();
     let iso = dir.path().join("ovf.iso");
+    support::require_tool("xorriso", "xorriso");
     let status = Command::new("xorriso")
         .args([
             "-as", "mkisofs", "-quiet", "-V", "OVF ENV", "-J", "-R", "-o",
@@ -303,4 +304,91 @@ fn key_lists_with_comment_lines_are_read_by_every_source() {
             "{name}: {where_:?} not in {err}"
         );
     }
+}
+
+/// User-data follows the sources' precedence, not the order they are read in: a spec's
+/// raw cloud-init user-data wins over the OVF environment's (issue 17: `plan --imc raw.cfg
+/// --ovf env.xml` took the OVF user-data).
+#[test]
+fn a_specs_user_data_beats_the_ovf_environments() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("cust.cfg"),
+        "[CLOUDINIT]\nMETADATA = md.yaml\nUSERDATA = ud.txt\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("md.yaml"), "instance-id: raw-1\n").unwrap();
+    fs::write(dir.path().join("ud.txt"), "#!/bin/sh\necho from-imc\n").unwrap();
+    use base64::Engine as _;
+    let ovf_ud = base64::engine::general_purpose::STANDARD.encode("#!/bin/sh\necho from-ovf\n");
+    fs::write(
+        dir.path().join("env.xml"),
+        support::ovf_env(&[("instance-id", "ovf-1"), ("user-data", &ovf_ud)]),
+    )
+    .unwrap();
+    let imc = dir.path().join("cust.cfg");
+    let ovf = dir.path().join("env.xml");
+    let out = vmcust(&[
+        "show",
+        "--imc",
+        imc.to_str().unwrap(),
+        "--ovf",
+        ovf.to_str().unwrap(),
+    ]);
+    let v = json(&out);
+    assert_eq!(v["origins"]["user-data"], "imc", "{v}");
+    assert_eq!(v["origins"]["instance-id"], "imc", "{v}");
+    let root = scratch_root();
+    let out = vmcust(&[
+        "plan",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--format",
+        "json",
+        "--imc",
+        imc.to_str().unwrap(),
+        "--ovf",
+        ovf.to_str().unwrap(),
+    ]);
+    let v = json(&out);
+    assert_eq!(v["boot"]["user_data"]["from"], "imc", "{v}");
+}
+
+/// The same fault gives the same exit status from `plan` as from a boot stage: a root
+/// whose /etc/hosts is a directory cannot be read, which is I/O (74) both ways, and the
+/// boot tells vCenter `4 100` (issue 17: it was 65 from `plan` and 1 at boot).
+#[test]
+fn an_unreadable_root_file_is_io_from_plan_and_from_run() {
+    let spec = "[NETWORK]\nHOSTNAME = web01\n";
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("cust.cfg");
+    fs::write(&cfg, spec).unwrap();
+    let root = scratch_root();
+    let _ = fs::remove_file(root.path().join("etc/hosts"));
+    fs::create_dir_all(root.path().join("etc/hosts")).unwrap();
+    let plan = vmcust(&[
+        "plan",
+        "--root",
+        root.path().to_str().unwrap(),
+        cfg.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        plan.status.code(),
+        Some(74),
+        "{}",
+        String::from_utf8_lossy(&plan.stderr)
+    );
+    let vm = support::vm::Vm::new();
+    let _ = fs::remove_file(vm.path("/etc/hosts"));
+    fs::create_dir_all(vm.path("/etc/hosts")).unwrap();
+    vm.hand_over(spec, &[]);
+    let run = vm.run("early");
+    assert_eq!(
+        run.status.code(),
+        plan.status.code(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let last = vm.final_state().unwrap_or_default();
+    assert!(last.starts_with("deployPkg.update.state 4 100 "), "{last}");
 }
