@@ -100,6 +100,7 @@ fn tree(dir: &Path, files: &[(String, String)]) -> PathBuf {
 
 /// An ISO9660 image with Rock Ridge and Joliet names, made by genisoimage.
 fn iso(dir: &Path, label: &str, files: &[(String, String)]) -> PathBuf {
+    support::require_tool("genisoimage", "genisoimage");
     let top = tree(dir, files);
     let out = dir.join(format!("{label}.iso"));
     let status = Command::new("genisoimage")
@@ -115,6 +116,9 @@ fn iso(dir: &Path, label: &str, files: &[(String, String)]) -> PathBuf {
 
 /// A vfat image (no partition table) made by mkfs.vfat, filled by mtools.
 fn vfat(dir: &Path, label: &str, files: &[(String, String)]) -> PathBuf {
+    support::require_tool("mkfs.vfat", "dosfstools");
+    support::require_tool("mmd", "mtools");
+    support::require_tool("mcopy", "mtools");
     let top = tree(dir, files);
     let out = dir.join(format!("{label}.img"));
     fs::File::create(&out)
@@ -405,7 +409,6 @@ fn seed_directories_and_foreign_images() {
 /// origins and warnings) for a few documents of each kind.
 #[test]
 fn goldens_of_parsed_seeds() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     let cases: Vec<(&str, Vec<(String, String)>)> = vec![
         ("configdrive-static", config_drive(&meta_data("g-1", "g.example.com"), Some(&network_data()))),
         (
@@ -451,19 +454,7 @@ fn goldens_of_parsed_seeds() {
         .unwrap()
         .replace(&top.display().to_string(), "SEED")
             + "\n";
-        let path = golden_dir.join(format!("{name}.json"));
-        if update {
-            fs::create_dir_all(&golden_dir).unwrap();
-            fs::write(&path, &got).unwrap();
-        } else {
-            let want = fs::read_to_string(&path).unwrap_or_else(|_| {
-                panic!(
-                    "no golden {}; create it with UPDATE_GOLDEN=1",
-                    path.display()
-                )
-            });
-            assert_eq!(got, want, "{name}: differs from {}", path.display());
-        }
+        support::check_golden(&golden_dir.join(format!("{name}.json")), &got);
     }
 }
 
