@@ -1,0 +1,2 @@
+//! Planner tests on in-memory facts.
+use super::*;
