@@ -685,6 +685,7 @@ fn make_home(
     for e in &f.skel {
         match e {
             SkelEntry::Dir { rel, mode } => {
+                // Modes kept, as useradd's copy_tree keeps them on a running system.
                 dir_modes.insert(rel.clone(), *mode);
                 out.push(Action::MakeDir {
                     path: home.join(rel),
