@@ -424,6 +424,12 @@ pub fn plan_accounts(
                     "users: {} exists already: not recreated (its groups, shell and home are kept); password, lock, sudo and keys are applied",
                     u.name
                 ));
+                if u.passwd.is_some() {
+                    plan.notes.push(format!(
+                        "users: {}: passwd is only used for a new user; ignored (use hashed_passwd)",
+                        u.name
+                    ));
+                }
                 let k = &known[u.name.as_str()];
                 Known {
                     uid: k.uid,
