@@ -5,7 +5,7 @@
 //! the test naming its package (scripts/test-packages.txt installs them).
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
@@ -340,4 +340,122 @@ fn a_failure_after_the_account_files_puts_them_back() {
         SHADOW
     );
     assert!(!dir.path().join("home/alice").exists());
+}
+
+/// Runs `cmds` (tool name, arguments; `ROOT` is the root's path) on a scratch root.
+fn run_tools(root: &Path, cmds: &[(&str, &[&str])]) {
+    let r = root.to_str().unwrap();
+    for (prog, args) in cmds {
+        let path = tool(&format!("/usr/sbin/{prog}"), "passwd");
+        let mut c = Command::new(path);
+        c.arg("--root").arg(r).args(args.iter());
+        run(&mut c);
+    }
+}
+
+/// The account files with shadow's change dates of new lines masked.
+fn accounts_of(root: &Path) -> Vec<String> {
+    ["etc/passwd", "etc/group", "etc/gshadow", "etc/shadow"]
+        .iter()
+        .map(|f| {
+            let text = fs::read_to_string(root.join(f)).unwrap();
+            if *f != "etc/shadow" {
+                return text;
+            }
+            text.lines()
+                .map(|l| {
+                    let mut fields: Vec<&str> = l.split(':').collect();
+                    if !SHADOW.lines().any(|s| s == l) && fields.len() > 2 {
+                        fields[2] = "<lastchg>";
+                    }
+                    fields.join(":") + "\n"
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn table_of_requests_against_the_real_tools() {
+    // (cloud-config, extra passwd/group lines of the root, the commands cloud-init runs)
+    type Case<'a> = (&'a str, &'a str, &'a str, &'a [(&'a str, &'a [&'a str])]);
+    let cases: &[Case] = &[
+        (
+            // The distro default user: its missing groups are made first, in order.
+            "users: [default]\n",
+            "",
+            "",
+            &[
+                ("groupadd", &["cdrom"]),
+                ("groupadd", &["dialout"]),
+                ("groupadd", &["dip"]),
+                ("groupadd", &["floppy"]),
+                ("groupadd", &["netdev"]),
+                ("groupadd", &["plugdev"]),
+                (
+                    "useradd",
+                    &[
+                        "debian", "--comment", "Debian", "--groups",
+                        "adm,audio,cdrom,dialout,dip,floppy,netdev,plugdev,sudo,video",
+                        "--shell", "/bin/bash", "-m",
+                    ],
+                ),
+                ("usermod", &["--lock", "debian"]),
+            ],
+        ),
+        (
+            // Gaps in the uid ranges; a system user; primary_group.
+            "users:\n  - name: n1\n  - name: s1\n    system: true\n  - name: p1\n    primary_group: users\n",
+            "old1:x:1000:1000::/home/old1:/bin/sh\nold5:x:1005:1005::/home/old5:/bin/sh\nsys5:x:500:500::/:/bin/sh\n",
+            "old1:x:1000:\nold5:x:1005:\nsys5:x:500:\n",
+            &[
+                ("useradd", &["n1", "-m"]),
+                ("usermod", &["--lock", "n1"]),
+                ("useradd", &["s1", "--system", "-M"]),
+                ("usermod", &["--lock", "s1"]),
+                ("useradd", &["p1", "--gid", "users", "-m"]),
+                ("usermod", &["--lock", "p1"]),
+            ],
+        ),
+        (
+            // A hash given with passwd and lock_passwd: false.
+            "users:\n  - name: h1\n    lock_passwd: false\n    passwd: $6$abcdefgh$Qw1\n",
+            "",
+            "",
+            &[("useradd", &["h1", "--password", "$6$abcdefgh$Qw1", "-m"])],
+        ),
+    ];
+    for (yaml, passwd, group, cmds) in cases {
+        let make = || {
+            let d = debian_root();
+            let add = |f: &str, extra: &str| {
+                let p = d.path().join(f);
+                let text = fs::read_to_string(&p).unwrap() + extra;
+                fs::write(&p, text).unwrap();
+            };
+            add("etc/passwd", passwd);
+            add("etc/group", group);
+            let shadow: String = passwd
+                .lines()
+                .map(|l| format!("{}:!:19800:0:99999:7:::\n", l.split(':').next().unwrap()))
+                .collect();
+            add("etc/shadow", &shadow);
+            let gshadow: String = group
+                .lines()
+                .map(|l| format!("{}:!::\n", l.split(':').next().unwrap()))
+                .collect();
+            add("etc/gshadow", &gshadow);
+            d
+        };
+        let ours = make();
+        let root = Root::new(ours.path()).unwrap();
+        apply::apply(&root, &plan_for(&root, &request(yaml))).unwrap();
+        let theirs = make();
+        run_tools(theirs.path(), cmds);
+        // Lines the root had before are not new: masking compares their dates too.
+        let (a, b) = (accounts_of(ours.path()), accounts_of(theirs.path()));
+        for (i, f) in ["passwd", "group", "gshadow", "shadow"].iter().enumerate() {
+            assert_eq!(a[i], b[i], "{yaml}: {f}");
+        }
+    }
 }

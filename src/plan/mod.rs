@@ -232,6 +232,9 @@ pub enum PlanError {
     /// The SSH keys cannot be installed for the configured user.
     #[error(transparent)]
     SshKeys(#[from] ssh_keys::SshKeyError),
+    /// The cloud-config accounts (users, groups, passwords) do not fit this root.
+    #[error(transparent)]
+    Accounts(#[from] accounts::AccountsError),
 }
 
 /// Choices that change how a customization is carried out, not what it means.
