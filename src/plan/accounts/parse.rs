@@ -118,6 +118,18 @@ fn string<'v>(c: &mut Ctx, place: &str, v: &'v Value) -> Option<&'v str> {
     }
 }
 
+/// Whether a list is over [`MAX_LIST`] (reported: nothing of it is used).
+fn too_long(c: &mut Ctx, place: &str, items: &[Value]) -> bool {
+    let over = items.len() > MAX_LIST;
+    if over {
+        c.err(
+            place,
+            format!("{} entries; at most {MAX_LIST}", items.len()),
+        );
+    }
+    over
+}
+
 /// A string or a number as text (uids, names written unquoted).
 fn scalar(c: &mut Ctx, place: &str, v: &Value) -> Option<String> {
     match v {
@@ -172,7 +184,8 @@ fn keys(c: &mut Ctx, place: &str, v: &Value) -> Vec<SshKey> {
     let list: Vec<(String, &str)> = match v {
         Value::Null => Vec::new(),
         Value::String(s) => vec![(place.to_string(), s.as_str())],
-        Value::Sequence(items) if items.len() <= MAX_LIST => items
+        Value::Sequence(items) if too_long(c, place, items) => Vec::new(),
+        Value::Sequence(items) => items
             .iter()
             .enumerate()
             .filter_map(|(i, item)| {
@@ -243,7 +256,8 @@ fn parse_user(
                         .ok()
                         .into_iter()
                         .collect(),
-                    Value::Sequence(items) if items.len() <= MAX_LIST => items
+                    Value::Sequence(items) if too_long(c, &p, items) => Vec::new(),
+                    Value::Sequence(items) => items
                         .iter()
                         .enumerate()
                         .filter_map(|(i, r)| {
@@ -427,7 +441,11 @@ fn parse_groups(c: &mut Ctx, v: &Value) -> Vec<GroupRequest> {
                 one(c, format!("groups.{name}"), name, Some(members));
             }
         }
-        Value::Sequence(items) if items.len() <= MAX_GROUPS => {
+        Value::Sequence(items) if items.len() > MAX_GROUPS => c.err(
+            "groups",
+            format!("{} groups; at most {MAX_GROUPS}", items.len()),
+        ),
+        Value::Sequence(items) => {
             for (i, item) in items.iter().enumerate() {
                 let place = format!("groups[{i}]");
                 match item {
@@ -478,7 +496,10 @@ fn parse_chpasswd(c: &mut Ctx, v: &Value) -> Option<Chpasswd> {
                     c.err(&p, format!("expected a list, found {}", type_name(v)));
                     continue;
                 };
-                for (i, item) in items.iter().take(MAX_LIST).enumerate() {
+                if too_long(c, &p, items) {
+                    continue;
+                }
+                for (i, item) in items.iter().enumerate() {
                     let pi = format!("{p}[{i}]");
                     let Value::Mapping(e) = item else {
                         c.err(&pi, "expected a mapping with name, type and password");
@@ -533,14 +554,21 @@ fn parse_chpasswd(c: &mut Ctx, v: &Value) -> Option<Chpasswd> {
             }
             "list" => {
                 let lines: Vec<(String, String)> = match v {
+                    Value::String(s) if s.lines().count() > MAX_LIST => {
+                        c.err(
+                            &p,
+                            format!("{} lines; at most {MAX_LIST}", s.lines().count()),
+                        );
+                        Vec::new()
+                    }
                     Value::String(s) => s
                         .lines()
                         .enumerate()
                         .map(|(i, l)| (format!("{p} line {}", i + 1), l.to_string()))
                         .collect(),
+                    Value::Sequence(items) if too_long(c, &p, items) => Vec::new(),
                     Value::Sequence(items) => items
                         .iter()
-                        .take(MAX_LIST)
                         .enumerate()
                         .filter_map(|(i, l)| {
                             let pi = format!("{p}[{i}]");
@@ -743,6 +771,47 @@ mod tests {
             let e = errors(yaml);
             assert!(e.iter().any(|e| e.contains(want)), "{yaml:?}: {e:?}");
             assert!(e.iter().all(|e| e.starts_with("user-data: ")), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn lists_over_their_bound_are_refused_not_cut() {
+        let many = |n: usize, item: &str| format!("[{}]", vec![item; n].join(", "));
+        for (yaml, want) in [
+            (
+                format!("users: {}\n", many(MAX_USERS + 1, "default")),
+                "users",
+            ),
+            (format!("groups: {}\n", many(MAX_GROUPS + 1, "g")), "groups"),
+            (
+                format!("chpasswd: {{list: {}}}\n", many(MAX_LIST + 1, "a:b")),
+                "chpasswd.list",
+            ),
+            (
+                format!(
+                    "chpasswd: {{users: {}}}\n",
+                    many(MAX_LIST + 1, "{name: a, type: RANDOM}")
+                ),
+                "chpasswd.users",
+            ),
+            (
+                format!("ssh_authorized_keys: {}\n", many(MAX_LIST + 1, "'#'")),
+                "ssh_authorized_keys",
+            ),
+            (
+                format!(
+                    "users: [{{name: a, sudo: {}}}]\n",
+                    many(MAX_LIST + 1, "ALL")
+                ),
+                "users[0].sudo",
+            ),
+        ] {
+            let e = errors(&yaml);
+            assert!(
+                e.iter()
+                    .any(|e| e.contains(&format!("{want}: ")) && e.contains("at most")),
+                "{want}: {e:?}"
+            );
         }
     }
 
