@@ -10,6 +10,7 @@ pub mod apply;
 pub mod boot;
 pub mod clean;
 pub mod cli;
+pub mod cloud_config;
 pub mod cloud_init;
 pub mod engine;
 pub mod facts;

@@ -13,6 +13,7 @@ pub mod logline;
 mod plan;
 mod query;
 mod run;
+mod schema;
 mod settings;
 mod show;
 mod status;
@@ -76,6 +77,8 @@ pub enum Command {
     CollectLogs(collect_logs::CollectLogsArgs),
     /// Check the settings file, /etc/vmcust/vmcust.conf.
     Settings(settings::SettingsArgs),
+    /// Check user-data (cloud-config, scripts, MIME) offline, like `cloud-init schema -c`.
+    Schema(schema::SchemaArgs),
     /// Write the man pages or shell completions (for packaging).
     #[command(hide = true)]
     Generate(generate::GenerateArgs),
@@ -145,6 +148,7 @@ pub fn main() -> ExitCode {
         Command::Clean(args) => clean::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Settings(args) => settings::run(args),
+        Command::Schema(args) => schema::run(args),
         Command::CollectLogs(args) => collect_logs::run(args),
         Command::Query(args) => query::run(args),
         Command::Analyze(args) => analyze::run(args),

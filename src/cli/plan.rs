@@ -158,6 +158,18 @@ pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
                     a.purpose()
                 )
             }
+            Action::MakeDir {
+                path,
+                mode,
+                uid,
+                gid,
+                ..
+            } => writeln!(
+                out,
+                "{verb:<9} {}/ ({mode:04o} {uid}:{gid}, {})",
+                path.display(),
+                a.purpose()
+            ),
             Action::Symlink { path, target, .. } => writeln!(
                 out,
                 "{verb:<9} {} -> {} ({})",

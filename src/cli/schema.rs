@@ -1,0 +1,116 @@
+//! `vmcust schema FILE`: checks user-data offline, as `cloud-init schema -c FILE` does:
+//! every part, every key's type, unknown keys with a did-you-mean. Each problem is one
+//! line, `FILE:LINE: key.path: message`; exit 65 when there is an error or a key vmcust
+//! does not implement, 0 otherwise.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use clap::Args;
+
+use super::{Format, InvalidInput};
+use crate::cloud_config::parts::MAX_USERDATA;
+use crate::cloud_config::userdata::{self, UserData, VENDOR_PART};
+use crate::cloud_config::{Problem, Severity};
+
+/// Check user-data (cloud-config, scripts, MIME multipart) offline.
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// The user-data file (`#cloud-config`, a script, MIME multipart, or gzip of one).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Vendor-data to merge under it, as a boot would.
+    #[arg(long, value_name = "FILE")]
+    pub vendor_data: Option<PathBuf>,
+    /// Output format: the problems as lines, or the whole reading as JSON.
+    #[arg(long, value_enum, default_value = "text")]
+    pub format: Format,
+}
+
+fn read_capped(path: &Path) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    std::fs::File::open(path)
+        .with_context(|| format!("opening {}", path.display()))?
+        .take(MAX_USERDATA as u64 + 1)
+        .read_to_end(&mut out)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(out)
+}
+
+/// `FILE:LINE: path: message`, the line counted in the file when the part's lines are
+/// the file's, else within the part.
+fn line_of(u: &UserData, p: &Problem, user: &Path, vendor: Option<&Path>) -> String {
+    let file = if p.part >= VENDOR_PART {
+        vendor.unwrap_or(user)
+    } else {
+        user
+    };
+    let info = u.parts.iter().find(|i| i.part == p.part);
+    let place = match info.and_then(|i| i.first_line) {
+        Some(first) => format!("{}:{}", file.display(), first + p.line.max(1) - 1),
+        None => format!(
+            "{} (part {}):{}",
+            file.display(),
+            p.part % VENDOR_PART + 1,
+            p.line
+        ),
+    };
+    let kind = match p.severity {
+        Severity::Warning => "warning: ",
+        Severity::Unknown | Severity::Error => "",
+    };
+    if p.path.is_empty() {
+        format!("{place}: {kind}{}", p.message)
+    } else {
+        format!("{place}: {}: {kind}{}", p.path, p.message)
+    }
+}
+
+/// Runs `vmcust schema`.
+pub fn run(args: SchemaArgs) -> Result<()> {
+    let user = read_capped(&args.file)?;
+    let vendor = args.vendor_data.as_deref().map(read_capped).transpose()?;
+    let read = userdata::read(&user, vendor.as_deref()).map_err(|e| {
+        let file = if e.which == "vendor-data" {
+            args.vendor_data.as_deref().unwrap_or(&args.file)
+        } else {
+            &args.file
+        };
+        InvalidInput(format!("{}: {}", file.display(), e.err))
+    })?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&read)?),
+        Format::Yaml => print!("{}", crate::yaml::to_string(&read)?),
+        Format::Text => {
+            for p in &read.problems {
+                println!(
+                    "{}",
+                    line_of(&read, p, &args.file, args.vendor_data.as_deref())
+                );
+            }
+        }
+    }
+    let bad = read
+        .problems
+        .iter()
+        .filter(|p| p.severity >= Severity::Unknown)
+        .count();
+    if bad > 0 {
+        return Err(InvalidInput(format!(
+            "{}: {bad} problem{} (unknown keys would end the customization degraded)",
+            args.file.display(),
+            if bad == 1 { "" } else { "s" }
+        ))
+        .into());
+    }
+    if args.format == Format::Text {
+        println!(
+            "{}: valid ({} part{})",
+            args.file.display(),
+            read.parts.len(),
+            if read.parts.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(())
+}

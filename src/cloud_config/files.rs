@@ -1,0 +1,472 @@
+//! `write_files`: each entry's path, content (decoded here: `b64`, `gzip`, `gz+b64`…),
+//! owner, permissions, append and defer, with cloud-init's defaults (`root:root`, 0644,
+//! overwrite, early).
+
+use std::fmt;
+
+use serde::Serialize;
+use sha2::Digest as _;
+use zeroize::Zeroizing;
+
+use super::decode::{base64, gunzip};
+use super::node::{Node, Value};
+use super::read::{index, join, Reader};
+use super::CloudConfig;
+use crate::model::quote;
+
+/// Most entries.
+pub const MAX_FILES: usize = 1024;
+/// Largest decoded content of one file.
+pub const MAX_FILE: usize = 16 * 1024 * 1024;
+/// Largest decoded content of all files together.
+pub const MAX_TOTAL: usize = 64 * 1024 * 1024;
+/// Longest path.
+pub const MAX_PATH: usize = 4096;
+
+/// The keys of an entry.
+const KEYS: &[&str] = &[
+    "path",
+    "content",
+    "source",
+    "owner",
+    "permissions",
+    "encoding",
+    "append",
+    "defer",
+];
+
+/// How `content` is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Encoding {
+    /// As written (`text/plain`, or no `encoding`).
+    Text,
+    /// `b64`, `base64`.
+    Base64,
+    /// `gz`, `gzip` (the content is `!!binary`).
+    Gzip,
+    /// `gz+b64`, `gz+base64`, `gzip+b64`, `gzip+base64`.
+    GzipBase64,
+}
+
+impl Encoding {
+    /// cloud-init's `canonicalize_extraction`, without its fallback to text for an
+    /// unknown name (which writes base64 into a file meant to hold what it encodes).
+    pub fn parse(s: &str) -> Option<Encoding> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "text/plain" => Some(Encoding::Text),
+            "b64" | "base64" => Some(Encoding::Base64),
+            "gz" | "gzip" => Some(Encoding::Gzip),
+            "gz+b64" | "gz+base64" | "gzip+b64" | "gzip+base64" => Some(Encoding::GzipBase64),
+            _ => None,
+        }
+    }
+}
+
+/// A file's decoded contents: may be secret, so never printed; shown as its size and
+/// SHA-256.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Content(pub Zeroizing<Vec<u8>>);
+
+impl Content {
+    fn digest(&self) -> String {
+        let d = sha2::Sha256::digest(&self.0[..]);
+        d.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}
+
+impl fmt::Debug for Content {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Content({} bytes, sha256 {})",
+            self.0.len(),
+            self.digest()
+        )
+    }
+}
+
+impl Serialize for Content {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut st = s.serialize_struct("Content", 2)?;
+        st.serialize_field("bytes", &self.0.len())?;
+        st.serialize_field("sha256", &self.digest())?;
+        st.end()
+    }
+}
+
+/// The owner of a written file: `user` or `user:group` (cloud-init's `extract_usergroup`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Owner {
+    /// The user name.
+    pub user: String,
+    /// The group name, when given.
+    pub group: Option<String>,
+}
+
+/// One `write_files` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WriteFile {
+    /// The absolute path, normalised as `os.path.abspath` does.
+    pub path: String,
+    /// The decoded contents.
+    pub content: Content,
+    /// The encoding it was given in.
+    pub encoding: Encoding,
+    /// The owner (default `root:root`).
+    pub owner: Owner,
+    /// The mode (default 0644).
+    pub permissions: u32,
+    /// Append instead of replacing.
+    pub append: bool,
+    /// Written in the late stage (after users and packages), not the early one.
+    pub defer: bool,
+}
+
+/// `write_files`.
+pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+    let Some(items) = r.list(node, key, MAX_FILES) else {
+        return;
+    };
+    let mut total = 0usize;
+    for (i, item) in items.iter().enumerate() {
+        let at = index(key, i);
+        if let Some(f) = entry(r, &at, item) {
+            total += f.content.0.len();
+            if total > MAX_TOTAL {
+                r.error(
+                    item,
+                    &at,
+                    format!("the files' contents add up to more than {MAX_TOTAL} bytes"),
+                );
+                return;
+            }
+            cfg.write_files.push(f);
+        }
+    }
+}
+
+fn entry(r: &mut Reader, path: &str, node: &Node) -> Option<WriteFile> {
+    let map = r.map(node, path, KEYS)?;
+    let get = |k: &str| map.iter().find(|(key, _)| key.text == k).map(|(_, v)| *v);
+    let Some(p) = get("path") else {
+        r.error(
+            node,
+            path,
+            "has no path; every entry needs `path: /absolute/file`",
+        );
+        return None;
+    };
+    let file = absolute(r, &join(path, "path"), p);
+    let fetched = get("source").inspect(|src| {
+        r.error(
+            src,
+            &join(path, "source"),
+            "nothing at boot is fetched from the network; put the file into `content`",
+        );
+    });
+    let encoding = match get("encoding") {
+        None => Some(Encoding::Text),
+        Some(e) => {
+            let at = join(path, "encoding");
+            r.line(e, &at, 64).and_then(|s| {
+                let enc = Encoding::parse(&s);
+                if enc.is_none() {
+                    r.error(
+                        e,
+                        &at,
+                        format!(
+                            "{} is not an encoding; write b64, gzip, gz+b64 or text/plain",
+                            quote(&s)
+                        ),
+                    );
+                }
+                enc
+            })
+        }
+    };
+    let content = match (get("content"), encoding) {
+        (_, None) => None,
+        (None, Some(_)) => Some(Vec::new()),
+        (Some(c), Some(enc)) => decode(r, &join(path, "content"), c, enc),
+    };
+    let owner = match get("owner") {
+        None => Some(Owner {
+            user: "root".into(),
+            group: Some("root".into()),
+        }),
+        Some(o) => owner(r, &join(path, "owner"), o),
+    };
+    let permissions = match get("permissions") {
+        None => Some(0o644),
+        Some(m) => permissions(r, &join(path, "permissions"), m),
+    };
+    let flag = |r: &mut Reader, k: &str| match get(k) {
+        None => Some(false),
+        Some(v) => r.bool(v, &join(path, k)),
+    };
+    let append = flag(r, "append");
+    let defer = flag(r, "defer");
+    if fetched.is_some() {
+        return None;
+    }
+    Some(WriteFile {
+        path: file?,
+        content: Content(Zeroizing::new(content?)),
+        encoding: encoding?,
+        owner: owner?,
+        permissions: permissions?,
+        append: append?,
+        defer: defer?,
+    })
+}
+
+/// An absolute path without NUL or control characters, `.` and `..` resolved as
+/// `os.path.abspath` does.
+pub fn absolute(r: &mut Reader, at: &str, node: &Node) -> Option<String> {
+    let s = r.line(node, at, MAX_PATH)?;
+    if !s.starts_with('/') {
+        r.error(
+            node,
+            at,
+            format!("{} is not an absolute path; write it from /", quote(&s)),
+        );
+        return None;
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    for c in s.split('/') {
+        match c {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            c => parts.push(c),
+        }
+    }
+    if parts.is_empty() {
+        r.error(node, at, "names the root directory; name a file");
+        return None;
+    }
+    Some(format!("/{}", parts.join("/")))
+}
+
+fn decode(r: &mut Reader, at: &str, node: &Node, enc: Encoding) -> Option<Vec<u8>> {
+    let bytes: Vec<u8> = match (&node.value, enc) {
+        (Value::Str(s), Encoding::Text) => s.clone().into_bytes(),
+        (Value::Binary(b), Encoding::Text | Encoding::Gzip) => b.clone(),
+        (Value::Str(s), Encoding::Base64 | Encoding::GzipBase64) => match base64(s) {
+            Ok(b) => b,
+            Err(why) => {
+                r.error(node, at, why);
+                return None;
+            }
+        },
+        (Value::Str(_), Encoding::Gzip) => {
+            r.error(
+                node,
+                at,
+                "gzip content must be `!!binary`; or base64 it and write `encoding: gz+b64`",
+            );
+            return None;
+        }
+        _ => {
+            r.wrong_type(node, at, "a string");
+            return None;
+        }
+    };
+    let bytes = if matches!(enc, Encoding::Gzip | Encoding::GzipBase64) {
+        match gunzip(&bytes, MAX_FILE) {
+            Ok(b) => b,
+            Err(e) => {
+                r.error(node, at, e.to_string());
+                return None;
+            }
+        }
+    } else {
+        bytes
+    };
+    if bytes.len() > MAX_FILE {
+        r.error(
+            node,
+            at,
+            format!("is {} bytes; at most {MAX_FILE}", bytes.len()),
+        );
+        return None;
+    }
+    Some(bytes)
+}
+
+/// A user or group name as useradd takes it (and nothing a file of names could choke on).
+pub fn account_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 32
+        && !s.starts_with('-')
+        && s.bytes().enumerate().all(|(i, b)| {
+            b.is_ascii_alphanumeric()
+                || b == b'_'
+                || b == b'-'
+                || b == b'.'
+                || (b == b'$' && i == s.len() - 1)
+        })
+}
+
+fn owner(r: &mut Reader, at: &str, node: &Node) -> Option<Owner> {
+    let s = r.line(node, at, 128)?;
+    let (user, group) = match s.split_once(':') {
+        Some((u, g)) => (u.trim(), Some(g.trim())),
+        None => (s.trim(), None),
+    };
+    for name in std::iter::once(user).chain(group) {
+        if !account_name(name) {
+            r.error(
+                node,
+                at,
+                format!(
+                    "{} is not a user or group name; write user:group, such as root:root",
+                    quote(name)
+                ),
+            );
+            return None;
+        }
+    }
+    Some(Owner {
+        user: user.to_string(),
+        group: group.map(str::to_string),
+    })
+}
+
+/// cloud-init's `decode_perms`: an integer as it is (YAML reads `0644` as octal), a string
+/// as octal digits (`'0644'`, `'0o644'`, `'644'`); unlike cloud-init, a bad value is an
+/// error, not 0644.
+pub fn permissions(r: &mut Reader, at: &str, node: &Node) -> Option<u32> {
+    let mode = match &node.value {
+        Value::Int(n) => u32::try_from(*n).ok(),
+        Value::Str(s) => {
+            let t = s.trim().replace('_', "");
+            let t = t
+                .strip_prefix("0o")
+                .or_else(|| t.strip_prefix("0O"))
+                .unwrap_or(&t);
+            u32::from_str_radix(t, 8)
+                .ok()
+                .filter(|_| !t.is_empty() && !t.starts_with(['+', '-']))
+        }
+        _ => {
+            r.wrong_type(node, at, "an octal mode such as '0644'");
+            return None;
+        }
+    };
+    match mode {
+        Some(m) if m <= 0o7777 => Some(m),
+        _ => {
+            r.error(
+                node,
+                at,
+                "is not a file mode; write octal digits such as '0644' (at most 07777)",
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::type_complexity)]
+mod tests {
+    use super::*;
+    use crate::cloud_config::node::parse as yaml;
+
+    fn one(entry: &str) -> Result<WriteFile, String> {
+        let node = yaml(&format!("- {entry}"), 0).unwrap();
+        let mut cfg = CloudConfig::default();
+        let mut r = Reader::new();
+        parse(&mut cfg, &mut r, "write_files", &node);
+        let p = r.into_problems();
+        if p.is_empty() {
+            Ok(cfg.write_files.remove(0))
+        } else {
+            Err(p
+                .iter()
+                .map(|p| format!("{}: {}", p.path, p.message))
+                .collect::<Vec<_>>()
+                .join("; "))
+        }
+    }
+
+    #[test]
+    fn defaults_are_cloud_inits() {
+        let f = one("{path: /etc/x}").unwrap();
+        assert_eq!(f.path, "/etc/x");
+        assert!(f.content.0.is_empty());
+        assert_eq!(f.permissions, 0o644);
+        assert_eq!(
+            f.owner,
+            Owner {
+                user: "root".into(),
+                group: Some("root".into())
+            }
+        );
+        assert!(!f.append && !f.defer);
+        assert_eq!(f.encoding, Encoding::Text);
+    }
+
+    #[test]
+    fn entries_good_and_hostile() {
+        // "aGVsbG8=" is "hello"; the gzip+base64 one is gzip("hello").
+        let table: &[(&str, Result<(&str, &[u8], u32), &str>)] = &[
+            ("{path: /a/./b/../c, content: hi}", Ok(("/a/c", b"hi", 0o644))),
+            ("{path: /x, content: aGVsbG8=, encoding: b64}", Ok(("/x", b"hello", 0o644))),
+            ("{path: /x, content: aGVsbG8=, encoding: ' BASE64 '}", Ok(("/x", b"hello", 0o644))),
+            ("{path: /x, content: H4sIAAAAAAAAA8tIzcnJBwCGphA2BQAAAA==, encoding: gz+b64}", Ok(("/x", b"hello", 0o644))),
+            ("{path: /x, content: !!binary H4sIAAAAAAAAA8tIzcnJBwCGphA2BQAAAA==, encoding: gzip}", Ok(("/x", b"hello", 0o644))),
+            ("{path: /x, permissions: 0600}", Ok(("/x", b"", 0o600))),
+            ("{path: /x, permissions: '0755'}", Ok(("/x", b"", 0o755))),
+            ("{path: /x, permissions: '0o640'}", Ok(("/x", b"", 0o640))),
+            ("{path: /x, permissions: 644}", Ok(("/x", b"", 644))),
+            ("{path: x/y}", Err("not an absolute path")),
+            ("{path: '/'}", Err("root directory")),
+            ("{path: \"/a\\0b\"}", Err("control character")),
+            ("{content: x}", Err("has no path")),
+            ("{path: /x, permissions: '0999'}", Err("not a file mode")),
+            ("{path: /x, permissions: 070000}", Err("not a file mode")),
+            ("{path: /x, permissions: rw}", Err("not a file mode")),
+            ("{path: /x, encoding: rot13}", Err("not an encoding")),
+            ("{path: /x, content: '!!notb64', encoding: b64}", Err("not valid base64")),
+            ("{path: /x, content: aGVsbG8=, encoding: gz+b64}", Err("gzip")),
+            ("{path: /x, content: abc, encoding: gz}", Err("!!binary")),
+            ("{path: /x, owner: 'bad user'}", Err("not a user or group name")),
+            ("{path: /x, owner: '-x:root'}", Err("not a user or group name")),
+            ("{path: /x, append: 'yes'}", Err("append: is a string; write true or false")),
+            ("{path: /x, source: {uri: 'http://x'}}", Err("nothing at boot is fetched")),
+            ("{path: /x, permission: '0600'}", Err("did you mean permissions?")),
+            ("{path: /x, content: [a]}", Err("is a list; write a string")),
+        ];
+        for (entry, want) in table {
+            match (one(entry), want) {
+                (Ok(f), Ok((p, c, m))) => {
+                    assert_eq!(
+                        (f.path.as_str(), &f.content.0[..], f.permissions),
+                        (*p, *c, *m),
+                        "{entry}"
+                    )
+                }
+                (Err(e), Err(w)) => assert!(e.contains(w), "{entry}: {e} lacks {w}"),
+                (got, _) => panic!("{entry}: {got:?}"),
+            }
+        }
+        let f = one("{path: /x, owner: 'www-data', append: true, defer: true}").unwrap();
+        assert_eq!(f.owner.group, None);
+        assert!(f.append && f.defer);
+    }
+
+    #[test]
+    fn content_is_never_printed() {
+        let f = one("{path: /x, content: s3cr3t}").unwrap();
+        assert!(!format!("{f:?}").contains("s3cr3t"));
+        let json = serde_json::to_string(&f).unwrap();
+        assert!(
+            !json.contains("s3cr3t") && json.contains("\"bytes\":6"),
+            "{json}"
+        );
+    }
+}

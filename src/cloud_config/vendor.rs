@@ -1,0 +1,85 @@
+//! `vendor_data`: whether vendor-data is applied under the user-data (`enabled`,
+//! default true) and the command its scripts are run with (`prefix`).
+
+use serde::Serialize;
+
+use super::node::{Node, Value};
+use super::read::{index, join, Reader, Severity};
+use super::CloudConfig;
+
+/// `vendor_data`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct VendorData {
+    /// Apply vendor-data (default true).
+    pub enabled: bool,
+    /// Run vendor scripts with this program and arguments in front.
+    pub prefix: Vec<String>,
+}
+
+impl Default for VendorData {
+    fn default() -> Self {
+        VendorData {
+            enabled: true,
+            prefix: Vec::new(),
+        }
+    }
+}
+
+/// cloud-init's `util.is_true`: a boolean, or a string such as `yes` (deprecated).
+pub fn enabled(node: Option<&Node>) -> bool {
+    match node.map(|n| &n.value) {
+        None => true,
+        Some(Value::Map(_)) => match node.and_then(|n| n.get("enabled")).map(|n| &n.value) {
+            // cloud-init's built-in `vendor_data: {enabled: true}` is merged under it.
+            None => true,
+            Some(Value::Bool(b)) => *b,
+            Some(Value::Str(s)) => matches!(
+                s.trim().to_ascii_lowercase().as_str(),
+                "true" | "1" | "on" | "yes"
+            ),
+            Some(Value::Int(1)) => true,
+            Some(_) => false,
+        },
+        // Not a mapping: cloud-init resets it to {"enabled": False}.
+        Some(_) => false,
+    }
+}
+
+/// `vendor_data`.
+pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+    let mut v = VendorData {
+        enabled: enabled(Some(node)),
+        prefix: Vec::new(),
+    };
+    if let Some(map) = r.map(node, key, &["enabled", "prefix"]) {
+        for (k, val) in map {
+            let at = join(key, &k.text);
+            if k.text == "enabled" {
+                if let Value::Str(_) = val.value {
+                    r.report(
+                        Severity::Warning,
+                        val,
+                        &at,
+                        "a string is deprecated (cloud-init 23.1); write true or false",
+                    );
+                } else if !matches!(val.value, Value::Bool(_)) {
+                    r.wrong_type(val, &at, "true or false");
+                }
+            } else {
+                v.prefix = match &val.value {
+                    Value::Str(s) => vec![s.clone()],
+                    Value::Seq(items) => items
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, w)| r.line(w, &index(&at, i), 4096))
+                        .collect(),
+                    _ => {
+                        r.wrong_type(val, &at, "a program or an argv list");
+                        Vec::new()
+                    }
+                };
+            }
+        }
+    }
+    cfg.vendor_data = v;
+}
