@@ -526,6 +526,7 @@ fn finish(
             finished: state::now(),
             steps,
             origins: Default::default(),
+            degraded: Vec::new(),
         },
     ) {
         tracing::error!("could not record the result of instance {instance_id}: {e:#}");

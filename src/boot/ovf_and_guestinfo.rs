@@ -114,6 +114,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
                 vec![]
             },
             origins,
+            degraded: Vec::new(),
         },
     )?;
     vm_identity::record_customization(&ctx.root, &id, &ctx.platform);

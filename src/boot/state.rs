@@ -52,6 +52,10 @@ pub struct InstanceResult {
     /// user-data's source under `user-data`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub origins: std::collections::BTreeMap<String, String>,
+    /// What was asked for and not done (a cloud-config key vmcust does not apply): the
+    /// customization is done but degraded, and `status` exits 2 naming each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<String>,
 }
 
 /// The instance's record directory; different ids never share one

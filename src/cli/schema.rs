@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result};
 use clap::Args;
 
-use super::{Format, InvalidInput};
+use super::Format;
+use crate::failure::Failure;
 use crate::cloud_config::parts::MAX_USERDATA;
 use crate::cloud_config::userdata::{self, UserData, VENDOR_PART};
 use crate::cloud_config::{Problem, Severity};
@@ -77,7 +78,7 @@ pub fn run(args: SchemaArgs) -> Result<()> {
         } else {
             &args.file
         };
-        InvalidInput(format!("{}: {}", file.display(), e.err))
+        Failure::invalid(format!("{}: {}", file.display(), e.err))
     })?;
     match args.format {
         Format::Json => println!("{}", serde_json::to_string_pretty(&read)?),
@@ -97,7 +98,7 @@ pub fn run(args: SchemaArgs) -> Result<()> {
         .filter(|p| p.severity >= Severity::Unknown)
         .count();
     if bad > 0 {
-        return Err(InvalidInput(format!(
+        return Err(Failure::invalid(format!(
             "{}: {bad} problem{} (unknown keys would end the customization degraded)",
             args.file.display(),
             if bad == 1 { "" } else { "s" }
