@@ -211,7 +211,7 @@ fn parse_user(
     c: &mut Ctx,
     place: &str,
     m: &Mapping,
-    unsupported: &mut Vec<String>,
+    unsupported: &mut Vec<UnsupportedKey>,
 ) -> Option<UserRequest> {
     let Some(name) = m.get("name") else {
         c.err(place, "a user needs a name");
@@ -342,18 +342,22 @@ fn parse_user(
                     scalar(c, &p, v).and_then(|s| Days::parse(&s).map_err(|e| c.err(&p, e)).ok())
             }
             "ssh_authorized_keys" => u.ssh_authorized_keys = keys(c, &p, v),
-            k if USER_UNSUPPORTED.contains(&k) => unsupported.push(p),
-            k => {
-                let hint = vmcust_imc::closest(k, USER_KEYS.iter().copied())
-                    .map_or(String::new(), |s| format!("; did you mean {s}?"));
-                c.err(&p, format!("unknown user key{hint}"));
-            }
+            k if USER_UNSUPPORTED.contains(&k) => unsupported.push(UnsupportedKey {
+                path: p,
+                cloud_init_knows: true,
+                did_you_mean: None,
+            }),
+            k => unsupported.push(UnsupportedKey {
+                path: p,
+                cloud_init_knows: false,
+                did_you_mean: vmcust_imc::closest(k, USER_KEYS.iter().copied()).map(str::to_string),
+            }),
         }
     }
     Some(u)
 }
 
-fn parse_users(c: &mut Ctx, v: &Value, unsupported: &mut Vec<String>) -> Vec<UserEntry> {
+fn parse_users(c: &mut Ctx, v: &Value, unsupported: &mut Vec<UnsupportedKey>) -> Vec<UserEntry> {
     let items: Vec<(String, Value)> = match v {
         Value::Null => return Vec::new(),
         // "default, bob": names.
@@ -474,7 +478,11 @@ fn parse_groups(c: &mut Ctx, v: &Value) -> Vec<GroupRequest> {
     out
 }
 
-fn parse_chpasswd(c: &mut Ctx, v: &Value) -> Option<Chpasswd> {
+fn parse_chpasswd(
+    c: &mut Ctx,
+    v: &Value,
+    unsupported: &mut Vec<UnsupportedKey>,
+) -> Option<Chpasswd> {
     let Value::Mapping(m) = v else {
         c.err(
             "chpasswd",
@@ -601,11 +609,12 @@ fn parse_chpasswd(c: &mut Ctx, v: &Value) -> Option<Chpasswd> {
                     }
                 }
             }
-            other => {
-                let hint = vmcust_imc::closest(other, ["expire", "users", "list"])
-                    .map_or(String::new(), |s| format!("; did you mean {s}?"));
-                c.err(&p, format!("unknown chpasswd key{hint}"));
-            }
+            other => unsupported.push(UnsupportedKey {
+                path: p,
+                cloud_init_knows: false,
+                did_you_mean: vmcust_imc::closest(other, ["expire", "users", "list"])
+                    .map(str::to_string),
+            }),
         }
     }
     Some(ch)
@@ -614,6 +623,17 @@ fn parse_chpasswd(c: &mut Ctx, v: &Value) -> Option<Chpasswd> {
 /// Reads the accounts keys of `doc` (a cloud-config's top-level mapping); `source` names
 /// the document in messages (`user-data`). Every problem is reported, not only the first.
 pub fn parse_accounts(source: &str, doc: &Mapping) -> Result<AccountsRequest, Vec<InvalidValue>> {
+    let (req, errors) = parse_accounts_all(source, doc);
+    if errors.is_empty() {
+        Ok(req)
+    } else {
+        Err(errors)
+    }
+}
+
+/// [`parse_accounts`] that also gives back what it read when there were errors (the
+/// document reader reports the unsupported keys of a document that has errors too).
+pub fn parse_accounts_all(source: &str, doc: &Mapping) -> (AccountsRequest, Vec<InvalidValue>) {
     let mut c = Ctx {
         source,
         errors: Vec::new(),
@@ -627,7 +647,7 @@ pub fn parse_accounts(source: &str, doc: &Mapping) -> Result<AccountsRequest, Ve
         req.users = parse_users(&mut c, v, &mut unsupported);
     }
     if let Some(v) = doc.get("chpasswd") {
-        req.chpasswd = parse_chpasswd(&mut c, v);
+        req.chpasswd = parse_chpasswd(&mut c, v, &mut unsupported);
     }
     if let Some(v) = doc.get("password") {
         req.password = match v {
@@ -664,11 +684,7 @@ pub fn parse_accounts(source: &str, doc: &Mapping) -> Result<AccountsRequest, Ve
         });
     }
     req.unsupported = unsupported;
-    if c.errors.is_empty() {
-        Ok(req)
-    } else {
-        Err(c.errors)
-    }
+    (req, c.errors)
 }
 
 #[cfg(test)]
@@ -710,7 +726,14 @@ mod tests {
         assert_eq!(foobar.groups.len(), 2);
         assert!(!foobar.lock_passwd);
         assert_eq!(foobar.expiredate, Some(Days(22_889)));
-        assert_eq!(r.unsupported, vec!["users[3].ssh_import_id".to_string()]);
+        assert_eq!(
+            r.unsupported,
+            vec![UnsupportedKey {
+                path: "users[3].ssh_import_id".into(),
+                cloud_init_knows: true,
+                did_you_mean: None,
+            }]
+        );
         let ch = r.chpasswd.unwrap();
         assert!(!ch.expire);
         let kinds: Vec<&str> = ch
@@ -730,6 +753,33 @@ mod tests {
         assert!(
             !dbg.contains("password1") && !dbg.contains("j212wezy"),
             "{dbg}"
+        );
+    }
+
+    #[test]
+    fn typos_inside_the_modules_are_kept_as_unsupported_with_a_suggestion() {
+        let r = parse_accounts(
+            "user-data",
+            &doc("users:\n  - name: a\n    shel: /bin/sh\nchpasswd:\n  exprie: false\n"),
+        )
+        .unwrap();
+        let got: Vec<(&str, bool, Option<&str>)> = r
+            .unsupported
+            .iter()
+            .map(|u| {
+                (
+                    u.path.as_str(),
+                    u.cloud_init_knows,
+                    u.did_you_mean.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("users[0].shel", false, Some("shell")),
+                ("chpasswd.exprie", false, Some("expire"))
+            ]
         );
     }
 
@@ -756,13 +806,11 @@ mod tests {
             ("users:\n  - name: a\n    hashed_passwd: \"$6$a:b$c\"\n", "users[0].hashed_passwd"),
             ("users:\n  - name: a\n    ssh_authorized_keys: [\"ssh-ed25519 notbase64!\"]\n", "users[0].ssh_authorized_keys[0]"),
             ("users:\n  - name: a\n    ssh_authorized_keys: [\"ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIKwQShPXkfntT8srVCK4T0fXZM7NCXBG7X+sOMK3icWI\"]\n", "users[0].ssh_authorized_keys[0]"),
-            ("users:\n  - name: a\n    shel: /bin/sh\n", "did you mean shell"),
             ("users:\n  - name: a\n    lock_passwd: maybe\n", "users[0].lock_passwd"),
             ("users:\n  - gecos: x\n", "needs a name"),
             ("groups:\n  - \"bad group\"\n", "groups[0]"),
             ("chpasswd:\n  list:\n    - nocolon\n", "chpasswd.list[0]"),
             ("chpasswd:\n  users:\n    - {name: a, type: magic}\n", "chpasswd.users[0].type"),
-            ("chpasswd:\n  exprie: false\n", "did you mean expire"),
             ("ssh_pwauth: sometimes\n", "ssh_pwauth"),
             ("disable_root_opts: \"a\\nb\"\n", "disable_root_opts"),
             ("password: \"a\\nb\"\n", "password"),

@@ -48,9 +48,21 @@ pub struct AccountsRequest {
     pub disable_root: bool,
     /// `disable_root_opts`; `None` is cloud-init's default ([`DISABLE_ROOT_OPTS`]).
     pub disable_root_opts: Option<KeyOptions>,
-    /// Keys cloud-init knows that vmcust does not implement (`users[0].ssh_import_id`...):
-    /// never silently dropped, the customization ends degraded naming them.
-    pub unsupported: Vec<String>,
+    /// Keys inside these modules that vmcust does not implement (`users[0].ssh_import_id`)
+    /// or that nobody knows (a typo): never silently dropped, the customization ends
+    /// degraded naming them.
+    pub unsupported: Vec<UnsupportedKey>,
+}
+
+/// A key inside an accounts module that vmcust does not act on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnsupportedKey {
+    /// Its path, such as `users[0].ssh_import_id`.
+    pub path: String,
+    /// cloud-init knows it (a feature vmcust lacks) rather than nobody (a typo).
+    pub cloud_init_knows: bool,
+    /// The key probably meant, for a typo.
+    pub did_you_mean: Option<String>,
 }
 
 impl Default for AccountsRequest {
