@@ -205,7 +205,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
     };
     let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
     // The same decision `vmcust plan` shows.
-    match user_data_disposition(&bytes, real) {
+    match user_data_disposition(&bytes, real, ctx.settings.user_data_handler) {
         UserDataDisposition::CloudInitSeed => {
             let seed = Path::new(NOCLOUD_SEED);
             let meta = ctx.root.read(&dir.join(META_DATA))?.unwrap_or_else(|| {
@@ -224,6 +224,12 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
             return Ok(Ending::failed(FailureKind::UserDataFailed, reason));
         }
         UserDataDisposition::RunScript => {}
+        UserDataDisposition::Native => {
+            // Its accounts were applied with the plan in the early stage; what it asks
+            // for that vmcust does not apply is in the instance's record (degraded).
+            done(ctx, "applied natively\n")?;
+            return Ok(Ending::Nothing);
+        }
     }
     let started = dir.join(USER_DATA_STARTED);
     if ctx.root.is_file(&started) {

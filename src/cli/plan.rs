@@ -257,8 +257,27 @@ fn boot_text(b: &BootSteps) -> String {
                 u.bytes, u.from
             ),
             UserDataDisposition::Rejected(why) => format!("user-data not run: {why}"),
+            UserDataDisposition::Native => format!(
+                "user-data ({} bytes from {}) applied by vmcust: its accounts in the files above",
+                u.bytes, u.from
+            ),
         });
+        if let Some(n) = &u.native {
+            for part in &n.parts {
+                line(format!("user-data {part}"));
+            }
+            if !n.users.is_empty() {
+                line(format!("cloud-config users: {}", n.users.join(", ")));
+            }
+            if !n.groups.is_empty() {
+                line(format!("cloud-config groups: {}", n.groups.join(", ")));
+            }
+            for note in &n.notes {
+                line(format!("cloud-config note: {note}"));
+            }
+        }
     }
+
     if !b.redact.is_empty() {
         line(format!(
             "clear guestinfo keys {} on the host once applied",
@@ -267,6 +286,9 @@ fn boot_text(b: &BootSteps) -> String {
     }
     for s in &b.skipped {
         out.push_str(&format!("skipped:  {}: {}\n", s.action, s.reason));
+    }
+    for d in &b.degraded {
+        out.push_str(&format!("not applied: {d}\n"));
     }
     out
 }

@@ -10,10 +10,10 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 
 use super::Format;
-use crate::failure::Failure;
 use crate::cloud_config::parts::MAX_USERDATA;
 use crate::cloud_config::userdata::{self, UserData, VENDOR_PART};
 use crate::cloud_config::{Problem, Severity};
+use crate::failure::Failure;
 
 /// Check user-data (cloud-config, scripts, MIME multipart) offline.
 #[derive(Debug, Args)]
