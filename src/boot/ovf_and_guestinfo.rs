@@ -90,9 +90,16 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     for (field, source) in &origins {
         tracing::info!("{field} from {source}");
     }
+    let mut degraded = Vec::new();
     let outcome = super::timed("facts and plan", || prepare(&ctx.root, &g, ctx.options()))
         .map_err(Failure::from)
-        .and_then(|p| apply_prepared(ctx, &p));
+        .and_then(|p| {
+            degraded.clone_from(&p.steps.degraded);
+            apply_prepared(ctx, &p)
+        });
+    for d in &degraded {
+        tracing::warn!("not applied: {d}");
+    }
     let error = outcome.as_ref().err().map(|f| f.reason().to_string());
     if error.is_none() {
         if let Some(ud) = &g.userdata {
@@ -114,7 +121,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
                 vec![]
             },
             origins,
-            degraded: Vec::new(),
+            degraded,
         },
     )?;
     vm_identity::record_customization(&ctx.root, &id, &ctx.platform);

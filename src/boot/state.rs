@@ -58,6 +58,29 @@ pub struct InstanceResult {
     pub degraded: Vec<String>,
 }
 
+/// Adds `degraded` to the instance's recorded result (best effort: the customization is
+/// over and reported; a record that cannot be updated is said in the log).
+pub fn add_degraded(root: &Root, id: &InstanceId, degraded: &[String]) {
+    let path = instance_dir(id).join("result.json");
+    let updated = root
+        .read(&path)
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice::<InstanceResult>(&b).ok())
+        .map(|mut r| {
+            r.degraded.extend(degraded.iter().cloned());
+            r
+        });
+    match updated {
+        Some(r) => {
+            if let Err(e) = write_result(root, &r) {
+                tracing::warn!("recording what was not applied: {e:#}");
+            }
+        }
+        None => tracing::warn!("recording what was not applied: no result for instance {id}"),
+    }
+}
+
 /// The instance's record directory; different ids never share one
 /// ([`InstanceId::file_name`]).
 pub fn instance_dir(id: &InstanceId) -> PathBuf {
