@@ -68,15 +68,22 @@ fn read(dir: &Path, p: &str) -> String {
 fn runcmd_runs_once_per_instance_and_bootcmd_once_per_boot() {
     let d = root();
     let stop = AtomicBool::new(false);
-    let c = cfg(
-        "bootcmd:\n- echo \"boot $INSTANCE_ID\" >> /root/log\n\
-         runcmd:\n- echo run >> /root/log\n- [sh, -c, 'echo \"$0 it''s\" >> /root/log', quoted]\n",
-    );
+    let c = cfg("bootcmd:\n- echo \"boot $INSTANCE_ID\" >> /root/log\n\
+         runcmd:\n- echo run >> /root/log\n- [sh, -c, 'echo \"$0 it''s\" >> /root/log', quoted]\n");
     let early = run_early(&ctx(d.path(), "boot-1", &stop), &c);
-    assert!(matches!(outcome(&early, "bootcmd"), ModuleOutcome::Ran { .. }), "{early:?}");
+    assert!(
+        matches!(outcome(&early, "bootcmd"), ModuleOutcome::Ran { .. }),
+        "{early:?}"
+    );
     let late = run_late(&ctx(d.path(), "boot-1", &stop), &c);
-    assert!(matches!(outcome(&late, "runcmd"), ModuleOutcome::Ran { .. }), "{late:?}");
-    assert_eq!(read(d.path(), "/root/log"), "boot i-test\nrun\nquoted it's\n");
+    assert!(
+        matches!(outcome(&late, "runcmd"), ModuleOutcome::Ran { .. }),
+        "{late:?}"
+    );
+    assert_eq!(
+        read(d.path(), "/root/log"),
+        "boot i-test\nrun\nquoted it's\n"
+    );
     // The same boot again: nothing runs twice.
     let early = run_early(&ctx(d.path(), "boot-1", &stop), &c);
     let late = run_late(&ctx(d.path(), "boot-1", &stop), &c);
@@ -104,16 +111,28 @@ fn runcmd_runs_once_per_instance_and_bootcmd_once_per_boot() {
 fn a_failing_or_hanging_runcmd_fails_the_module_once() {
     let d = root();
     let stop = AtomicBool::new(false);
-    let late = run_late(&ctx(d.path(), "b", &stop), &cfg("runcmd: ['echo oops >&2; exit 3']"));
+    let late = run_late(
+        &ctx(d.path(), "b", &stop),
+        &cfg("runcmd: ['echo oops >&2; exit 3']"),
+    );
     match outcome(&late, "runcmd") {
         ModuleOutcome::Failed { why } => {
-            assert!(why.contains("exited with status 3") && why.contains("oops"), "{why}")
+            assert!(
+                why.contains("exited with status 3") && why.contains("oops"),
+                "{why}"
+            )
         }
         other => panic!("{other:?}"),
     }
     // Reported once; the next run does not run it again.
-    let again = run_late(&ctx(d.path(), "b", &stop), &cfg("runcmd: ['echo oops >&2; exit 3']"));
-    assert!(matches!(outcome(&again, "runcmd"), ModuleOutcome::Skipped { why } if why.contains("failed")), "{again:?}");
+    let again = run_late(
+        &ctx(d.path(), "b", &stop),
+        &cfg("runcmd: ['echo oops >&2; exit 3']"),
+    );
+    assert!(
+        matches!(outcome(&again, "runcmd"), ModuleOutcome::Skipped { why } if why.contains("failed")),
+        "{again:?}"
+    );
 
     let d = root();
     let mut c = ctx(d.path(), "b", &stop);
@@ -157,7 +176,11 @@ fn packages_run_the_roots_apt_get_with_cloud_inits_command_lines() {
     let d = root();
     let apt = d.path().join("usr/bin/apt-get");
     fs::create_dir_all(apt.parent().unwrap()).unwrap();
-    fs::write(&apt, "#!/bin/sh\necho 'E: Unable to locate package nope'\nexit 100\n").unwrap();
+    fs::write(
+        &apt,
+        "#!/bin/sh\necho 'E: Unable to locate package nope'\nexit 100\n",
+    )
+    .unwrap();
     fs::set_permissions(&apt, fs::Permissions::from_mode(0o755)).unwrap();
     let late = run_late(&ctx(d.path(), "b", &stop), &cfg("packages: [nope]"));
     assert!(
@@ -178,20 +201,27 @@ fn write_files_early_and_deferred_with_owners() {
     let d = root();
     fs::write(d.path().join("etc/motd"), "hello\n").unwrap();
     let stop = AtomicBool::new(false);
-    let c = cfg(
-        "write_files:\n\
+    let c = cfg("write_files:\n\
          - {path: /srv/web/index.html, content: hi, owner: 'web:ops', permissions: '0640'}\n\
          - {path: /etc/motd, content: \"more\\n\", append: true}\n\
-         - {path: /etc/late.conf, content: late, defer: true}\n",
-    );
+         - {path: /etc/late.conf, content: late, defer: true}\n");
     let early = run_early(&ctx(d.path(), "b", &stop), &c);
-    assert!(matches!(outcome(&early, "write_files"), ModuleOutcome::Ran { .. }), "{early:?}");
+    assert!(
+        matches!(outcome(&early, "write_files"), ModuleOutcome::Ran { .. }),
+        "{early:?}"
+    );
     let m = fs::metadata(d.path().join("srv/web/index.html")).unwrap();
     assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (1500, 1700, 0o640));
     assert_eq!(read(d.path(), "/etc/motd"), "hello\nmore\n");
     assert!(!d.path().join("etc/late.conf").exists());
     let late = run_late(&ctx(d.path(), "b", &stop), &c);
-    assert!(matches!(outcome(&late, "write_files_deferred"), ModuleOutcome::Ran { .. }), "{late:?}");
+    assert!(
+        matches!(
+            outcome(&late, "write_files_deferred"),
+            ModuleOutcome::Ran { .. }
+        ),
+        "{late:?}"
+    );
     assert_eq!(read(d.path(), "/etc/late.conf"), "late");
     // Appending is per instance: a second run does not append again.
     run_early(&ctx(d.path(), "b2", &stop), &c);

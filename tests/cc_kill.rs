@@ -32,7 +32,8 @@ packages: [tool]\n\
 runcmd: ['echo runcmd >> /root/ran; sleep 0.05']\n";
 
 /// Our stand-in apt-get: records the command, then works a little.
-const APT: &str = "#!/bin/sh\nfor a in \"$@\"; do last=$a; done\necho \"apt $last\" >> /root/ran\nsleep 0.03\n";
+const APT: &str =
+    "#!/bin/sh\nfor a in \"$@\"; do last=$a; done\necho \"apt $last\" >> /root/ran\nsleep 0.03\n";
 
 const ROOT_ENV: &str = "VMCUST_CC_KILL_ROOT";
 
@@ -71,7 +72,11 @@ fn scratch() -> tempfile::TempDir {
     support::install_shell(d.path());
     fs::create_dir_all(d.path().join("etc")).unwrap();
     fs::create_dir_all(d.path().join("root")).unwrap();
-    fs::write(d.path().join("etc/passwd"), "root:x:0:0:root:/root:/bin/sh\n").unwrap();
+    fs::write(
+        d.path().join("etc/passwd"),
+        "root:x:0:0:root:/root:/bin/sh\n",
+    )
+    .unwrap();
     fs::write(d.path().join("etc/group"), "root:x:0:\n").unwrap();
     let apt = d.path().join("usr/bin/apt-get");
     fs::create_dir_all(apt.parent().unwrap()).unwrap();
@@ -82,10 +87,16 @@ fn scratch() -> tempfile::TempDir {
 
 fn child(dir: &Path) -> Command {
     let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["child_boot", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env(ROOT_ENV, dir)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null());
+    c.args([
+        "child_boot",
+        "--exact",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(ROOT_ENV, dir)
+    .stdin(Stdio::null())
+    .stderr(Stdio::null());
     c
 }
 
@@ -231,18 +242,29 @@ fn random_kills_neither_repeat_nor_skip_a_module() {
     for round in 0..rounds {
         let d = scratch();
         let at = Duration::from_micros(rng.below(length.as_micros() as u64));
-        let signal = if rng.below(2) == 0 { libc::SIGKILL } else { libc::SIGTERM };
+        let signal = if rng.below(2) == 0 {
+            libc::SIGKILL
+        } else {
+            libc::SIGTERM
+        };
         let killed = killed_run(d.path(), at, signal);
         let ctx = format!("round {round}, signal {signal}, at {at:?} (killed: {killed})");
         let reports = full_run(d.path());
         let after = ran(d.path());
         let count = |what: &str| after.iter().filter(|l| *l == what).count();
         for w in want {
-            assert!(count(w) <= 1, "{ctx}: {w} ran {} times: {after:?}", count(w));
+            assert!(
+                count(w) <= 1,
+                "{ctx}: {w} ran {} times: {after:?}",
+                count(w)
+            );
         }
         for (module, effects) in [
             ("bootcmd", &["bootcmd"][..]),
-            ("package_update_upgrade_install", &["apt update", "apt tool"][..]),
+            (
+                "package_update_upgrade_install",
+                &["apt update", "apt tool"][..],
+            ),
             ("runcmd", &["runcmd"][..]),
         ] {
             let note = done(d.path(), module)
@@ -254,11 +276,19 @@ fn random_kills_neither_repeat_nor_skip_a_module() {
             } else {
                 assert_eq!(note, "cut off", "{ctx}: {module}");
             }
-            let kind = if note.starts_with("ran") { "ran" } else { "cut off" };
+            let kind = if note.starts_with("ran") {
+                "ran"
+            } else {
+                "cut off"
+            };
             *seen.entry(format!("{module} {kind}")).or_default() += 1;
         }
         for (f, text) in [("etc/cc-early", "early"), ("etc/cc-late", "late")] {
-            assert_eq!(fs::read_to_string(d.path().join(f)).unwrap_or_default(), text, "{ctx}: {f}");
+            assert_eq!(
+                fs::read_to_string(d.path().join(f)).unwrap_or_default(),
+                text,
+                "{ctx}: {f}"
+            );
         }
         // Once more: nothing runs, nothing changes.
         let again = full_run(d.path());
@@ -266,7 +296,10 @@ fn random_kills_neither_repeat_nor_skip_a_module() {
         let again: Vec<serde_json::Value> = serde_json::from_str(&again).unwrap();
         for r in &again {
             let ran = r["outcome"]["outcome"] == "ran";
-            assert!(!ran || r["module"] == "final_message", "{ctx}: the third run: {r}");
+            assert!(
+                !ran || r["module"] == "final_message",
+                "{ctx}: the third run: {r}"
+            );
         }
     }
     eprintln!("cc kill loop outcomes: {seen:?}");

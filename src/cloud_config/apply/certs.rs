@@ -120,7 +120,9 @@ mod tests {
     fn ca_certs_goldens() {
         let doc = format!(
             "ca_certs:\n  remove_defaults: true\n  trusted:\n  - |\n{}",
-            CERT.lines().map(|l| format!("    {l}\n")).collect::<String>()
+            CERT.lines()
+                .map(|l| format!("    {l}\n"))
+                .collect::<String>()
         );
         let (cfg, p) = document::from_text(&doc);
         assert!(p.is_empty(), "{p:?}");
@@ -138,13 +140,20 @@ mod tests {
         );
         let (cfg, _) = document::from_text("ca_certs: {remove_defaults: false}");
         assert_eq!(
-            show(&plan_ca_certs(&cfg, &with("update-ca-certificates")).unwrap().unwrap()),
+            show(
+                &plan_ca_certs(&cfg, &with("update-ca-certificates"))
+                    .unwrap()
+                    .unwrap()
+            ),
             "run update-ca-certificates"
         );
         assert_eq!(
             plan_ca_certs(&cfg, &CcFacts::default()).unwrap_err(),
             ModuleError::NoCertTool
         );
-        assert_eq!(plan_ca_certs(&document::from_text("{}").0, &CcFacts::default()).unwrap(), None);
+        assert_eq!(
+            plan_ca_certs(&document::from_text("{}").0, &CcFacts::default()).unwrap(),
+            None
+        );
     }
 }

@@ -81,10 +81,14 @@ pub fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> St
             .iter()
             .find(|m| &m.mount_point == d || &m.device == d)
         else {
-            return Step::Fail(format!("growpart: {d} is not a mounted device or mount point"));
+            return Step::Fail(format!(
+                "growpart: {d} is not a mounted device or mount point"
+            ));
         };
         match (&m.disk, m.partition) {
-            (Some(disk), Some(n)) => cmds.push(vec!["growpart".into(), disk.clone(), n.to_string()]),
+            (Some(disk), Some(n)) => {
+                cmds.push(vec!["growpart".into(), disk.clone(), n.to_string()])
+            }
             _ => {
                 tracing::info!("growpart: {} is not a partition; nothing to grow", m.device);
             }
@@ -109,7 +113,12 @@ pub fn plan_resizefs(r: Option<ResizeRootfs>, cc: &CcFacts, disk: &DiskFacts) ->
         "xfs" => ("xfs_growfs", vec!["/".into()]),
         "btrfs" => (
             "btrfs",
-            vec!["filesystem".into(), "resize".into(), "max".into(), "/".into()],
+            vec![
+                "filesystem".into(),
+                "resize".into(),
+                "max".into(),
+                "/".into(),
+            ],
         ),
         other => {
             return Step::Skip(format!(
@@ -214,20 +223,47 @@ mod tests {
     fn growpart_goldens() {
         let all = cc(&["growpart"]);
         let g = |doc: &str| document::from_text(doc).0.growpart;
-        assert_eq!(plan_growpart(None, &all, &disk("ext4")), run(&["growpart /dev/sda 1"]));
         assert_eq!(
-            plan_growpart(g("growpart: {devices: [/, /data]}").as_ref(), &all, &disk("ext4")),
+            plan_growpart(None, &all, &disk("ext4")),
             run(&["growpart /dev/sda 1"])
         );
-        assert!(matches!(plan_growpart(None, &cc(&[]), &disk("ext4")), Step::Skip(w) if w.contains("warning")));
-        assert!(matches!(plan_growpart(g("growpart: {mode: growpart}").as_ref(), &cc(&[]), &disk("ext4")), Step::Fail(_)));
-        assert!(matches!(plan_growpart(g("growpart: {mode: 'off'}").as_ref(), &all, &disk("ext4")), Step::Skip(_)));
-        assert!(matches!(plan_growpart(g("growpart: {devices: [/srv]}").as_ref(), &all, &disk("ext4")), Step::Fail(e) if e.contains("/srv")));
+        assert_eq!(
+            plan_growpart(
+                g("growpart: {devices: [/, /data]}").as_ref(),
+                &all,
+                &disk("ext4")
+            ),
+            run(&["growpart /dev/sda 1"])
+        );
+        assert!(
+            matches!(plan_growpart(None, &cc(&[]), &disk("ext4")), Step::Skip(w) if w.contains("warning"))
+        );
+        assert!(matches!(
+            plan_growpart(
+                g("growpart: {mode: growpart}").as_ref(),
+                &cc(&[]),
+                &disk("ext4")
+            ),
+            Step::Fail(_)
+        ));
+        assert!(matches!(
+            plan_growpart(g("growpart: {mode: 'off'}").as_ref(), &all, &disk("ext4")),
+            Step::Skip(_)
+        ));
+        assert!(
+            matches!(plan_growpart(g("growpart: {devices: [/srv]}").as_ref(), &all, &disk("ext4")), Step::Fail(e) if e.contains("/srv"))
+        );
         let mut off = disk("ext4");
         off.growroot_disabled = true;
-        assert!(matches!(plan_growpart(None, &all, &off), Step::Skip(w) if w.contains("growroot-disabled")));
+        assert!(
+            matches!(plan_growpart(None, &all, &off), Step::Skip(w) if w.contains("growroot-disabled"))
+        );
         assert_eq!(
-            plan_growpart(g("growpart: {ignore_growroot_disabled: true}").as_ref(), &all, &off),
+            plan_growpart(
+                g("growpart: {ignore_growroot_disabled: true}").as_ref(),
+                &all,
+                &off
+            ),
             run(&["growpart /dev/sda 1"])
         );
     }
@@ -235,11 +271,28 @@ mod tests {
     #[test]
     fn resizefs_goldens() {
         let all = cc(&["resize2fs", "xfs_growfs", "btrfs"]);
-        assert_eq!(plan_resizefs(None, &all, &disk("ext4")), run(&["resize2fs /dev/sda1"]));
-        assert_eq!(plan_resizefs(Some(ResizeRootfs::Noblock), &all, &disk("xfs")), run(&["xfs_growfs /"]));
-        assert_eq!(plan_resizefs(None, &all, &disk("btrfs")), run(&["btrfs filesystem resize max /"]));
-        assert!(matches!(plan_resizefs(None, &all, &disk("zfs")), Step::Skip(_)));
-        assert!(matches!(plan_resizefs(None, &cc(&[]), &disk("ext4")), Step::Skip(w) if w.contains("no resize2fs")));
-        assert!(matches!(plan_resizefs(Some(ResizeRootfs::No), &all, &disk("ext4")), Step::Skip(_)));
+        assert_eq!(
+            plan_resizefs(None, &all, &disk("ext4")),
+            run(&["resize2fs /dev/sda1"])
+        );
+        assert_eq!(
+            plan_resizefs(Some(ResizeRootfs::Noblock), &all, &disk("xfs")),
+            run(&["xfs_growfs /"])
+        );
+        assert_eq!(
+            plan_resizefs(None, &all, &disk("btrfs")),
+            run(&["btrfs filesystem resize max /"])
+        );
+        assert!(matches!(
+            plan_resizefs(None, &all, &disk("zfs")),
+            Step::Skip(_)
+        ));
+        assert!(
+            matches!(plan_resizefs(None, &cc(&[]), &disk("ext4")), Step::Skip(w) if w.contains("no resize2fs"))
+        );
+        assert!(matches!(
+            plan_resizefs(Some(ResizeRootfs::No), &all, &disk("ext4")),
+            Step::Skip(_)
+        ));
     }
 }

@@ -237,6 +237,17 @@ impl<'c, 'a> Driver<'c, 'a> {
         });
     }
 
+    /// Reports an outcome without touching the records (the root could not be read: the
+    /// stage stops, and the next run tries again).
+    fn unrecorded(&mut self, module: &'static str, freq: Frequency, outcome: ModuleOutcome) {
+        tracing::error!(module, outcome = ?outcome, "cloud-config module");
+        self.reports.push(ModuleReport {
+            module,
+            frequency: freq,
+            outcome,
+        });
+    }
+
     fn gated(
         &self,
         module: &'static str,
@@ -359,17 +370,19 @@ pub fn run_early(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
     let cc = match gather(ctx, cfg) {
         Ok(cc) => cc,
         Err(o) => {
-            d.module("write_files", freq("write_files"), |_, _| o);
+            d.unrecorded("write_files", freq("write_files"), o);
             return d.reports;
         }
     };
-    d.module("write_files", freq("write_files"), |ctx, _| {
-        match plan_write_files(cfg, &cc, Which::Now) {
+    d.module(
+        "write_files",
+        freq("write_files"),
+        |ctx, _| match plan_write_files(cfg, &cc, Which::Now) {
             Err(e) => failed(e.to_string()),
             Ok(a) if a.is_empty() => absent("write_files"),
             Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        }
-    });
+        },
+    );
     let disk_facts = ctx.live().then(|| disk::gather_live(&ctx.root));
     for (module, key) in [("growpart", "growpart"), ("resizefs", "resize_rootfs")] {
         d.module(module, freq(key), |ctx, _| {
@@ -411,15 +424,21 @@ pub fn run_early(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
                         }
                     }
                     ModuleOutcome::Ran {
-                        note: cmds.iter().map(|c| c.join(" ")).collect::<Vec<_>>().join("; "),
+                        note: cmds
+                            .iter()
+                            .map(|c| c.join(" "))
+                            .collect::<Vec<_>>()
+                            .join("; "),
                     }
                 }
             }
         });
     }
     let fallback = ctx.fallback_hostname.as_ref();
-    d.module("set_hostname", freq("hostname"), |ctx, _| {
-        match hostname::plan_set_hostname(cfg, &cc, fallback) {
+    d.module(
+        "set_hostname",
+        freq("hostname"),
+        |ctx, _| match hostname::plan_set_hostname(cfg, &cc, fallback) {
             Err(e) => failed(e.to_string()),
             Ok(a) if a.is_empty() => skipped(if cfg.preserve_hostname {
                 "preserve_hostname is true"
@@ -427,25 +446,29 @@ pub fn run_early(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
                 "no host name in the cloud-config or the metadata"
             }),
             Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        }
-    });
-    d.module("update_etc_hosts", freq("manage_etc_hosts"), |ctx, _| {
-        match hostname::plan_etc_hosts(cfg, &cc, fallback) {
+        },
+    );
+    d.module(
+        "update_etc_hosts",
+        freq("manage_etc_hosts"),
+        |ctx, _| match hostname::plan_etc_hosts(cfg, &cc, fallback) {
             Err(e) => failed(e.to_string()),
             Ok(a) if a.is_empty() => skipped("manage_etc_hosts is not true or localhost"),
             Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        }
-    });
-    d.module("ca_certs", freq("ca_certs"), |ctx, _| {
-        match certs::plan_ca_certs(cfg, &cc) {
+        },
+    );
+    d.module(
+        "ca_certs",
+        freq("ca_certs"),
+        |ctx, _| match certs::plan_ca_certs(cfg, &cc) {
             Err(e) => failed(e.to_string()),
             Ok(None) => absent("ca_certs"),
             Ok(Some(p)) => match apply(ctx, p.actions) {
                 Err(e) => failed(e),
                 Ok(note) => from_end(follow_up(ctx, &cc, "ca_certs", &p.commands), note),
             },
-        }
-    });
+        },
+    );
     d.reports
 }
 
@@ -455,7 +478,7 @@ pub fn run_late(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
     let cc = match gather(ctx, cfg) {
         Ok(cc) => cc,
         Err(o) => {
-            d.module("ntp", freq("ntp"), |_, _| o);
+            d.unrecorded("ntp", freq("ntp"), o);
             return d.reports;
         }
     };
@@ -470,13 +493,15 @@ pub fn run_late(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
             ),
         },
     });
-    d.module("timezone", freq("timezone"), |ctx, _| {
-        match timezone::plan_timezone(cfg, &cc) {
+    d.module(
+        "timezone",
+        freq("timezone"),
+        |ctx, _| match timezone::plan_timezone(cfg, &cc) {
             Err(e) => failed(e.to_string()),
             Ok(a) if a.is_empty() => absent("timezone"),
             Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        }
-    });
+        },
+    );
     d.module(
         "package_update_upgrade_install",
         freq("packages"),
@@ -517,13 +542,15 @@ pub fn run_late(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
             from_end(end, note)
         },
     );
-    d.module("write_files_deferred", freq("write_files"), |ctx, _| {
-        match plan_write_files(cfg, &cc, Which::Deferred) {
+    d.module(
+        "write_files_deferred",
+        freq("write_files"),
+        |ctx, _| match plan_write_files(cfg, &cc, Which::Deferred) {
             Err(e) => failed(e.to_string()),
             Ok(a) if a.is_empty() => skipped("no write_files entry has defer: true"),
             Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        }
-    });
+        },
+    );
     d.module("runcmd", freq("runcmd"), |ctx, start| {
         if cfg.runcmd.is_empty() {
             return absent("runcmd");

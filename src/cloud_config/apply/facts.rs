@@ -226,9 +226,17 @@ mod tests {
         let table: &[(&str, &str, Family)] = &[
             ("ID=debian\n", "debian", Family::Debian),
             ("ID=ubuntu\nID_LIKE=debian\n", "ubuntu", Family::Debian),
-            ("ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n", "rocky", Family::Rhel),
+            (
+                "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n",
+                "rocky",
+                Family::Rhel,
+            ),
             ("ID=\"sles\"\n", "sles", Family::Suse),
-            ("ID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\n", "opensuse-leap", Family::Suse),
+            (
+                "ID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\n",
+                "opensuse-leap",
+                Family::Suse,
+            ),
             ("ID=arch\n", "arch", Family::Other),
         ];
         for (text, id, fam) in table {
@@ -242,7 +250,8 @@ mod tests {
 
     #[test]
     fn ids_from_account_files() {
-        let passwd = "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
+        let passwd =
+            "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
         let group = "root:x:0:\n# c\nbad\nwww-data:x:33:\nadm:x:4:syslog\n";
         assert_eq!(uid_of(passwd, "www-data"), Some(33));
         assert_eq!(uid_of(passwd, "nobody"), None);

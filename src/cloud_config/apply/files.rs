@@ -90,7 +90,8 @@ mod tests {
     use super::*;
     use crate::cloud_config::document;
 
-    const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
+    const PASSWD: &str =
+        "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
     const GROUP: &str = "root:x:0:\nwww-data:x:33:\nadm:x:4:\n";
 
     fn facts() -> CcFacts {

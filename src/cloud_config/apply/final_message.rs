@@ -53,10 +53,9 @@ impl Subs {
 /// The message for `message` (the document's, or `None` for the default).
 pub fn render(message: Option<&str>, subs: &Subs) -> String {
     let text = message.unwrap_or(DEFAULT);
-    let jinja = text
-        .lines()
-        .next()
-        .is_some_and(|l| l.trim().eq_ignore_ascii_case("## template: jinja") || l.trim() == "## template:jinja");
+    let jinja = text.lines().next().is_some_and(|l| {
+        l.trim().eq_ignore_ascii_case("## template: jinja") || l.trim() == "## template:jinja"
+    });
     if jinja {
         let body = text.split_once('\n').map_or("", |(_, b)| b);
         return replace_jinja(body, subs);

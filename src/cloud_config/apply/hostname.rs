@@ -116,7 +116,8 @@ pub fn plan_etc_hosts(
 /// `/etc/hosts` in the shape of cloud-init's `hosts.debian.tmpl` (Debian family) or
 /// `hosts.redhat.tmpl` (every other family), with vmcust's own header.
 pub fn hosts_template(family: Family, short: &str, fqdn: &str) -> String {
-    let header = "# Written by vmcust at every boot: the cloud-config sets manage_etc_hosts: true.\n\
+    let header =
+        "# Written by vmcust at every boot: the cloud-config sets manage_etc_hosts: true.\n\
                   # To keep changes to this file, set manage_etc_hosts to false (or localhost)\n\
                   # in the cloud-config.\n";
     match family {
@@ -166,12 +167,42 @@ mod tests {
         };
         let meta = HostName::parse("meta.example.org").unwrap();
         let table: &[(&str, &CcFacts, Option<&HostName>, &str)] = &[
-            ("hostname: web1", &deb, None, "/etc/hostname=\"web1\\n\" live=web1"),
-            ("fqdn: db.example.com", &deb, None, "/etc/hostname=\"db\\n\" live=db"),
-            ("fqdn: db.example.com", &rhel, None, "/etc/hostname=\"db.example.com\\n\" live=db.example.com"),
-            ("{fqdn: db.example.com, prefer_fqdn_over_hostname: false}", &rhel, None, "/etc/hostname=\"db\\n\" live=db"),
-            ("{hostname: h.example.com, prefer_fqdn_over_hostname: true}", &deb, None, "/etc/hostname=\"h.example.com\\n\" live=h.example.com"),
-            ("{}", &deb, Some(&meta), "/etc/hostname=\"meta\\n\" live=meta"),
+            (
+                "hostname: web1",
+                &deb,
+                None,
+                "/etc/hostname=\"web1\\n\" live=web1",
+            ),
+            (
+                "fqdn: db.example.com",
+                &deb,
+                None,
+                "/etc/hostname=\"db\\n\" live=db",
+            ),
+            (
+                "fqdn: db.example.com",
+                &rhel,
+                None,
+                "/etc/hostname=\"db.example.com\\n\" live=db.example.com",
+            ),
+            (
+                "{fqdn: db.example.com, prefer_fqdn_over_hostname: false}",
+                &rhel,
+                None,
+                "/etc/hostname=\"db\\n\" live=db",
+            ),
+            (
+                "{hostname: h.example.com, prefer_fqdn_over_hostname: true}",
+                &deb,
+                None,
+                "/etc/hostname=\"h.example.com\\n\" live=h.example.com",
+            ),
+            (
+                "{}",
+                &deb,
+                Some(&meta),
+                "/etc/hostname=\"meta\\n\" live=meta",
+            ),
             ("{}", &deb, None, ""),
             ("{hostname: web1, preserve_hostname: true}", &deb, None, ""),
         ];
@@ -217,10 +248,20 @@ mod tests {
             ]
         );
         let rhel = hosts_template(Family::Rhel, "web", "web.example.com");
-        assert!(rhel.contains("\n127.0.0.1 web.example.com web\n") && rhel.contains("\n::1 web.example.com web\n"), "{rhel}");
-        for doc in ["{hostname: web}", "{hostname: web, manage_etc_hosts: false}"] {
+        assert!(
+            rhel.contains("\n127.0.0.1 web.example.com web\n")
+                && rhel.contains("\n::1 web.example.com web\n"),
+            "{rhel}"
+        );
+        for doc in [
+            "{hostname: web}",
+            "{hostname: web, manage_etc_hosts: false}",
+        ] {
             let (cfg, _) = document::from_text(doc);
-            assert!(plan_etc_hosts(&cfg, &deb, None).unwrap().is_empty(), "{doc}");
+            assert!(
+                plan_etc_hosts(&cfg, &deb, None).unwrap().is_empty(),
+                "{doc}"
+            );
         }
     }
 }

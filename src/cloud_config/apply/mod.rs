@@ -23,6 +23,7 @@ pub mod hostname;
 pub mod ntp;
 pub mod packages;
 pub mod power;
+pub mod preview;
 pub mod semaphore;
 pub mod timezone;
 

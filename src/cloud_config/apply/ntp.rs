@@ -227,7 +227,8 @@ mod tests {
     #[test]
     fn client_choice_and_files() {
         let deb = facts(Family::Debian, "debian", &["chronyd", "systemd-timesyncd"]);
-        let (cfg, _) = document::from_text("ntp: {servers: [ntp.example.com], pools: [pool.example.org]}");
+        let (cfg, _) =
+            document::from_text("ntp: {servers: [ntp.example.com], pools: [pool.example.org]}");
         let p = plan_ntp(&cfg, &deb).unwrap().unwrap();
         assert_eq!(p.client, Client::Chrony);
         let (path, text) = file(&p);
@@ -238,7 +239,10 @@ mod tests {
         );
         assert_eq!(
             p.commands,
-            [["systemctl", "enable", "chrony"], ["systemctl", "reload-or-restart", "chrony"]]
+            [
+                ["systemctl", "enable", "chrony"],
+                ["systemctl", "reload-or-restart", "chrony"]
+            ]
         );
 
         let only_timesyncd = facts(Family::Debian, "debian", &["systemd-timesyncd"]);
@@ -257,9 +261,21 @@ mod tests {
         assert_eq!(p.commands[1][2], "ntpd");
 
         for (doc, f, want) in [
-            ("ntp: {}", facts(Family::Debian, "debian", &[]), "no NTP client"),
-            ("ntp: {ntp_client: chrony}", only_timesyncd.clone(), "no NTP client (chrony)"),
-            ("ntp: {ntp_client: openntpd}", deb.clone(), "not configured by vmcust"),
+            (
+                "ntp: {}",
+                facts(Family::Debian, "debian", &[]),
+                "no NTP client",
+            ),
+            (
+                "ntp: {ntp_client: chrony}",
+                only_timesyncd.clone(),
+                "no NTP client (chrony)",
+            ),
+            (
+                "ntp: {ntp_client: openntpd}",
+                deb.clone(),
+                "not configured by vmcust",
+            ),
         ] {
             let (cfg, _) = document::from_text(doc);
             let e = plan_ntp(&cfg, &f).unwrap_err().to_string();

@@ -110,7 +110,10 @@ pub fn command_lines(m: Manager, cfg: &CloudConfig) -> Vec<Vec<String>> {
             Manager::Zypper => &["install", "--auto-agree-with-licenses"],
             _ => &["install"],
         };
-        out.push(cmd(words, cfg.packages.iter().map(|p| m.spell(p)).collect()));
+        out.push(cmd(
+            words,
+            cfg.packages.iter().map(|p| m.spell(p)).collect(),
+        ));
     }
     out
 }
@@ -145,9 +148,8 @@ mod tests {
 
     #[test]
     fn command_lines_per_manager() {
-        let (cfg, _) = document::from_text(
-            "packages: [nginx, [libc6, 2.36-9]]\npackage_upgrade: true\n",
-        );
+        let (cfg, _) =
+            document::from_text("packages: [nginx, [libc6, 2.36-9]]\npackage_upgrade: true\n");
         let table: &[(Manager, &[&str])] = &[
             (
                 Manager::Apt,
@@ -169,7 +171,10 @@ mod tests {
             ),
         ];
         for (m, want) in table {
-            let got: Vec<String> = command_lines(*m, &cfg).iter().map(|c| c.join(" ")).collect();
+            let got: Vec<String> = command_lines(*m, &cfg)
+                .iter()
+                .map(|c| c.join(" "))
+                .collect();
             assert_eq!(got, *want, "{m:?}");
         }
         let (cfg, _) = document::from_text("package_update: true");
@@ -186,7 +191,8 @@ mod tests {
         assert_eq!(detect(&f), Some(Manager::Yum));
         f.programs.insert("dnf".into(), "/usr/bin/dnf".into());
         assert_eq!(detect(&f), Some(Manager::Dnf));
-        f.programs.insert("apt-get".into(), "/usr/bin/apt-get".into());
+        f.programs
+            .insert("apt-get".into(), "/usr/bin/apt-get".into());
         assert_eq!(detect(&f), Some(Manager::Apt));
     }
 }

@@ -56,7 +56,11 @@ pub fn shutdown_args(ps: &PowerState, min_delay: u32) -> Vec<String> {
 
 /// The program and arguments that schedule `ps` (`shutdown` found at `shutdown`, inside
 /// the root): through `systemd-run` after the late unit when the root has it.
-pub fn schedule(ps: &PowerState, systemd_run: Option<&str>, shutdown: &str) -> (String, Vec<String>) {
+pub fn schedule(
+    ps: &PowerState,
+    systemd_run: Option<&str>,
+    shutdown: &str,
+) -> (String, Vec<String>) {
     match systemd_run {
         Some(run) => {
             let mut args = vec![
@@ -81,10 +85,14 @@ pub fn run_power_state(root: &Root, ps: &PowerState, cc: &CcFacts, stop: &Atomic
     let timeout = Duration::from_secs(u64::from(ps.timeout.max(1)));
     match &ps.condition {
         Condition::Always(true) => {}
-        Condition::Always(false) => return PowerEnd::NotNow("power_state: condition is false".into()),
+        Condition::Always(false) => {
+            return PowerEnd::NotNow("power_state: condition is false".into())
+        }
         Condition::Command(c) => {
             let (program, args) = match c {
-                Command::Shell(line) => ("/bin/sh".to_string(), vec!["-c".to_string(), line.clone()]),
+                Command::Shell(line) => {
+                    ("/bin/sh".to_string(), vec!["-c".to_string(), line.clone()])
+                }
                 Command::Argv(words) => {
                     let p = if words[0].starts_with('/') {
                         Some(words[0].clone())
@@ -121,7 +129,11 @@ pub fn run_power_state(root: &Root, ps: &PowerState, cc: &CcFacts, stop: &Atomic
             "power_state: the root has no shutdown program".into(),
         ));
     };
-    let (program, args) = schedule(ps, cc.programs.get("systemd-run").map(String::as_str), shutdown);
+    let (program, args) = schedule(
+        ps,
+        cc.programs.get("systemd-run").map(String::as_str),
+        shutdown,
+    );
     let p = Program {
         module: "power_state",
         program: &program,
@@ -143,23 +155,37 @@ mod tests {
     #[test]
     fn schedules() {
         let ps = |doc: &str| document::from_text(doc).0.power_state.unwrap();
-        let (p, a) = schedule(&ps("power_state: {mode: reboot}"), Some("/usr/bin/systemd-run"), "/sbin/shutdown");
+        let (p, a) = schedule(
+            &ps("power_state: {mode: reboot}"),
+            Some("/usr/bin/systemd-run"),
+            "/sbin/shutdown",
+        );
         assert_eq!(p, "/usr/bin/systemd-run");
         assert_eq!(
             a.join(" "),
             "--no-block --unit=vmcust-power-state --property=After=vmcust-late.service --description=vmcust cloud-config power_state /sbin/shutdown -r now"
         );
-        let (_, a) = schedule(&ps("power_state: {mode: poweroff, delay: 5, message: bye now}"), Some("/bin/systemd-run"), "/sbin/shutdown");
+        let (_, a) = schedule(
+            &ps("power_state: {mode: poweroff, delay: 5, message: bye now}"),
+            Some("/bin/systemd-run"),
+            "/sbin/shutdown",
+        );
         assert_eq!(a[5..], ["-P", "+5", "bye now"]);
         let (p, a) = schedule(&ps("power_state: {mode: halt}"), None, "/sbin/shutdown");
-        assert_eq!((p.as_str(), a.join(" ").as_str()), ("/sbin/shutdown", "-H +1"));
+        assert_eq!(
+            (p.as_str(), a.join(" ").as_str()),
+            ("/sbin/shutdown", "-H +1")
+        );
     }
 
     #[test]
     fn another_root_is_never_powered_off() {
         let d = tempfile::tempdir().unwrap();
         let root = Root::new(d.path()).unwrap();
-        let ps = document::from_text("power_state: {mode: poweroff}").0.power_state.unwrap();
+        let ps = document::from_text("power_state: {mode: poweroff}")
+            .0
+            .power_state
+            .unwrap();
         let end = run_power_state(&root, &ps, &CcFacts::default(), &AtomicBool::new(false));
         assert!(matches!(end, PowerEnd::NotNow(w) if w.contains("not the running system")));
     }

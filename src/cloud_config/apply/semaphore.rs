@@ -95,7 +95,9 @@ impl Semaphores {
     /// Records, durably, that `module` starts (before a module that must not run twice).
     pub fn start(&self, module: &str, freq: Frequency) -> io::Result<()> {
         match self.record(module, freq, "started") {
-            Some((path, key)) => self.root.write_file(&path, format!("{key}\n").as_bytes(), 0o600),
+            Some((path, key)) => self
+                .root
+                .write_file(&path, format!("{key}\n").as_bytes(), 0o600),
             None => Ok(()),
         }
     }
@@ -156,26 +158,56 @@ mod tests {
             .path()
             .join("var/lib/vmcust/instances/i-1/sem/config_runcmd.started")
             .exists());
-        assert!(d.path().join("var/lib/vmcust/sem/config_once.done").is_file());
+        assert!(d
+            .path()
+            .join("var/lib/vmcust/sem/config_once.done")
+            .is_file());
         // A new boot: only the per-boot record is stale.
         let next = sems(&root, "b2");
-        assert_eq!(next.check("bootcmd", Frequency::PerBoot).unwrap(), Gate::Run);
-        assert!(matches!(next.check("runcmd", Frequency::PerInstance).unwrap(), Gate::Done(_)));
+        assert_eq!(
+            next.check("bootcmd", Frequency::PerBoot).unwrap(),
+            Gate::Run
+        );
+        assert!(matches!(
+            next.check("runcmd", Frequency::PerInstance).unwrap(),
+            Gate::Done(_)
+        ));
         // A new instance: per-instance runs again, per-once does not.
         let other = Semaphores::new(&root, &InstanceId::parse("i-2").unwrap(), "b2");
-        assert_eq!(other.check("runcmd", Frequency::PerInstance).unwrap(), Gate::Run);
-        assert!(matches!(other.check("once", Frequency::PerOnce).unwrap(), Gate::Done(_)));
+        assert_eq!(
+            other.check("runcmd", Frequency::PerInstance).unwrap(),
+            Gate::Run
+        );
+        assert!(matches!(
+            other.check("once", Frequency::PerOnce).unwrap(),
+            Gate::Done(_)
+        ));
         // Always has no records.
         s.start("final_message", Frequency::Always).unwrap();
-        assert_eq!(s.check("final_message", Frequency::Always).unwrap(), Gate::Run);
+        assert_eq!(
+            s.check("final_message", Frequency::Always).unwrap(),
+            Gate::Run
+        );
     }
 
     #[test]
     fn a_started_record_of_an_earlier_boot_is_not_a_cut_off() {
         let d = tempfile::tempdir().unwrap();
         let root = Root::new(d.path()).unwrap();
-        sems(&root, "b1").start("bootcmd", Frequency::PerBoot).unwrap();
-        assert_eq!(sems(&root, "b1").check("bootcmd", Frequency::PerBoot).unwrap(), Gate::CutOff);
-        assert_eq!(sems(&root, "b2").check("bootcmd", Frequency::PerBoot).unwrap(), Gate::Run);
+        sems(&root, "b1")
+            .start("bootcmd", Frequency::PerBoot)
+            .unwrap();
+        assert_eq!(
+            sems(&root, "b1")
+                .check("bootcmd", Frequency::PerBoot)
+                .unwrap(),
+            Gate::CutOff
+        );
+        assert_eq!(
+            sems(&root, "b2")
+                .check("bootcmd", Frequency::PerBoot)
+                .unwrap(),
+            Gate::Run
+        );
     }
 }

@@ -32,7 +32,10 @@ mod tests {
         let (cfg, _) = document::from_text("timezone: Europe/Berlin");
         let mut facts = CcFacts::default();
         let err = plan_timezone(&cfg, &facts).unwrap_err().to_string();
-        assert!(err.contains("Europe/Berlin") && err.contains("does not exist"), "{err}");
+        assert!(
+            err.contains("Europe/Berlin") && err.contains("does not exist"),
+            "{err}"
+        );
         facts.engine.zones_present.insert("Europe/Berlin".into());
         facts.engine.debian_family = true;
         let got: Vec<String> = plan_timezone(&cfg, &facts)
@@ -41,8 +44,13 @@ mod tests {
             .map(|a| format!("{a:?}"))
             .collect();
         assert_eq!(got.len(), 2, "{got:?}");
-        assert!(got[0].contains("/usr/share/zoneinfo/Europe/Berlin"), "{got:?}");
+        assert!(
+            got[0].contains("/usr/share/zoneinfo/Europe/Berlin"),
+            "{got:?}"
+        );
         assert!(got[1].contains("Europe/Berlin\\n"), "{got:?}");
-        assert!(plan_timezone(&document::from_text("{}").0, &facts).unwrap().is_empty());
+        assert!(plan_timezone(&document::from_text("{}").0, &facts)
+            .unwrap()
+            .is_empty());
     }
 }
