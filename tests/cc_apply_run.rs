@@ -279,3 +279,30 @@ fn host_name_time_zone_and_what_another_root_never_gets() {
     let order: Vec<&str> = late.iter().map(|r| r.module).collect();
     assert_eq!(order, vmcust::cloud_config::apply::driver::LATE_MODULES);
 }
+
+#[test]
+fn an_owned_file_is_unchanged_only_with_its_contents_mode_and_owner() {
+    use vmcust::apply::{apply, dry_run, Change};
+    use vmcust::plan::{Action, Contents, Plan};
+    let d = root();
+    let r = Root::new(d.path()).unwrap();
+    let plan = Plan {
+        actions: vec![Action::WriteOwnedFile {
+            path: "/srv/owned".into(),
+            mode: 0o600,
+            uid: 1500,
+            gid: 1700,
+            contents: Contents::sensitive(b"secret".to_vec()),
+            purpose: "test",
+        }],
+    };
+    assert_eq!(apply(&r, &plan).unwrap(), [Change::Created]);
+    assert_eq!(dry_run(&r, &plan).unwrap(), [Change::Unchanged]);
+    let f = d.path().join("srv/owned");
+    std::os::unix::fs::chown(&f, Some(0), Some(0)).unwrap();
+    assert_eq!(dry_run(&r, &plan).unwrap(), [Change::Updated]);
+    assert_eq!(apply(&r, &plan).unwrap(), [Change::Updated]);
+    let m = fs::metadata(&f).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (1500, 1700, 0o600));
+    assert!(!format!("{plan:?}").contains("secret"));
+}
