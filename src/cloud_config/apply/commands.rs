@@ -79,4 +79,23 @@ mod tests {
         );
         assert_eq!(shellify(&[]), "#!/bin/sh\n");
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// A list entry's words reach the program exactly, whatever they hold: the real
+        /// shell reads the script and `printf` gives each word back.
+        #[test]
+        fn list_entries_survive_the_shell(words in proptest::collection::vec("[^\\x00]{0,12}", 1..5)) {
+            let mut argv = vec!["printf".to_string(), "%s\\0".to_string()];
+            argv.extend(words.iter().cloned());
+            let script = shellify(&[Command::Argv(argv)]);
+            let out = std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(&script)
+                .output()
+                .unwrap();
+            let want: String = words.iter().map(|w| format!("{w}\0")).collect();
+            proptest::prop_assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+        }
+    }
 }
