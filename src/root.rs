@@ -439,6 +439,22 @@ impl Root {
         Ok(())
     }
 
+    /// Writes `path` as [`Root::write_file`] does, but owned by `uid`:`gid` whatever owned
+    /// the file it replaces (cloud-config `write_files` with an `owner`). Missing parent
+    /// directories are made as for any file; only the file gets the owner.
+    pub fn write_file_owned(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        mode: u32,
+        owner: (u32, u32),
+    ) -> io::Result<()> {
+        let (dir, real) = self.prepare_parent(path)?;
+        let meta = fs::symlink_metadata(&real).ok();
+        let label = self.label_replacing(&real, meta.as_ref(), Kind::File)?;
+        write_atomic(&dir, &real, contents, mode, Some(owner), label.as_deref())
+    }
+
     /// Makes `path` a symlink to `target` atomically (replacing whatever is there).
     pub fn symlink(&self, path: &Path, target: &Path) -> io::Result<()> {
         let (dir, real) = self.prepare_parent(path)?;

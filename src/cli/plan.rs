@@ -150,7 +150,9 @@ pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
         let verb = step.change.word(planned);
         let a = step.action;
         let _ = match a {
-            Action::WriteFile { path, mode, .. } | Action::WriteUserFile { path, mode, .. } => {
+            Action::WriteFile { path, mode, .. }
+            | Action::WriteUserFile { path, mode, .. }
+            | Action::WriteOwnedFile { path, mode, .. } => {
                 writeln!(
                     out,
                     "{verb:<9} {} ({mode:04o}, {})",

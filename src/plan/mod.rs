@@ -93,6 +93,24 @@ pub enum Action {
         /// What this directory is for.
         purpose: &'static str,
     },
+    /// Make `path` a regular file with these contents and mode, owned by `uid`:`gid`
+    /// (cloud-config `write_files` with an `owner`); parent directories that are missing
+    /// are made as for [`Action::WriteFile`] (root's), only the file gets the owner.
+    WriteOwnedFile {
+        /// Where, inside the root.
+        path: PathBuf,
+        /// Permission bits.
+        #[serde(serialize_with = "octal")]
+        mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+        /// The new contents.
+        contents: Contents,
+        /// What this file is for.
+        purpose: &'static str,
+    },
     /// Make `path` a symbolic link to `target`.
     Symlink {
         /// Where, inside the root.
@@ -113,6 +131,7 @@ impl Action {
             | Action::WriteUserFile { path, .. }
             | Action::MakeDir { path, .. }
             | Action::Symlink { path, .. } => path,
+            Action::WriteOwnedFile { path, .. } => path,
             Action::Rename { from, .. } => from,
             Action::SetHostname { .. } => std::path::Path::new(LIVE_HOSTNAME),
         }
@@ -126,6 +145,7 @@ impl Action {
             | Action::MakeDir { purpose, .. }
             | Action::Symlink { purpose, .. }
             | Action::Rename { purpose, .. } => purpose,
+            Action::WriteOwnedFile { purpose, .. } => purpose,
             Action::SetHostname { .. } => "running host name (only on the running system)",
         }
     }
