@@ -16,7 +16,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(cust_cfg ovf_env iso guestinfo netconfig glob settings tools_conf accounts)
+    targets=(cust_cfg ovf_env iso guestinfo netconfig glob settings tools_conf cloud_config userdata_parts accounts)
 fi
 # Seeds: the repository's own test inputs (never anything outside the repository).
 imc_inputs=imc/tests/data
@@ -36,6 +36,8 @@ seed cust_cfg examples/specs/*.cfg "$imc_inputs"/*.cfg
 seed ovf_env "$ovf_inputs"/*.xml
 seed settings scripts/vmcust.conf.example
 seed tools_conf scripts/vmcust.conf.example
+seed cloud_config tests/data/cloud-config/*
+seed userdata_parts tests/data/cloud-config/*
 mkdir -p fuzz/corpus/accounts
 for d in tests/golden/accounts/*/; do
     cp "$d/cloud-config.yaml" "fuzz/corpus/accounts/seed-$(basename "$d").yaml"

@@ -83,7 +83,10 @@ pub fn run(args: SchemaArgs) -> Result<()> {
         Format::Json => println!("{}", serde_json::to_string_pretty(&read)?),
         Format::Yaml => print!("{}", crate::yaml::to_string(&read)?),
         Format::Text => {
-            for p in &read.problems {
+            // In file order: user-data's parts, then vendor-data's, each by line.
+            let mut sorted: Vec<&Problem> = read.problems.iter().collect();
+            sorted.sort_by_key(|p| (p.part, p.line));
+            for p in sorted {
                 println!(
                     "{}",
                     line_of(&read, p, &args.file, args.vendor_data.as_deref())

@@ -389,4 +389,27 @@ mod tests {
         assert_eq!(lookup("runcmd").unwrap().stage, Stage::Late);
         assert!(lookup("runcmdd").is_none());
     }
+
+    #[test]
+    fn docs_describe_every_key_and_refused_kind() {
+        let doc = include_str!("../../docs/cloud-config.md");
+        for k in keys() {
+            assert!(
+                doc.contains(&format!("`{k}`")),
+                "docs/cloud-config.md lacks `{k}`"
+            );
+        }
+        for refused in [
+            "#include",
+            "#part-handler",
+            "## template: jinja",
+            "#cloud-config-archive",
+            "#cloud-config-jsonp",
+        ] {
+            assert!(
+                doc.contains(&format!("`{refused}`")),
+                "docs/cloud-config.md lacks {refused}"
+            );
+        }
+    }
 }

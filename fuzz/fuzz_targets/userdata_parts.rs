@@ -1,0 +1,12 @@
+//! User-data bytes: gzip, MIME multipart (mailparse) and first-line typing, then the whole
+//! read with the same bytes as vendor-data.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use vmcust::cloud_config::{parts, userdata};
+
+fuzz_target!(|data: &[u8]| {
+    if parts::read(data).is_ok() {
+        let _ = userdata::read(data, Some(data));
+    }
+});
