@@ -477,6 +477,9 @@ pub struct AccountDbFacts {
     pub sshd_dropin: Option<String>,
     /// `/etc/ssh/sshd_config.d` is a directory.
     pub sshd_config_d: bool,
+    /// Permission bits of `sshd_config` and of the drop-in, when they exist (kept when
+    /// they are rewritten: RHEL's `sshd_config` is 0600).
+    pub sshd_modes: (Option<u32>, Option<u32>),
     /// Random bytes, one salt per password to hash (plain and RANDOM) and one more per
     /// RANDOM password for the password itself.
     pub entropy: Vec<Salt>,

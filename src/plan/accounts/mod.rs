@@ -204,6 +204,10 @@ pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
         sshd_config: text(sshd::SSHD_CONFIG)?,
         sshd_dropin: text(sshd::DROP_IN)?,
         sshd_config_d: root.is_dir(Path::new(sshd::DROP_IN_DIR)),
+        sshd_modes: (
+            mode_of(root, sshd::SSHD_CONFIG)?,
+            mode_of(root, sshd::DROP_IN)?,
+        ),
         entropy: facts::random_salts(salts_needed(req)).context("reading random bytes")?,
         today: facts::days_since_epoch(std::time::SystemTime::now()),
         ..Default::default()
@@ -231,6 +235,14 @@ pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
         f.homes.insert(home, facts);
     }
     Ok(f)
+}
+
+/// The permission bits of `path` in the root, if something is there.
+fn mode_of(root: &Root, path: &str) -> Result<Option<u32>> {
+    Ok(root
+        .owner_and_mode(Path::new(path))
+        .with_context(|| format!("inspecting {path} in {}", root.path().display()))?
+        .map(|(_, _, mode)| mode))
 }
 
 /// The home of `u`: its passwd entry's when it exists, else `homedir` or HOME/name.

@@ -118,6 +118,22 @@ fn string<'v>(c: &mut Ctx, place: &str, v: &'v Value) -> Option<&'v str> {
     }
 }
 
+/// A password as text: a string, or a number as cloud-init's `str()` makes it
+/// (`password: 12345`). The message names the type only, never the value.
+fn secret_text(c: &mut Ctx, place: &str, v: &Value) -> Option<String> {
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        other => {
+            c.err(
+                place,
+                format!("expected a password, found {}", type_name(other)),
+            );
+            None
+        }
+    }
+}
+
 /// Whether a list is over [`MAX_LIST`] (reported: nothing of it is used).
 fn too_long(c: &mut Ctx, place: &str, items: &[Value]) -> bool {
     let over = items.len() > MAX_LIST;
@@ -326,16 +342,8 @@ fn parse_user(
                 }
             }
             "plain_text_passwd" => {
-                u.plain_text_passwd = match v {
-                    Value::String(s) => plain_password(s.clone()).map_err(|e| c.err(&p, e)).ok(),
-                    other => {
-                        c.err(
-                            &p,
-                            format!("expected a password, found {}", type_name(other)),
-                        );
-                        None
-                    }
-                }
+                u.plain_text_passwd = secret_text(c, &p, v)
+                    .and_then(|s| plain_password(s).map_err(|e| c.err(&p, e)).ok())
             }
             "expiredate" => {
                 u.expiredate =
@@ -528,10 +536,13 @@ fn parse_chpasswd(
                         continue;
                     };
                     let kind = e.get("type").and_then(Value::as_str).unwrap_or("hash");
-                    let pw = e
-                        .get("password")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
+                    let pw = match e.get("password") {
+                        None | Some(Value::Null) => None,
+                        Some(v) => match secret_text(c, &format!("{pi}.password"), v) {
+                            Some(p) => Some(p),
+                            None => continue,
+                        },
+                    };
                     let password = match (kind, pw) {
                         ("RANDOM", _) => Some(NewPassword::Random),
                         ("text", Some(p)) => plain_password(p)
@@ -650,18 +661,8 @@ pub fn parse_accounts_all(source: &str, doc: &Mapping) -> (AccountsRequest, Vec<
         req.chpasswd = parse_chpasswd(&mut c, v, &mut unsupported);
     }
     if let Some(v) = doc.get("password") {
-        req.password = match v {
-            Value::String(s) => plain_password(s.clone())
-                .map_err(|e| c.err("password", e))
-                .ok(),
-            other => {
-                c.err(
-                    "password",
-                    format!("expected a string, found {}", type_name(other)),
-                );
-                None
-            }
-        };
+        req.password = secret_text(&mut c, "password", v)
+            .and_then(|s| plain_password(s).map_err(|e| c.err("password", e)).ok());
     }
     if let Some(v) = doc.get("ssh_authorized_keys") {
         req.ssh_authorized_keys = keys(&mut c, "ssh_authorized_keys", v);
@@ -780,6 +781,23 @@ mod tests {
                 ("users[0].shel", false, Some("shell")),
                 ("chpasswd.exprie", false, Some("expire"))
             ]
+        );
+    }
+
+    #[test]
+    fn numeric_passwords_are_text_and_wrong_types_are_errors() {
+        let r = parse_accounts(
+            "user-data",
+            &doc("password: 12345\nusers: [{name: a, plain_text_passwd: 987}]\nchpasswd: {users: [{name: a, password: 42, type: text}]}\n"),
+        )
+        .unwrap();
+        assert_eq!(r.password.as_ref().unwrap().expose(), "12345");
+        let Some(ch) = &r.chpasswd else { panic!() };
+        assert!(matches!(&ch.entries[0].password, NewPassword::Text(p) if p.expose() == "42"));
+        let e = errors("chpasswd: {users: [{name: a, password: [x], type: text}]}\n");
+        assert!(
+            e.iter().any(|e| e.contains("chpasswd.users[0].password")),
+            "{e:?}"
         );
     }
 

@@ -66,10 +66,20 @@ pub fn set_option(text: &str, value: &str) -> Option<String> {
 /// Plans the change; empty when sshd already has it.
 pub fn plan(yes: bool, f: &AccountDbFacts) -> Vec<Action> {
     let value = if yes { "yes" } else { "no" };
+    // An existing file keeps its mode; a new drop-in is 0600 (cloud-init's), a new main
+    // file 0644.
     let (path, current, mode) = if includes_dconf(f) {
-        (DROP_IN, f.sshd_dropin.as_deref(), 0o600)
+        (
+            DROP_IN,
+            f.sshd_dropin.as_deref(),
+            f.sshd_modes.1.unwrap_or(0o600),
+        )
     } else {
-        (SSHD_CONFIG, f.sshd_config.as_deref(), 0o644)
+        (
+            SSHD_CONFIG,
+            f.sshd_config.as_deref(),
+            f.sshd_modes.0.unwrap_or(0o644),
+        )
     };
     match set_option(current.unwrap_or(""), value) {
         None => Vec::new(),
@@ -113,8 +123,11 @@ mod tests {
         assert_eq!(plan(true, &f)[0].path(), std::path::Path::new(DROP_IN));
         let f = AccountDbFacts {
             sshd_config: Some("Port 22\n".into()),
+            sshd_modes: (Some(0o600), None),
             ..Default::default()
         };
-        assert_eq!(plan(true, &f)[0].path(), std::path::Path::new(SSHD_CONFIG));
+        let a = plan(true, &f);
+        assert_eq!(a[0].path(), std::path::Path::new(SSHD_CONFIG));
+        assert!(matches!(a[0], Action::WriteFile { mode: 0o600, .. }));
     }
 }
