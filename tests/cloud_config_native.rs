@@ -177,3 +177,63 @@ fn plan_shows_the_accounts_and_what_is_not_applied() {
         "{plan}"
     );
 }
+
+/// Files, `bootcmd` and `runcmd` at boot: the file is written in the early stage, runcmd
+/// runs once in the late stage, and a second boot runs bootcmd again and nothing else.
+#[test]
+fn bootcmd_every_boot_runcmd_and_files_once() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        "#cloud-config\nwrite_files:\n  - path: /etc/motd.d/welcome\n    content: hello\n    permissions: '0640'\nbootcmd:\n  - echo boot >> /var/tmp/bootcmd-runs\nruncmd:\n  - [sh, -c, 'echo run >> /var/tmp/runcmd-runs']\n",
+    );
+    fs::create_dir_all(vm.path("/var/tmp")).unwrap();
+    for (boot, boots) in [(1, "boot\n"), (2, "boot\nboot\n")] {
+        let early = vm.run("early");
+        assert_eq!(
+            early.status.code(),
+            Some(0),
+            "boot {boot}: {}",
+            text(&early.stderr)
+        );
+        let late = vm.run("late");
+        assert_eq!(
+            late.status.code(),
+            Some(0),
+            "boot {boot}: {}",
+            text(&late.stderr)
+        );
+        let runs = |f: &str| fs::read_to_string(vm.path(f)).unwrap_or_default();
+        assert_eq!(runs("/var/tmp/bootcmd-runs"), boots, "boot {boot}");
+        assert_eq!(runs("/var/tmp/runcmd-runs"), "run\n", "boot {boot}");
+        // A new boot: the per-boot record is keyed by the boot id.
+        let sem = vm.path("/var/lib/vmcust/instances");
+        assert!(sem.is_dir());
+        if boot == 1 {
+            fake_next_boot(&vm);
+        }
+    }
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/motd.d/welcome")).unwrap(),
+        "hello"
+    );
+    let (code, st) = status(&vm);
+    assert_eq!(code, Some(0), "{st}");
+}
+
+/// The per-boot records name the boot id they were made in: removing them is what a new
+/// boot id amounts to for the next run.
+fn fake_next_boot(vm: &Vm) {
+    let mut stack = vec![vm.path("/var/lib/vmcust")];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().contains("bootcmd") && p.to_string_lossy().contains("sem")
+            {
+                fs::remove_file(&p).unwrap();
+            }
+        }
+    }
+}

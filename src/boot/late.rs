@@ -225,10 +225,10 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         }
         UserDataDisposition::RunScript => {}
         UserDataDisposition::Native => {
-            // Its accounts were applied with the plan in the early stage; what it asks
-            // for that vmcust does not apply is in the instance's record (degraded).
-            done(ctx, "applied natively\n")?;
-            return Ok(Ending::Nothing);
+            // Its accounts and early modules were applied by the early stage.
+            let id = crate::model::InstanceId::parse(&instance_id(ctx, dir, id))
+                .map_err(|e| anyhow::anyhow!("instance {id}: {e}"))?;
+            return super::cloud_config::late(ctx, &id, dir);
         }
     }
     let started = dir.join(USER_DATA_STARTED);

@@ -106,6 +106,10 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
             ctx.root
                 .write_file(&dir.join(USER_DATA), &ud.bytes, 0o600)?;
         }
+        if let Some(vd) = &g.vendordata {
+            let path = dir.join(super::cloud_config::VENDOR_DATA);
+            ctx.root.write_file(&path, &vd.bytes, 0o600)?;
+        }
     }
     state::write_result(
         &ctx.root,

@@ -260,7 +260,7 @@ fn boot_text(b: &BootSteps) -> String {
             ),
             UserDataDisposition::Rejected(why) => format!("user-data not run: {why}"),
             UserDataDisposition::Native => format!(
-                "user-data ({} bytes from {}) applied by vmcust: its accounts in the files above",
+                "user-data ({} bytes from {}) applied by vmcust: its accounts in the files above, its modules below",
                 u.bytes, u.from
             ),
         });
@@ -276,6 +276,9 @@ fn boot_text(b: &BootSteps) -> String {
             }
             for note in &n.notes {
                 line(format!("cloud-config note: {note}"));
+            }
+            for m in &n.modules {
+                line(format!("cloud-config {m}"));
             }
         }
     }

@@ -30,6 +30,9 @@ pub struct NativeSummary {
     /// What the accounts planner left out and why (cloud-init's warnings).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What each module will do, and in which stage (nothing runs to show it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<String>,
     /// What was asked for and is not applied, each with its place and why: the
     /// customization ends degraded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -57,6 +60,16 @@ pub fn plan_native(root: &Root, user: &[u8], vendor: Option<&[u8]>) -> Result<Na
     let cfg = &read.config;
     if !cfg.accounts.is_empty() {
         plan_accounts(root, cfg, &mut native)?;
+    }
+    let facts =
+        crate::cloud_config::apply::CcFacts::gather(root, cfg).map_err(|e| Failure::of(&e))?;
+    for p in crate::cloud_config::apply::preview::preview(cfg, &facts, None) {
+        for line in &p.lines {
+            native
+                .summary
+                .modules
+                .push(format!("{} ({}): {line}", p.module, p.stage));
+        }
     }
     native.summary.not_applied.extend(not_applied(&read));
     Ok(native)
@@ -134,8 +147,7 @@ fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<
 }
 
 /// Everything the document asks for that this vmcust does not apply: unknown keys (with
-/// cloud-init's module or a did-you-mean), modules it reads but does not run yet, and
-/// script parts.
+/// cloud-init's module or a did-you-mean) and script parts.
 fn not_applied(read: &UserData) -> Vec<String> {
     let mut out: Vec<String> = read
         .problems
@@ -143,35 +155,6 @@ fn not_applied(read: &UserData) -> Vec<String> {
         .filter(|p| p.severity == Severity::Unknown)
         .map(|p| format!("{}: {}", place(p.part, p.line, &p.path), p.message))
         .collect();
-    let cfg = &read.config;
-    let asked: [(&str, bool); 17] = [
-        ("write_files", !cfg.write_files.is_empty()),
-        ("bootcmd", !cfg.bootcmd.is_empty()),
-        ("runcmd", !cfg.runcmd.is_empty()),
-        ("hostname", cfg.hostname.is_some()),
-        ("fqdn", cfg.fqdn.is_some()),
-        ("manage_etc_hosts", cfg.manage_etc_hosts.is_some()),
-        ("timezone", cfg.timezone.is_some()),
-        ("ntp", cfg.ntp.is_some()),
-        ("packages", !cfg.packages.is_empty()),
-        ("package_update", cfg.package_update),
-        ("package_upgrade", cfg.package_upgrade),
-        ("ca_certs", cfg.ca_certs.is_some()),
-        ("growpart", cfg.growpart.is_some()),
-        ("resize_rootfs", cfg.resize_rootfs.is_some()),
-        ("power_state", cfg.power_state.is_some()),
-        ("final_message", cfg.final_message.is_some()),
-        ("package_reboot_if_required", cfg.package_reboot_if_required),
-    ];
-    for (key, yes) in asked {
-        if yes {
-            out.push(format!(
-                "user-data: {key}: read and valid, but not applied by this version of vmcust \
-                 (docs/cloud-config.md lists what is); set [user-data] handler = cloud-init \
-                 to leave the user-data to a real cloud-init"
-            ));
-        }
-    }
     for (part, p) in &read.scripts {
         let what = match p.kind {
             crate::cloud_config::parts::PartKind::Boothook => "cloud-boothook",
