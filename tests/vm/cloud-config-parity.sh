@@ -118,6 +118,9 @@ by_vmcust() {
     mkdir -p "$host"
     cp "$doc" "$host/guestinfo.userdata"
     printf 'instance-id: iid-datasource-none\n' >"$host/guestinfo.metadata"
+    # The image has cloud-init (for the other side): vmcust must apply it itself.
+    mkdir -p "$root/etc/vmcust"
+    printf '[user-data]\nhandler = native\n' >"$root/etc/vmcust/vmcust.conf"
     local stage
     for stage in early late; do
         "$binary" run --stage "$stage" --root "$root" --guestinfo-dir "$host" --force \

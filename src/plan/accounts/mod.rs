@@ -151,15 +151,20 @@ pub fn default_user(f: &AccountDbFacts) -> UserRequest {
     distro::default_user(f.os_release.as_deref())
 }
 
-/// The users of `req` with `default` replaced by the root's distro default user.
+/// The users of `req` with `default` replaced by the root's distro default user, which
+/// comes last, as cloud-init's `_normalize_users` puts it back after the others (so the
+/// named users get the first free ids).
 pub fn resolved_users(req: &AccountsRequest, f: &AccountDbFacts) -> Vec<UserRequest> {
-    req.users
+    let named = req.users.iter().filter_map(|u| match u {
+        UserEntry::Default => None,
+        UserEntry::User(u) => Some((**u).clone()),
+    });
+    let default = req
+        .users
         .iter()
-        .map(|u| match u {
-            UserEntry::Default => default_user(f),
-            UserEntry::User(u) => (**u).clone(),
-        })
-        .collect()
+        .any(|u| matches!(u, UserEntry::Default))
+        .then(|| default_user(f));
+    named.chain(default).collect()
 }
 
 /// How many salts [`plan_accounts`] may need for `req`.
