@@ -81,7 +81,7 @@ dropin=/etc/cloud/cloud.cfg.d/99-vmcust.cfg
 marker=vmcust-cloud-init-persona-c3a1f7
 
 # Whether /usr/bin/cloud-init in the root is vmcust: a symlink whose target is named
-# vmcust, or a copy of the vmcust binary (it carries the persona marker).
+# vmcust, or a copy of the vmcust binary (it carries the stand-in marker, coexist::STAND_IN_MARKER).
 cloud_init_is_vmcust() {
     ci=$r/usr/bin/cloud-init
     if [ -L "$ci" ]; then

@@ -233,7 +233,10 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
             .iter()
             .map(|k| key_record(k.as_str()))
             .collect(),
-        renderer: prepared.renderer.map(|r| r.name().to_string()),
+        renderer: prepared
+            .renderer
+            .as_ref()
+            .map(|r| r.renderer.name().to_string()),
         network: c.network.as_ref().map(network_record),
         marker: steps.marker.as_ref().map(|m| {
             if m.new {

@@ -58,7 +58,7 @@ pub struct Cleaned {
 }
 
 /// vmcust's state directory.
-const STATE_DIR: &str = "/var/lib/vmcust";
+const STATE_DIR: &str = crate::boot::state::STATE_DIR;
 /// The run status the stand-in's `cloud-init status` reads.
 const STATUS_FILE: &str = crate::cloud_init::stand_in::STATUS_PATH;
 /// vmcust's log.

@@ -1,7 +1,9 @@
 //! Clone hygiene: a clone of a template must not keep the template's SSH host keys or
 //! machine-id.
 //!
-//! [`refresh`] runs on a new instance, before the network starts (systemd-networkd and
+//! [`plan`] reads what is to be done for a new instance (`vmcust plan` prints it, as the
+//! boot steps' `hygiene`), and [`carry_out`] does it in the early stage once the
+//! customization applied, before the network starts (systemd-networkd and
 //! NetworkManager derive the DHCP client identity from `/etc/machine-id`):
 //!
 //! - **SSH host keys**: the keys of every type the template had are replaced by fresh ones
@@ -20,10 +22,13 @@
 use std::io::Read as _;
 use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
+use serde::Serialize;
 
+use crate::process::{self, Cmd, Ended, Output};
 use crate::root::{Existing, Root};
 use crate::settings::Settings;
 
@@ -125,62 +130,236 @@ fn recorded_key_types(root: &Root) -> Result<Vec<String>> {
         .unwrap_or_default())
 }
 
-/// Gives instance `instance_id` its own identity, each part as switched on in
-/// `settings`: fresh SSH host keys and, where the clone still carries the template's, a
-/// fresh machine-id. Returns the files changed (paths inside the root). Call it in the
-/// early stage before the network starts, once the instance id is known; it does its work
-/// once per instance ([`INSTANCE_RECORD`]), so calling it again on a later boot or on a
-/// resumed run of the same instance changes nothing.
-pub fn refresh(root: &Root, settings: &Settings, instance_id: &str) -> Result<Vec<PathBuf>> {
-    if read_record(root, INSTANCE_RECORD)?.as_deref() == Some(instance_id) {
+/// Which parts of clone hygiene are switched on (`[hygiene]` in the settings file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Switches {
+    /// `[hygiene] machine_id`.
+    pub machine_id: bool,
+    /// `[hygiene] ssh_host_keys`.
+    pub ssh_host_keys: bool,
+}
+
+impl Switches {
+    /// The switches as `settings` has them.
+    pub fn from_settings(settings: &Settings) -> Switches {
+        Switches {
+            machine_id: settings.hygiene_machine_id,
+            ssh_host_keys: settings.hygiene_ssh_host_keys,
+        }
+    }
+}
+
+/// What clone hygiene does for one instance, read from the root before anything
+/// changes: `vmcust plan` prints it, the early stage carries it out ([`carry_out`]) once
+/// the customization applied.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HygienePlan {
+    /// The instance it is done for.
+    pub instance_id: String,
+    /// False when this instance had its identity refreshed already (a reboot, a resumed
+    /// run): then nothing is done.
+    pub new_instance: bool,
+    /// What happens to `/etc/machine-id`.
+    pub machine_id: MachineIdPlan,
+    /// What happens to the SSH host keys.
+    pub ssh_host_keys: HostKeysPlan,
+    /// Every file replaced (or, for a DSA key `ssh-keygen` can no longer make, removed).
+    pub files: Vec<PathBuf>,
+}
+
+/// What happens to the machine-id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MachineIdPlan {
+    /// Switched off by `[hygiene] machine_id`: nothing, not even the record.
+    Off,
+    /// There is none yet (missing, empty or `uninitialized`): systemd makes one at boot.
+    Missing,
+    /// Not known to be the template's: kept, and recorded as this instance's.
+    Keep,
+    /// The template's (or the previous instance's): replaced, D-Bus's own copy of it too
+    /// when `dbus_copy`.
+    Replace {
+        /// `/var/lib/dbus/machine-id` is a file holding the same id.
+        dbus_copy: bool,
+    },
+}
+
+/// What happens to the SSH host keys.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostKeysPlan {
+    /// Switched off by `[hygiene] ssh_host_keys`.
+    Off,
+    /// The template has none, and none were recorded.
+    None,
+    /// Fresh keys of these types replace the template's.
+    Replace(Vec<String>),
+}
+
+impl HygienePlan {
+    /// One line for people (`vmcust plan`).
+    pub fn describe(&self) -> String {
+        if !self.new_instance {
+            return format!(
+                "clone hygiene: done for instance {} already, nothing to do",
+                self.instance_id
+            );
+        }
+        let id = match &self.machine_id {
+            MachineIdPlan::Off => "machine-id left alone ([hygiene] machine_id = false)",
+            MachineIdPlan::Missing => "no machine-id yet (systemd makes one at boot)",
+            MachineIdPlan::Keep => "machine-id kept (not known to be the template's)",
+            MachineIdPlan::Replace { .. } => {
+                "a new machine-id (this one is the template's or the previous instance's)"
+            }
+        };
+        let keys = match &self.ssh_host_keys {
+            HostKeysPlan::Off => {
+                "SSH host keys left alone ([hygiene] ssh_host_keys = false)".into()
+            }
+            HostKeysPlan::None => "no SSH host keys to replace".into(),
+            HostKeysPlan::Replace(types) => format!("fresh SSH host keys ({})", types.join(", ")),
+        };
+        format!(
+            "clone hygiene for new instance {}: {id}; {keys}",
+            self.instance_id
+        )
+    }
+}
+
+/// Reads what clone hygiene would do for instance `instance_id` with `switches`; changes
+/// nothing.
+pub fn plan(root: &Root, switches: Switches, instance_id: &str) -> Result<HygienePlan> {
+    let mut out = HygienePlan {
+        instance_id: instance_id.to_string(),
+        new_instance: read_record(root, INSTANCE_RECORD)?.as_deref() != Some(instance_id),
+        machine_id: MachineIdPlan::Off,
+        ssh_host_keys: HostKeysPlan::Off,
+        files: Vec::new(),
+    };
+    if !out.new_instance {
+        return Ok(out);
+    }
+    if switches.machine_id {
+        out.machine_id = plan_machine_id(root)?;
+        if let MachineIdPlan::Replace { dbus_copy } = out.machine_id {
+            out.files.push(PathBuf::from(MACHINE_ID));
+            if dbus_copy {
+                out.files.push(PathBuf::from(DBUS_MACHINE_ID));
+            }
+        }
+    }
+    if switches.ssh_host_keys {
+        let types = key_types_to_replace(root)?;
+        for t in &types {
+            let key = host_key_path(t);
+            let pub_key = key.with_extension("pub");
+            // In the order carry_out reports them: the private key first.
+            out.files.extend([key, pub_key]);
+        }
+        out.ssh_host_keys = if types.is_empty() {
+            HostKeysPlan::None
+        } else {
+            HostKeysPlan::Replace(types)
+        };
+    }
+    Ok(out)
+}
+
+/// Carries out `plan` (made by [`plan`] on the same root): returns the files changed
+/// (paths inside the root). `stop` (SIGTERM) ends a running `ssh-keygen`.
+pub fn carry_out(root: &Root, plan: &HygienePlan, stop: &AtomicBool) -> Result<Vec<PathBuf>> {
+    if !plan.new_instance {
         return Ok(Vec::new());
     }
     let mut changed = Vec::new();
-    if settings.hygiene_machine_id {
-        changed.extend(refresh_machine_id(root)?);
+    match plan.machine_id {
+        MachineIdPlan::Off | MachineIdPlan::Missing => {}
+        MachineIdPlan::Keep => {
+            if let Some(id) = machine_id(root)? {
+                write_record(root, LAST_ID_RECORD, &id)?;
+            }
+        }
+        MachineIdPlan::Replace { dbus_copy } => {
+            changed.extend(replace_machine_id(root, dbus_copy)?)
+        }
     }
-    if settings.hygiene_ssh_host_keys {
-        changed.extend(refresh_host_keys(root)?);
+    if let HostKeysPlan::Replace(types) = &plan.ssh_host_keys {
+        changed.extend(replace_host_keys(root, types, stop)?);
     }
-    write_record(root, INSTANCE_RECORD, instance_id)?;
+    write_record(root, INSTANCE_RECORD, &plan.instance_id)?;
+    Ok(changed)
+}
+
+/// Gives instance `instance_id` its own identity, each part as switched on in
+/// `settings`: [`plan`] then [`carry_out`]. Returns the files changed. It does its work
+/// once per instance ([`INSTANCE_RECORD`]), so calling it again on a later boot or on a
+/// resumed run of the same instance changes nothing.
+pub fn refresh(root: &Root, settings: &Settings, instance_id: &str) -> Result<Vec<PathBuf>> {
+    let planned = plan(root, Switches::from_settings(settings), instance_id)?;
+    carry_out(root, &planned, &NEVER_STOP)
+}
+
+/// The stop flag of callers that have no SIGTERM handler.
+static NEVER_STOP: AtomicBool = AtomicBool::new(false);
+
+/// Whether the machine-id is one known to be the template's (or the previous
+/// instance's), and whether D-Bus keeps a copy of it.
+fn plan_machine_id(root: &Root) -> Result<MachineIdPlan> {
+    let Some(current) = machine_id(root)? else {
+        return Ok(MachineIdPlan::Missing);
+    };
+    let known = [
+        read_record(root, TEMPLATE_ID_RECORD)?,
+        read_record(root, LAST_ID_RECORD)?,
+    ];
+    if !known.iter().flatten().any(|k| *k == current) {
+        return Ok(MachineIdPlan::Keep);
+    }
+    // D-Bus keeps a copy where it is not a symlink (older distributions).
+    let dbus_copy = match root
+        .existing(Path::new(DBUS_MACHINE_ID))
+        .with_context(|| format!("reading {DBUS_MACHINE_ID}"))?
+    {
+        Existing::File { contents, .. } => String::from_utf8_lossy(&contents).trim() == current,
+        _ => false,
+    };
+    Ok(MachineIdPlan::Replace { dbus_copy })
+}
+
+/// Writes a new machine-id (and D-Bus's copy) and records it as this instance's.
+fn replace_machine_id(root: &Root, dbus_copy: bool) -> Result<Vec<PathBuf>> {
+    let id = new_machine_id()?;
+    root.write_file(Path::new(MACHINE_ID), format!("{id}\n").as_bytes(), 0o444)
+        .with_context(|| format!("writing a new {MACHINE_ID}"))?;
+    let mut changed = vec![PathBuf::from(MACHINE_ID)];
+    if dbus_copy {
+        root.write_file(
+            Path::new(DBUS_MACHINE_ID),
+            format!("{id}\n").as_bytes(),
+            0o444,
+        )
+        .with_context(|| format!("writing {DBUS_MACHINE_ID}"))?;
+        changed.push(PathBuf::from(DBUS_MACHINE_ID));
+    }
+    write_record(root, LAST_ID_RECORD, &id)?;
     Ok(changed)
 }
 
 /// Replaces a machine-id that is the template's (or the previous instance's) and records
 /// the one this instance runs with.
 pub fn refresh_machine_id(root: &Root) -> Result<Vec<PathBuf>> {
-    let Some(current) = machine_id(root)? else {
-        return Ok(Vec::new());
-    };
-    let known = [
-        read_record(root, TEMPLATE_ID_RECORD)?,
-        read_record(root, LAST_ID_RECORD)?,
-    ];
-    let mut changed = Vec::new();
-    let mut id = current.clone();
-    if known.iter().flatten().any(|k| *k == current) {
-        id = new_machine_id()?;
-        root.write_file(Path::new(MACHINE_ID), format!("{id}\n").as_bytes(), 0o444)
-            .with_context(|| format!("writing a new {MACHINE_ID}"))?;
-        changed.push(PathBuf::from(MACHINE_ID));
-        // D-Bus keeps a copy where it is not a symlink (older distributions).
-        if let Existing::File { contents, .. } = root
-            .existing(Path::new(DBUS_MACHINE_ID))
-            .with_context(|| format!("reading {DBUS_MACHINE_ID}"))?
-        {
-            if String::from_utf8_lossy(&contents).trim() == current {
-                root.write_file(
-                    Path::new(DBUS_MACHINE_ID),
-                    format!("{id}\n").as_bytes(),
-                    0o444,
-                )
-                .with_context(|| format!("writing {DBUS_MACHINE_ID}"))?;
-                changed.push(PathBuf::from(DBUS_MACHINE_ID));
+    match plan_machine_id(root)? {
+        MachineIdPlan::Replace { dbus_copy } => replace_machine_id(root, dbus_copy),
+        MachineIdPlan::Keep => {
+            if let Some(id) = machine_id(root)? {
+                write_record(root, LAST_ID_RECORD, &id)?;
             }
+            Ok(Vec::new())
         }
+        MachineIdPlan::Off | MachineIdPlan::Missing => Ok(Vec::new()),
     }
-    write_record(root, LAST_ID_RECORD, &id)?;
-    Ok(changed)
 }
 
 /// A random machine-id as systemd makes one: 128 random bits marked as a version 4 UUID,
@@ -195,9 +374,8 @@ pub fn new_machine_id() -> Result<String> {
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Replaces the host keys of every type the template had with fresh ones, keeping each
-/// private key's owner, group and mode (RHEL's `ssh_keys` group, mode 0640).
-pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
+/// The host key types the template had: those present now, then those recorded.
+fn key_types_to_replace(root: &Root) -> Result<Vec<String>> {
     let mut types: Vec<String> = present_key_types(root)
         .into_iter()
         .map(str::to_string)
@@ -207,6 +385,21 @@ pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
             types.push(t);
         }
     }
+    Ok(types)
+}
+
+/// Replaces the host keys of every type the template had with fresh ones, keeping each
+/// private key's owner, group and mode (RHEL's `ssh_keys` group, mode 0640).
+pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
+    replace_host_keys(root, &key_types_to_replace(root)?, &NEVER_STOP)
+}
+
+/// How long one `ssh-keygen` may take (an RSA key takes about a second).
+const KEYGEN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Replaces the host keys of `types` with fresh ones made by `ssh-keygen`, run through
+/// `process.rs` (timeout, cleared environment, stopped by `stop`).
+fn replace_host_keys(root: &Root, types: &[String], stop: &AtomicBool) -> Result<Vec<PathBuf>> {
     let mut changed = Vec::new();
     if types.is_empty() {
         return Ok(changed);
@@ -221,7 +414,12 @@ pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
             types.join(", ")
         );
     }
-    for t in &types {
+    for t in types {
+        // SIGTERM between two keys: no new ssh-keygen, and the instance is not recorded,
+        // so the next boot does the rest.
+        if stop.load(std::sync::atomic::Ordering::SeqCst) {
+            bail!("stopped before making the {t} host key; the next boot replaces it");
+        }
         let key = host_key_path(t);
         let pub_key = key.with_extension("pub");
         let host_key = root.resolve(&key, false)?;
@@ -238,15 +436,39 @@ pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
         for p in [&new_key, &new_pub] {
             let _ = std::fs::remove_file(p);
         }
-        let out = Command::new("ssh-keygen")
-            .args(["-q", "-N", "", "-C", "", "-t", t, "-f"])
-            .arg(&new_key)
-            .output()
-            .context(
-                "running ssh-keygen for fresh host keys; install openssh-client or switch off \
-                 [hygiene] ssh_host_keys",
-            )?;
-        if !out.status.success() {
+        let new_key_arg = new_key
+            .to_str()
+            .with_context(|| format!("{} is not UTF-8", new_key.display()))?;
+        let cmd = Cmd::new(
+            "ssh-keygen",
+            &[
+                "-q",
+                "-N",
+                "",
+                "-C",
+                "",
+                "-t",
+                t.as_str(),
+                "-f",
+                new_key_arg,
+            ],
+            KEYGEN_TIMEOUT,
+        );
+        let out = process::run(&cmd, Output::Bytes(4096), stop).context(
+            "running ssh-keygen for fresh host keys; install openssh-client or switch off \
+             [hygiene] ssh_host_keys",
+        )?;
+        if matches!(out.ended, Ended::TimedOut | Ended::Stopped) {
+            for p in [&new_key, &new_pub] {
+                let _ = std::fs::remove_file(p);
+            }
+            bail!(
+                "ssh-keygen -t {t} did not finish ({:?}); the template's {t} host key is still \
+                 in place",
+                out.ended
+            );
+        }
+        if !out.success() {
             for p in [&new_key, &new_pub] {
                 let _ = std::fs::remove_file(p);
             }
@@ -295,6 +517,7 @@ pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::process::Command;
 
     fn root() -> (tempfile::TempDir, Root) {
         let dir = tempfile::tempdir().unwrap();
@@ -399,6 +622,77 @@ mod tests {
         assert_eq!(std::fs::metadata(&key).unwrap().mode() & 0o777, 0o640);
         assert_eq!(present_key_types(&root), ["rsa", "ed25519"]);
         assert!(!root.is_file(&host_key_path("ecdsa")));
+    }
+
+    #[test]
+    fn the_plan_names_what_carrying_it_out_replaces() {
+        let (_d, root) = root();
+        write_id(&root, MACHINE_ID);
+        write_id(&root, DBUS_MACHINE_ID);
+        keygen(&root, "ed25519");
+        record_template(&root, &[]).unwrap();
+        let on = Switches {
+            machine_id: true,
+            ssh_host_keys: true,
+        };
+        let planned = plan(&root, on, "i-1").unwrap();
+        assert!(planned.new_instance);
+        assert_eq!(
+            planned.machine_id,
+            MachineIdPlan::Replace { dbus_copy: true }
+        );
+        assert_eq!(
+            planned.ssh_host_keys,
+            HostKeysPlan::Replace(vec!["ed25519".into()])
+        );
+        let files: Vec<PathBuf> = [
+            MACHINE_ID,
+            DBUS_MACHINE_ID,
+            "/etc/ssh/ssh_host_ed25519_key",
+            "/etc/ssh/ssh_host_ed25519_key.pub",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(planned.files, files);
+        // Planning changed nothing.
+        assert_eq!(machine_id(&root).unwrap().unwrap(), TEMPLATE_ID);
+        assert_eq!(
+            carry_out(&root, &planned, &AtomicBool::new(false)).unwrap(),
+            files
+        );
+        // Done for this instance: the next plan says so and carrying it out does nothing.
+        let again = plan(&root, on, "i-1").unwrap();
+        assert!(!again.new_instance);
+        assert!(again.files.is_empty());
+        assert!(again.describe().contains("already"), "{}", again.describe());
+        assert!(carry_out(&root, &again, &AtomicBool::new(false))
+            .unwrap()
+            .is_empty());
+        // Switched off: nothing planned, and said so.
+        let off = plan(&root, Switches::default(), "i-2").unwrap();
+        assert_eq!(
+            (off.machine_id.clone(), off.ssh_host_keys.clone()),
+            (MachineIdPlan::Off, HostKeysPlan::Off)
+        );
+        assert!(off.describe().contains("[hygiene] ssh_host_keys = false"));
+    }
+
+    #[test]
+    fn a_stop_leaves_the_templates_key_and_the_instance_unrecorded() {
+        let (_d, root) = root();
+        keygen(&root, "ed25519");
+        let key = root.path().join("etc/ssh/ssh_host_ed25519_key");
+        let before = std::fs::read(&key).unwrap();
+        let on = Switches {
+            machine_id: true,
+            ssh_host_keys: true,
+        };
+        let planned = plan(&root, on, "i-1").unwrap();
+        let err = carry_out(&root, &planned, &AtomicBool::new(true)).unwrap_err();
+        assert!(err.to_string().contains("stopped"), "{err:#}");
+        assert_eq!(std::fs::read(&key).unwrap(), before);
+        assert!(plan(&root, on, "i-1").unwrap().new_instance);
     }
 
     #[test]

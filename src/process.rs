@@ -26,6 +26,19 @@ use nix::unistd::Pid;
 
 /// `PATH` given to every program: the usual system directories.
 pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// The first executable file called `name` in the directories of a `PATH`-style value:
+/// the one PATH lookup. Empty and relative entries are skipped: a program is never looked
+/// up relative to whatever directory vmcust happens to run in.
+pub fn find_on_path(name: &str, path_var: &std::ffi::OsStr) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    std::env::split_paths(path_var)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// A longer output line is cut to this many bytes (the rest is counted, not kept).
 pub const MAX_LINE_BYTES: usize = 4096;
 /// How often the stop flag is looked at while a program runs.
@@ -556,6 +569,37 @@ mod tests {
 
     fn sh(script: &str, timeout: Duration) -> Cmd {
         Cmd::new("/bin/sh", &["-c", script], timeout)
+    }
+
+    #[test]
+    fn a_program_is_found_only_as_an_executable_in_an_absolute_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = tempfile::tempdir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let tool = bin.path().join("tool");
+        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // A non-executable file of the same name earlier on the path is skipped.
+        std::fs::write(other.path().join("tool"), "").unwrap();
+        let join = |dirs: &[&Path]| std::env::join_paths(dirs).unwrap();
+        let cases: [(std::ffi::OsString, Option<&Path>); 5] = [
+            (
+                join(&[other.path(), Path::new("relative"), bin.path()]),
+                Some(&tool),
+            ),
+            (join(&[other.path()]), None),
+            (join(&[Path::new(""), bin.path()]), Some(&tool)),
+            (std::ffi::OsString::new(), None),
+            (join(&[bin.path().join("tool").as_path()]), None),
+        ];
+        for (path, want) in cases {
+            assert_eq!(find_on_path("tool", &path).as_deref(), want, "{path:?}");
+        }
+        // A relative directory is never searched, even where it holds the program.
+        let up = std::env::current_dir().unwrap().components().count() - 1;
+        let relative = Path::new(&"../".repeat(up)).join(bin.path().strip_prefix("/").unwrap());
+        assert!(relative.join("tool").is_file(), "{}", relative.display());
+        assert_eq!(find_on_path("tool", &join(&[relative.as_path()])), None);
     }
 
     #[test]

@@ -193,6 +193,49 @@ impl Root {
         }
     }
 
+    /// Reads a file of at most `max` bytes (following symlinks inside the root); `None`
+    /// if it does not exist. A larger one is an `InvalidData` error saying so (`what`
+    /// names the kind of file), found without reading it whole
+    /// ([`vmcust_imc::read_at_most`], the one capped reader).
+    pub fn read_capped(
+        &self,
+        path: &Path,
+        max: u64,
+        what: &'static str,
+    ) -> io::Result<Option<Vec<u8>>> {
+        let file = match File::open(self.resolve(path, true)?) {
+            Ok(f) => f,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        match vmcust_imc::read_capped(file, max, what) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(vmcust_imc::CappedReadError::Io(e)) => Err(e),
+            Err(too_large) => Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                too_large.to_string(),
+            )),
+        }
+    }
+
+    /// [`Root::read_capped`] for a UTF-8 text file; invalid UTF-8 is an error.
+    pub fn read_text_capped(
+        &self,
+        path: &Path,
+        max: u64,
+        what: &'static str,
+    ) -> io::Result<Option<String>> {
+        match self.read_capped(path, max, what)? {
+            None => Ok(None),
+            Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("{} is not valid UTF-8", path.display()),
+                )
+            }),
+        }
+    }
+
     /// Whether a regular file exists at `path` (following symlinks inside the root).
     pub fn is_file(&self, path: &Path) -> bool {
         self.resolve(path, true).is_ok_and(|p| p.is_file())
@@ -670,6 +713,29 @@ mod tests {
         assert!(!outside.path().join("hostname").exists());
         let inner = root.path().join(outside.path().strip_prefix("/").unwrap());
         assert_eq!(fs::read(inner.join("hostname")).unwrap(), b"x\n");
+    }
+
+    #[test]
+    fn capped_reads_refuse_an_oversized_file_and_say_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        let p = Path::new("/etc/x.conf");
+        assert_eq!(root.read_capped(p, 3, "x file").unwrap(), None);
+        root.write_file(p, b"abc", 0o644).unwrap();
+        assert_eq!(root.read_capped(p, 3, "x file").unwrap().unwrap(), b"abc");
+        assert_eq!(
+            root.read_text_capped(p, 3, "x file").unwrap().unwrap(),
+            "abc"
+        );
+        let err = root.read_capped(p, 2, "x file").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(
+            err.to_string().starts_with("larger than 2 bytes; a x file"),
+            "{err}"
+        );
+        root.write_file(p, b"\xff", 0o644).unwrap();
+        let err = root.read_text_capped(p, 3, "x file").unwrap_err();
+        assert!(err.to_string().contains("not valid UTF-8"), "{err}");
     }
 
     #[test]

@@ -164,14 +164,13 @@ pub fn known_keys() -> Vec<(&'static str, &'static str)> {
 }
 
 const BOOL_VALUES: &str = "true, false, yes, no, on, off, 1 or 0";
-const RENDERER_VALUES: &str = "auto, netplan, networkd, networkmanager, sysconfig, suse or eni";
 const LEVEL_VALUES: &str = "error, warn, info, debug or trace";
 
 /// Reads the settings from `root`'s [`SETTINGS_PATH`]. A missing file gives the defaults
 /// and no warnings; nothing here is fatal.
 pub fn load(root: &Root) -> (Settings, Vec<Warning>) {
     let path = Path::new(SETTINGS_PATH);
-    match read_capped_text(root, path, MAX_SETTINGS_BYTES) {
+    match root.read_text_capped(path, MAX_SETTINGS_BYTES, "settings file") {
         Ok(None) => (Settings::default(), Vec::new()),
         Ok(Some(text)) => parse(&text, path),
         Err(e) => (
@@ -187,24 +186,6 @@ pub fn load(root: &Root) -> (Settings, Vec<Warning>) {
     }
 }
 
-/// The UTF-8 text of `path` under `root`, read only up to `max` bytes (more is an error);
-/// `None` when there is no such file. Also used for tools.conf.
-pub fn read_capped_text(root: &Root, path: &Path, max: u64) -> std::io::Result<Option<String>> {
-    use std::io::{Error, ErrorKind};
-    let real = root.resolve(path, true)?;
-    let file = match std::fs::File::open(&real) {
-        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
-        other => other?,
-    };
-    let bytes = vmcust_imc::read_capped(file, max, "configuration file").map_err(|e| match e {
-        vmcust_imc::CappedReadError::Io(e) => e,
-        too_large => Error::new(ErrorKind::InvalidData, too_large.to_string()),
-    })?;
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| Error::new(ErrorKind::InvalidData, "not valid UTF-8"))
-}
-
 /// Parses settings text; `file` is only used in the warnings.
 pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
     let mut settings = Settings::default();
@@ -217,102 +198,79 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
             line,
             message,
         };
-    // Quotes and backslashes are taken literally: values are plain words and numbers,
-    // and a path or user name must never be silently rewritten.
-    let options = ini::ParseOption {
-        enabled_quote: false,
-        enabled_escape: false,
-        ..Default::default()
-    };
-    // One bad line must not cost the good ones: lines rust-ini would reject are blanked
-    // (keeping the line numbers) and each gets its own warning.
-    let mut cleaned = String::with_capacity(text.len());
+    // One pass over the lines: each is blank (or a comment), a section header, an entry or
+    // a bad line, with its number at hand for the warning. One bad line costs only itself.
+    // Quotes and backslashes are taken literally: values are plain words and numbers, and
+    // a path or user name must never be silently rewritten.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // The section the lines belong to: `None` before any header; `Some(None)` for one
+    // vmcust does not know, whose entries are ignored with the header's one warning.
+    let mut section: Option<Option<(&str, &[&str])>> = None;
     for (i, raw) in text.lines().enumerate() {
-        match bad_line(raw) {
-            Some(why) => warnings.push(warn(
+        let line = Some(i + 1);
+        match read_line(raw) {
+            Line::Blank => {}
+            Line::Bad(why) => warnings.push(warn(
                 None,
                 None,
-                Some(i + 1),
+                line,
                 format!("{why}; line ignored, the other lines still apply"),
             )),
-            None => cleaned.push_str(raw),
-        }
-        cleaned.push('\n');
-    }
-    let parsed = match ini::Ini::load_from_str_opt(&cleaned, options) {
-        Ok(p) => p,
-        Err(e) => {
-            warnings.push(warn(
-                None,
-                None,
-                Some(e.line),
-                format!(
-                    "{} (column {}); the whole file is ignored and the defaults used \
-                     until that line is fixed",
-                    e.msg, e.col
-                ),
-            ));
-            return (settings, warnings);
-        }
-    };
-    let lines = KeyLines::scan(&cleaned);
-    let mut seen: Vec<(Option<String>, String)> = Vec::new();
-    for (section, props) in parsed.iter() {
-        let known_keys = section.and_then(|s| KNOWN.iter().find(|(name, _)| *name == s));
-        if let Some(s) = section {
-            if known_keys.is_none() {
-                warnings.push(warn(
-                    Some(s),
-                    None,
-                    lines.section_line(s),
-                    format!(
-                        "unknown section, ignored; known sections: {}",
-                        KNOWN
-                            .iter()
-                            .map(|(n, _)| format!("[{n}]"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ),
-                ));
-                continue;
+            Line::Section(name) => {
+                let known = KNOWN.iter().find(|(n, _)| *n == name).copied();
+                if known.is_none() {
+                    warnings.push(warn(
+                        Some(name),
+                        None,
+                        line,
+                        format!(
+                            "unknown section, ignored; known sections: {}",
+                            KNOWN
+                                .iter()
+                                .map(|(n, _)| format!("[{n}]"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    ));
+                }
+                section = Some(known);
             }
-        }
-        for (key, value) in props.iter() {
-            let nth = seen
-                .iter()
-                .filter(|(s, k)| s.as_deref() == section && k == key)
-                .count();
-            seen.push((section.map(str::to_string), key.to_string()));
-            let line = lines.key_line(section, key, nth);
-            let Some((sname, keys)) = known_keys else {
-                warnings.push(warn(
-                    None,
-                    Some(key),
-                    line,
-                    "setting outside any section, ignored; put it under its section, \
-                     e.g. [imc] for max_wait"
-                        .to_string(),
-                ));
-                continue;
-            };
-            // `ssh-host-keys` and `ssh_host_keys` are the same key: cloud-init's files
-            // use both spellings.
-            let canonical = key.replace('-', "_");
-            let key = canonical.as_str();
-            if !keys.contains(&key) {
-                warnings.push(warn(
-                    Some(sname),
-                    Some(key),
-                    line,
-                    format!(
-                        "unknown key, ignored; [{sname}] accepts {}",
-                        keys.join(", ")
-                    ),
-                ));
-                continue;
-            }
-            if let Err(message) = apply(&mut settings, sname, key, value.trim()) {
-                warnings.push(warn(Some(sname), Some(key), line, message));
+            Line::Entry { key, value } => {
+                let (sname, keys) = match section {
+                    None => {
+                        warnings.push(warn(
+                            None,
+                            Some(key),
+                            line,
+                            "setting outside any section, ignored; put it under its \
+                             section, e.g. [imc] for max_wait"
+                                .to_string(),
+                        ));
+                        continue;
+                    }
+                    Some(None) => continue,
+                    Some(Some(known)) => known,
+                };
+                // `ssh-host-keys` and `ssh_host_keys` are the same key: cloud-init's
+                // files use both spellings.
+                let canonical = key.replace('-', "_");
+                let key = canonical.as_str();
+                if !keys.contains(&key) {
+                    warnings.push(warn(
+                        Some(sname),
+                        Some(key),
+                        line,
+                        format!(
+                            "unknown key, ignored; [{sname}] accepts {}",
+                            keys.join(", ")
+                        ),
+                    ));
+                    continue;
+                }
+                // A repeated key is applied again: the last one wins.
+                if let Err(message) = apply(&mut settings, sname, key, value) {
+                    warnings.push(warn(Some(sname), Some(key), line, message));
+                }
             }
         }
     }
@@ -339,27 +297,42 @@ pub fn parse(text: &str, file: &Path) -> (Settings, Vec<Warning>) {
     (settings, warnings)
 }
 
-/// Why a line is neither blank, a comment, a `[section]` header nor a `key = value`
-/// entry; `None` for a good line.
-fn bad_line(raw: &str) -> Option<String> {
+/// One line of the settings file.
+enum Line<'a> {
+    /// Blank, or a comment (`#` or `;` first).
+    Blank,
+    /// `[name]`, the name trimmed.
+    Section(&'a str),
+    /// `key = value` (or `key: value`), both trimmed; the first `=` or `:` separates.
+    Entry { key: &'a str, value: &'a str },
+    /// Neither: why, for the warning.
+    Bad(String),
+}
+
+fn read_line(raw: &str) -> Line<'_> {
     let line = raw.trim();
     if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-        return None;
+        return Line::Blank;
     }
     if let Some(rest) = line.strip_prefix('[') {
         return match rest.strip_suffix(']') {
-            Some(name) if !name.trim().is_empty() && !name.contains(['[', ']']) => None,
-            _ => Some(format!(
+            Some(name) if !name.trim().is_empty() && !name.contains(['[', ']']) => {
+                Line::Section(name.trim())
+            }
+            _ => Line::Bad(format!(
                 "{line:?} is not a section header; write it as [name]"
             )),
         };
     }
     match line.find(['=', ':']) {
-        Some(0) => Some(format!(
+        Some(0) => Line::Bad(format!(
             "{line:?} has no key before the '='; write key = value"
         )),
-        Some(_) => None,
-        None => Some(format!("{line:?} is not a setting; write key = value")),
+        Some(at) => Line::Entry {
+            key: line[..at].trim(),
+            value: line[at + 1..].trim(),
+        },
+        None => Line::Bad(format!("{line:?} is not a setting; write key = value")),
     }
 }
 
@@ -478,9 +451,12 @@ fn parse_renderer(value: &str) -> Result<Option<Renderer>, String> {
     if value.eq_ignore_ascii_case("auto") {
         return Ok(None);
     }
-    <Renderer as clap::ValueEnum>::from_str(value, true)
-        .map(Some)
-        .map_err(|_| format!("invalid value {value:?}, default kept; use {RENDERER_VALUES}"))
+    Renderer::from_name(value).map(Some).ok_or_else(|| {
+        format!(
+            "invalid value {value:?}, default kept; use auto or one of {}",
+            crate::plan::network::renderers::names()
+        )
+    })
 }
 
 /// A user name as `useradd` accepts it by default, so a typo cannot become a path.
@@ -498,50 +474,6 @@ fn parse_level(value: &str) -> Result<tracing::Level, String> {
         _ => Err(format!(
             "invalid value {value:?}, default kept; use {LEVEL_VALUES}"
         )),
-    }
-}
-
-/// Line numbers of section headers and keys, found with the same simple rules rust-ini
-/// uses, because rust-ini does not keep them.
-struct KeyLines {
-    /// (section, key or `None` for the header, 1-based line).
-    entries: Vec<(Option<String>, Option<String>, usize)>,
-}
-
-impl KeyLines {
-    fn scan(text: &str) -> KeyLines {
-        let mut entries = Vec::new();
-        let mut section: Option<String> = None;
-        for (i, raw) in text.lines().enumerate() {
-            let line = raw.trim();
-            if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-                continue;
-            }
-            if let Some(rest) = line.strip_prefix('[') {
-                let name = rest.split(']').next().unwrap_or("").trim().to_string();
-                entries.push((Some(name.clone()), None, i + 1));
-                section = Some(name);
-            } else if let Some(pos) = line.find(['=', ':']) {
-                let key = line[..pos].trim().to_string();
-                entries.push((section.clone(), Some(key), i + 1));
-            }
-        }
-        KeyLines { entries }
-    }
-
-    fn section_line(&self, name: &str) -> Option<usize> {
-        self.entries
-            .iter()
-            .find(|(s, k, _)| k.is_none() && s.as_deref() == Some(name))
-            .map(|e| e.2)
-    }
-
-    fn key_line(&self, section: Option<&str>, key: &str, nth: usize) -> Option<usize> {
-        self.entries
-            .iter()
-            .filter(|(s, k, _)| s.as_deref() == section && k.as_deref() == Some(key))
-            .nth(nth)
-            .map(|e| e.2)
     }
 }
 
@@ -758,7 +690,10 @@ mod tests {
             (
                 "[network]\nrenderer = wicked",
                 2,
-                &["renderer", "auto, netplan, networkd"],
+                &[
+                    "renderer",
+                    "auto or one of netplan, networkmanager, networkd",
+                ],
             ),
             (
                 "\n[ssh]\nuser = ../etc",
@@ -803,6 +738,28 @@ mod tests {
                 assert!(shown.contains(word), "{text:?}: {shown:?} lacks {word:?}");
             }
         }
+    }
+
+    /// The shapes a hand-edited INI file takes, each read in the one pass with its line.
+    #[test]
+    fn headers_separators_and_unknown_sections_are_read_as_written() {
+        let (s, w) = p("\u{feff}[ imc ]\nmax_wait: 4\n[imc]\nenabled = no\n");
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!((s.max_wait, s.imc_enabled), (Duration::from_secs(4), false));
+        // An unknown section costs one warning, on its header; its entries are ignored.
+        let (s, w) = p("[old]\nmax_wait = 1\nlevel = x\n\n[log]\nlevel = debug\n");
+        assert_eq!(s.log_level, tracing::Level::DEBUG);
+        assert_eq!(s.max_wait, Duration::from_secs(15));
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!((w[0].line, w[0].section.as_deref()), (Some(1), Some("old")));
+        // A repeated key warns on the line of the bad one, whichever it is.
+        let (s, w) = p("[imc]\nmax_wait = 5\n[log]\n[imc]\nmax_wait = x\n");
+        assert_eq!(s.max_wait, Duration::from_secs(5));
+        assert_eq!(w.iter().map(|w| w.line).collect::<Vec<_>>(), [Some(5)]);
+        // The first separator splits: the rest is the value, as written.
+        let (_, w) = p("[log]\nlevel: debug = x\n");
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].to_string().contains("\"debug = x\""), "{}", w[0]);
     }
 
     #[test]

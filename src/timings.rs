@@ -27,7 +27,7 @@ pub const MAX_STAGES: usize = 8;
 /// Longest step name kept.
 const MAX_NAME: usize = 80;
 /// Largest record read back; a bigger file is not ours and is started afresh.
-const MAX_FILE: usize = 1024 * 1024;
+const MAX_FILE: u64 = 1024 * 1024;
 /// Where the kernel says which boot this is.
 const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
 
@@ -185,16 +185,11 @@ pub fn add(times: &mut BootTimes, boot_id: Option<String>, stage: StageTime) {
 /// Reads the record; none yet is an empty one.
 pub fn read(root: &Root) -> Result<BootTimes> {
     let Some(bytes) = root
-        .read(Path::new(BOOT_TIMES))
+        .read_capped(Path::new(BOOT_TIMES), MAX_FILE, "boot-times record")
         .with_context(|| format!("reading {BOOT_TIMES}"))?
     else {
         return Ok(BootTimes::default());
     };
-    anyhow::ensure!(
-        bytes.len() <= MAX_FILE,
-        "{BOOT_TIMES} is {} bytes, more than vmcust ever writes",
-        bytes.len()
-    );
     serde_json::from_slice(&bytes).with_context(|| format!("{BOOT_TIMES} is not vmcust's record"))
 }
 

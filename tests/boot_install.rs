@@ -2,6 +2,8 @@
 //! `scripts/install.sh` installs (and uninstalls) the right files into a temp root, with
 //! and without a real cloud-init.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -39,6 +41,7 @@ fn units_pass_systemd_analyze_verify() {
         paths.push(path);
     }
     // A missing systemd-analyze fails the test: the units must be checked, not skipped.
+    support::require_tool("systemd-analyze", "systemd");
     let out = Command::new("systemd-analyze")
         .arg("verify")
         .arg("--man=no")
@@ -97,9 +100,9 @@ fn dropin_enables_vmware_customization_for_tools() {
 }
 
 #[test]
-fn install_script_knows_the_persona_marker() {
+fn install_script_knows_the_stand_in_marker() {
     let script = std::fs::read_to_string(repo().join("scripts/install.sh")).unwrap();
-    assert!(script.contains(&format!("marker={}", coexist::PERSONA_MARKER)));
+    assert!(script.contains(&format!("marker={}", coexist::STAND_IN_MARKER)));
 }
 
 fn install(root: &Path, extra: &[&str]) -> Output {
@@ -161,7 +164,7 @@ fn install_without_cloud_init_makes_vmcust_the_consumer() {
     );
 
     let root = Root::new(r).unwrap();
-    assert!(coexist::is_vmcust_persona(&root));
+    assert!(coexist::is_vmcust_stand_in(&root));
     assert_eq!(coexist::real_cloud_init(&root), None);
     assert_eq!(
         coexist::vmware_customization(&root),
@@ -174,7 +177,7 @@ fn install_without_cloud_init_makes_vmcust_the_consumer() {
         None
     );
 
-    // The installed persona answers as tools needs.
+    // The installed stand-in answers as tools needs.
     let o = Command::new(r.join("usr/bin/cloud-init"))
         .arg("-v")
         .output()

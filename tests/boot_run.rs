@@ -423,6 +423,7 @@ fn a_cd_drive_that_appears_late_is_read() {
     )
     .unwrap();
     let iso = iso_dir.path().join("ovf.iso");
+    support::require_tool("xorriso", "xorriso");
     let made = Command::new("xorriso")
         .args(["-as", "mkisofs", "-quiet", "-J", "-R", "-o"])
         .arg(&iso)
@@ -569,6 +570,49 @@ network:\n  version: 2\n  ethernets:\n    nic0:\n      match:\n        macaddres
         "changed-by-admin\n"
     );
     assert_eq!(fs::read_to_string(&ran).unwrap(), "ran\n");
+}
+
+/// guestinfo metadata's `wait-on-network` (docs/guestinfo.md) reaches the late stage: the
+/// early stage keeps the families for it, a second boot changes nothing, and the next
+/// instance's metadata (here without it) replaces the record, so the late stage never
+/// waits for an earlier instance's families.
+#[test]
+fn guestinfo_wait_on_network_is_kept_for_the_late_stage() {
+    let vm = Vm::new();
+    vm.settings("[trust]\nrecustomize_same_vm = true\n");
+    let record = vm.path("/var/lib/vmcust/wait-on-network");
+    let metadata = vm.host.path().join("guestinfo.metadata");
+    fs::write(
+        &metadata,
+        "instance-id: gi-w1\nlocal-hostname: first\nwait-on-network: {ipv4: false, ipv6: true}\n",
+    )
+    .unwrap();
+    let plan = || text(&vm.vmcust(&["plan"]).stdout);
+    let shown = plan();
+    assert!(
+        shown.contains("/var/lib/vmcust/wait-on-network"),
+        "the plan shows the record: {shown}"
+    );
+    for stage in ["early", "late"] {
+        let out = vm.run(stage);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    assert_eq!(fs::read_to_string(&record).unwrap(), "ipv6\n");
+    // Kept as it is: nothing left to write for it, and a second boot leaves it alone.
+    assert!(!plan().contains("wait-on-network"));
+    let written = fs::metadata(&record).unwrap().modified().unwrap();
+    for stage in ["early", "late"] {
+        assert_eq!(vm.run(stage).status.code(), Some(0));
+    }
+    assert_eq!(fs::metadata(&record).unwrap().modified().unwrap(), written);
+    fs::write(&metadata, "instance-id: gi-w2\nlocal-hostname: second\n").unwrap();
+    let out = vm.run("early");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "second\n"
+    );
+    assert_eq!(fs::read_to_string(&record).unwrap(), "");
 }
 
 #[test]

@@ -3,16 +3,13 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use support::{example, scratch_root, snapshot};
 
+/// The binary, logging warnings only.
 fn vmcust(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(args)
-        .env("VMCUST_LOG", "warn")
-        .output()
-        .unwrap()
+    support::vmcust_env(args, &[("VMCUST_LOG", "warn")])
 }
 
 fn text(bytes: &[u8]) -> String {

@@ -26,15 +26,6 @@ MACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n[MISC]\nMARKER-ID = m-1\n\
 const WAITING_SCRIPT: &str = "#!/bin/sh\necho \"$1\" >> /root/ran\necho $$ > /root/script.pid\n\
 i=0\nwhile [ ! -e /root/go ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done\n";
 
-/// The deployPkg states that are not part of the NIC handshake.
-fn final_states(vm: &Vm) -> Vec<String> {
-    vm.rpcs()
-        .into_iter()
-        .filter(|r| r.starts_with("deployPkg.update.state"))
-        .filter(|r| !r.contains(" 103 ") && !r.contains(" 104 "))
-        .collect()
-}
-
 fn ran(vm: &Vm) -> Vec<String> {
     fs::read_to_string(vm.path("/root/ran"))
         .unwrap_or_default()
@@ -110,10 +101,10 @@ fn a_pre_script_cut_off_is_reported_and_not_run_again() {
         } else {
             assert_eq!(cut.status.signal(), Some(9));
         }
-        assert!(final_states(&vm).is_empty(), "{signal}: {:?}", vm.rpcs());
+        assert!(vm.final_states().is_empty(), "{signal}: {:?}", vm.rpcs());
         let again = vm.run("early");
         assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
-        let states = final_states(&vm);
+        let states = vm.final_states();
         assert_eq!(states.len(), 1, "{signal}: {states:?}");
         assert!(
             states[0].contains(" 4 100 ") && states[0].contains("interrupted"),
@@ -127,7 +118,7 @@ fn a_pre_script_cut_off_is_reported_and_not_run_again() {
         );
         // Nothing is left to resume: a third run does nothing and sends nothing.
         assert_eq!(vm.run("early").status.code(), Some(0));
-        assert_eq!(final_states(&vm).len(), 1);
+        assert_eq!(vm.final_states().len(), 1);
     }
 }
 
@@ -146,7 +137,7 @@ fn a_post_script_cut_off_is_reported_and_not_run_again() {
         let again = vm.run("late");
         assert_eq!(again.status.code(), Some(1), "{}", text(&again.stderr));
         assert_eq!(ran(&vm), ["precustomization", "postcustomization"]);
-        let states = final_states(&vm);
+        let states = vm.final_states();
         assert_eq!(states.len(), 2, "{states:?}");
         assert!(states[0].contains(" 5 0 "), "{states:?}");
         assert!(
@@ -184,7 +175,7 @@ fn a_user_data_script_cut_off_is_reported_and_not_run_again() {
         assert_eq!(ran(&vm), ["user-data"]);
         let done = vm.path("/var/lib/vmcust/instances/ud-1/user-data.done");
         assert_eq!(fs::read_to_string(done).unwrap(), "cut off\n");
-        assert_eq!(final_states(&vm).len(), 1, "{:?}", vm.rpcs());
+        assert_eq!(vm.final_states().len(), 1, "{:?}", vm.rpcs());
         let status = fs::read_to_string(vm.path("/run/vmcust/status.json")).unwrap();
         assert!(status.contains("interrupted"), "{status}");
     }
@@ -230,7 +221,7 @@ fn kills_inside_the_ingestion_report_and_retirement() {
         );
         let again = vm.run("early");
         let err = text(&again.stderr);
-        let states = final_states(&vm);
+        let states = vm.final_states();
         match point {
             // Cut off in the script (recorded as started, not as finished).
             "pre-script-started" => {
@@ -264,13 +255,13 @@ fn kills_inside_the_ingestion_report_and_retirement() {
         assert!(!vm.path("/var/run/vmware-imc").exists(), "{point}");
         // And nothing more at the next boot.
         assert_eq!(vm.run("early").status.code(), Some(0));
-        assert_eq!(final_states(&vm), states, "{point}: sent again");
+        assert_eq!(vm.final_states(), states, "{point}: sent again");
     }
 }
 
 fn mount(args: &[&str]) {
-    let st = Command::new(args[0]).args(&args[1..]).status().unwrap();
-    assert!(st.success(), "{args:?}");
+    support::require_root("mounting a tmpfs or a read-only bind");
+    support::run(args[0], &args[1..]);
 }
 
 /// Unmounts when dropped, so that a failing assertion leaves no mount behind.
@@ -285,15 +276,7 @@ impl Drop for Mounted {
 /// a link to `/run` as on every systemd distribution, `/run` its own small tmpfs.
 fn root_at(root: &Path) -> Mounted {
     support::copy_tree(&support::repo().join("examples/root"), root);
-    let dmi = root.join("sys/class/dmi/id");
-    fs::create_dir_all(&dmi).unwrap();
-    fs::write(dmi.join("product_name"), "VMware7,1\n").unwrap();
-    fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
-    fs::write(
-        dmi.join("product_uuid"),
-        "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n",
-    )
-    .unwrap();
+    support::vm::vmware_dmi(root);
     fs::create_dir_all(root.join("var")).unwrap();
     fs::create_dir_all(root.join("run")).unwrap();
     std::os::unix::fs::symlink("/run", root.join("var/run")).unwrap();
@@ -451,7 +434,7 @@ fn a_failed_customization_runs_no_post_script() {
     assert_eq!(early.status.code(), Some(74), "{}", text(&early.stderr));
     let late = vm.run("late");
     assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
-    let states = final_states(&vm);
+    let states = vm.final_states();
     assert_eq!(states.len(), 1, "{states:?}");
     assert!(states[0].contains(" 4 100 "), "{states:?}");
     assert_eq!(ran(&vm), ["precustomization"]);
@@ -486,12 +469,12 @@ fn the_post_script_waits_for_the_final_state_of_a_customization_cut_off() {
         text(&late.stderr)
     );
     assert_eq!(ran(&vm), ["precustomization"]);
-    assert!(final_states(&vm).is_empty(), "{:?}", final_states(&vm));
+    assert!(vm.final_states().is_empty(), "{:?}", vm.final_states());
     assert_eq!(vm.run("early").status.code(), Some(0));
     assert_eq!(vm.run("late").status.code(), Some(0));
     assert_eq!(ran(&vm), ["precustomization", "postcustomization"]);
     assert_eq!(
-        final_states(&vm),
+        vm.final_states(),
         ["deployPkg.update.state 5 0 /var/log/vmcust.log"]
     );
 }
@@ -521,8 +504,8 @@ fn a_kill_before_answering_a_bad_hand_over_sends_nothing_twice() {
         spoil(&vm);
         let out = vm.run("early");
         assert_ne!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
-        assert_eq!(final_states(&vm).len(), 1, "{what}: {:?}", vm.rpcs());
-        assert!(final_states(&vm)[0].contains(" 4 100 "), "{what}");
+        assert_eq!(vm.final_states().len(), 1, "{what}: {:?}", vm.rpcs());
+        assert!(vm.final_states()[0].contains(" 4 100 "), "{what}");
         // Killed between the removal and the answer.
         let vm = scripted_vm();
         spoil(&vm);
@@ -539,6 +522,6 @@ fn a_kill_before_answering_a_bad_hand_over_sends_nothing_twice() {
         );
         assert!(!vm.path("/var/run/vmware-imc").exists(), "{what}");
         assert_eq!(vm.run("early").status.code(), Some(0), "{what}");
-        assert!(final_states(&vm).is_empty(), "{what}: {:?}", vm.rpcs());
+        assert!(vm.final_states().is_empty(), "{what}: {:?}", vm.rpcs());
     }
 }

@@ -45,16 +45,6 @@ fn rendered(spec: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn golden(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    for (rel, _) in support::snapshot(dir) {
-        if dir.join(&rel).is_file() {
-            out.insert(rel.clone(), fs::read(dir.join(&rel)).unwrap());
-        }
-    }
-    out
-}
-
 #[test]
 fn every_example_matches_its_golden_tree() {
     let specs = support::repo().join("examples/specs");
@@ -68,25 +58,6 @@ fn every_example_matches_its_golden_tree() {
     for spec in names {
         let stem = spec.file_stem().unwrap().to_str().unwrap().to_string();
         let dir = support::repo().join("tests/golden/apply").join(&stem);
-        let got = rendered(&spec);
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            let _ = fs::remove_dir_all(&dir);
-            for (rel, bytes) in &got {
-                fs::create_dir_all(dir.join(rel).parent().unwrap()).unwrap();
-                fs::write(dir.join(rel), bytes).unwrap();
-            }
-        }
-        let want = golden(&dir);
-        let got_names: Vec<_> = got.keys().collect();
-        let want_names: Vec<_> = want.keys().collect();
-        assert_eq!(got_names, want_names, "{stem}: different set of files");
-        for (rel, bytes) in &got {
-            assert_eq!(
-                String::from_utf8_lossy(bytes),
-                String::from_utf8_lossy(&want[rel]),
-                "{stem}: {} differs from its golden file",
-                rel.display()
-            );
-        }
+        support::check_golden_tree(&dir, &rendered(&spec));
     }
 }

@@ -1,16 +1,14 @@
 //! `vmcust guestinfo get|set` and `vmcust detect` against the fake host directory and
 //! temporary roots. Nothing here touches a real VMware host.
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod support;
 
+use std::path::Path;
+use std::process::Output;
+
+/// The binary with no real tools on its PATH.
 fn vmcust(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(args)
-        // No real tools: an empty PATH directory.
-        .env("PATH", "/nonexistent")
-        .output()
-        .unwrap()
+    support::vmcust_env(args, &[("PATH", "/nonexistent")])
 }
 
 fn text(b: &[u8]) -> String {

@@ -7,16 +7,13 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use support::{scratch_root, snapshot};
 
+/// The binary with no real tools on its PATH.
 fn vmcust(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(args)
-        .env("PATH", "/nonexistent")
-        .output()
-        .unwrap()
+    support::vmcust_env(args, &[("PATH", "/nonexistent")])
 }
 
 /// A guestinfo directory holding `metadata`.

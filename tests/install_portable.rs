@@ -4,6 +4,8 @@
 //! supported distribution's (2.17), saying what to run instead (issue 18). The test
 //! build of vmcust is such a binary on any build host of the last years (glibc 2.34).
 
+mod support;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -28,6 +30,7 @@ fn install(root: &Path, args: &[&Path]) -> Output {
 
 /// The highest `GLIBC_x.y` version among the binary's imports, as (x, y).
 fn highest_glibc(bin: &Path) -> (u32, u32) {
+    support::require_tool("objdump", "binutils");
     let out = Command::new("objdump")
         .arg("-T")
         .arg(bin)

@@ -69,14 +69,6 @@ fn ran(vm: &Vm) -> Vec<String> {
         .collect()
 }
 
-fn final_states(vm: &Vm) -> Vec<String> {
-    vm.rpcs()
-        .into_iter()
-        .filter(|r| r.starts_with("deployPkg.update.state"))
-        .filter(|r| !r.contains(" 103 ") && !r.contains(" 104 "))
-        .collect()
-}
-
 /// A small seeded generator (xorshift64*): enough to spread kill points, and replayable.
 struct Rng(u64);
 impl Rng {
@@ -232,7 +224,7 @@ fn round(s: Scenario, g: &Golden, at: Duration, signal: i32) -> &'static str {
         .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
         .collect();
     let ctx = format!("{s:?}, signal {signal}, killed {what}");
-    let states = final_states(&vm);
+    let states = vm.final_states();
     let (post, main): (Vec<&String>, Vec<&String>) = states
         .iter()
         .partition(|r| r.contains("post-customization script"));

@@ -1,18 +1,21 @@
-//! Choosing the renderer from synthetic roots of each distribution family, moving a
+//! Choosing the renderer from synthetic roots (each entry of the renderer table alone,
+//! every pair of them, each distribution family, none at all), moving a
 //! template's leftover configuration aside (never deleting it), `/etc/resolv.conf`
 //! handling, and the error for a MAC no device has.
 
-mod network_support;
+mod support;
 
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use network_support::{apply_keeping_originals, files, specs};
+use support::files;
+use support::network::{apply_keeping_originals, specs};
 use vmcust::apply::{apply, Change};
 use vmcust::facts::NetworkFacts;
 use vmcust::model::Network;
-use vmcust::plan::network::{detect::detect, plan_network, NetworkError, Renderer};
+use vmcust::plan::network::renderers::TABLE;
+use vmcust::plan::network::{plan_network, NetworkError, Renderer};
 use vmcust::plan::{Action, Plan};
 use vmcust::root::Root;
 
@@ -55,11 +58,74 @@ fn static_net() -> Network {
         .1
 }
 
+/// A root with only the stack of one table entry, laid out as that distribution has it.
+fn only_stack(r: &Path, renderer: Renderer) {
+    match renderer {
+        Renderer::Netplan => {
+            fs::create_dir_all(r.join("etc/netplan")).unwrap();
+            put(r, "usr/sbin/netplan", "");
+        }
+        Renderer::NetworkManager => enable(r, "NetworkManager.service"),
+        Renderer::Networkd => enable(r, "systemd-networkd.service"),
+        Renderer::Sysconfig => fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap(),
+        Renderer::Eni => {
+            put(
+                r,
+                "etc/network/interfaces",
+                "auto lo\niface lo inet loopback\n",
+            );
+            put(r, "sbin/ifup", "");
+        }
+        Renderer::Suse => put(r, "etc/sysconfig/network/ifcfg-eth0", "BOOTPROTO='dhcp'\n"),
+    }
+}
+
+#[test]
+fn each_table_entry_detects_its_own_stack_with_its_reason() {
+    for entry in &TABLE {
+        let dir = tempfile::tempdir().unwrap();
+        only_stack(dir.path(), entry.renderer);
+        let got = facts(dir.path())
+            .detected
+            .unwrap_or_else(|| panic!("{}: nothing detected", entry.name));
+        assert_eq!(got.renderer, entry.renderer, "{}", entry.name);
+        assert_eq!(
+            got.reason,
+            format!("detected: {}", entry.stack),
+            "{}",
+            entry.name
+        );
+    }
+}
+
+#[test]
+fn two_stacks_pick_the_earlier_entry_and_say_why() {
+    // Every pair of entries: the one earlier in the table wins, and the reason names the
+    // other and why the winner comes first.
+    for (i, first) in TABLE.iter().enumerate() {
+        for later in &TABLE[i + 1..] {
+            let dir = tempfile::tempdir().unwrap();
+            only_stack(dir.path(), later.renderer);
+            only_stack(dir.path(), first.renderer);
+            let got = facts(dir.path()).detected.unwrap();
+            let case = format!("{} + {}", first.name, later.name);
+            assert_eq!(got.renderer, first.renderer, "{case}");
+            assert!(got.reason.contains(first.stack), "{case}: {}", got.reason);
+            assert!(
+                got.reason.contains(&format!("also found {}", later.name)),
+                "{case}: {}",
+                got.reason
+            );
+            assert!(got.reason.contains(first.order), "{case}: {}", got.reason);
+        }
+    }
+}
+
 #[test]
 fn each_distribution_family_gets_its_renderer() {
     type Setup = fn(&Path);
-    let table: &[(&str, Setup, Renderer)] = &[
-        ("empty root", |_| {}, Renderer::Netplan),
+    let table: &[(&str, Setup, Option<Renderer>)] = &[
+        ("empty root", |_| {}, None),
         (
             "Ubuntu server: netplan over networkd",
             |r| {
@@ -71,7 +137,7 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "usr/sbin/netplan", "");
                 enable(r, "systemd-networkd.service");
             },
-            Renderer::Netplan,
+            Some(Renderer::Netplan),
         ),
         (
             "netplan directory without netplan installed",
@@ -79,7 +145,12 @@ fn each_distribution_family_gets_its_renderer() {
                 fs::create_dir_all(r.join("etc/netplan")).unwrap();
                 enable(r, "NetworkManager.service");
             },
-            Renderer::NetworkManager,
+            Some(Renderer::NetworkManager),
+        ),
+        (
+            "netplan directory alone",
+            |r| fs::create_dir_all(r.join("etc/netplan")).unwrap(),
+            None,
         ),
         (
             "RHEL 9: NetworkManager with a sysconfig tree",
@@ -87,17 +158,17 @@ fn each_distribution_family_gets_its_renderer() {
                 fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap();
                 enable(r, "NetworkManager.service");
             },
-            Renderer::NetworkManager,
+            Some(Renderer::NetworkManager),
         ),
         (
             "Photon OS: networkd",
             |r| enable(r, "systemd-networkd.service"),
-            Renderer::Networkd,
+            Some(Renderer::Networkd),
         ),
         (
             "RHEL 7 with the network service",
             |r| fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap(),
-            Renderer::Sysconfig,
+            Some(Renderer::Sysconfig),
         ),
         (
             "Debian with ifupdown",
@@ -109,17 +180,17 @@ fn each_distribution_family_gets_its_renderer() {
                 );
                 put(r, "sbin/ifup", "");
             },
-            Renderer::Eni,
+            Some(Renderer::Eni),
         ),
         (
             "interfaces file without ifupdown",
             |r| put(r, "etc/network/interfaces", ""),
-            Renderer::Netplan,
+            None,
         ),
         (
             "SLES 15: wicked enabled",
             |r| enable(r, "wicked.service"),
-            Renderer::Suse,
+            Some(Renderer::Suse),
         ),
         (
             "openSUSE image: ifcfg files, wicked not enabled",
@@ -127,12 +198,12 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "etc/sysconfig/network/ifcfg-lo", "STARTMODE='auto'\n");
                 put(r, "etc/sysconfig/network/ifcfg-eth0", "BOOTPROTO='dhcp'\n");
             },
-            Renderer::Suse,
+            Some(Renderer::Suse),
         ),
         (
             "SLES: wicked installed, no ifcfg yet",
             |r| put(r, "usr/sbin/wicked", ""),
-            Renderer::Suse,
+            Some(Renderer::Suse),
         ),
         (
             "SLES with NetworkManager enabled",
@@ -141,7 +212,7 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "usr/sbin/wicked", "");
                 enable(r, "NetworkManager.service");
             },
-            Renderer::NetworkManager,
+            Some(Renderer::NetworkManager),
         ),
         (
             "SUSE directory without ifcfg files or wicked",
@@ -152,7 +223,7 @@ fn each_distribution_family_gets_its_renderer() {
                     "NETCONFIG_DNS_POLICY=\"auto\"\n",
                 )
             },
-            Renderer::Netplan,
+            None,
         ),
         (
             "RHEL 7: /etc/sysconfig/network is a file",
@@ -160,14 +231,46 @@ fn each_distribution_family_gets_its_renderer() {
                 put(r, "etc/sysconfig/network", "NETWORKING=yes\n");
                 fs::create_dir_all(r.join("etc/sysconfig/network-scripts")).unwrap();
             },
-            Renderer::Sysconfig,
+            Some(Renderer::Sysconfig),
         ),
     ];
     for (family, setup, want) in table {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
-        assert_eq!(&detect(&facts(dir.path()).stacks), want, "{family}");
+        let got = facts(dir.path()).detected.map(|d| d.renderer);
+        assert_eq!(&got, want, "{family}");
     }
+}
+
+#[test]
+fn a_root_with_no_stack_is_an_error_unless_a_renderer_is_named() {
+    let dir = root_with_nic();
+    let net: Network = specs().into_iter().find(|(n, _)| n == "dhcp").unwrap().1;
+    let f = facts(dir.path());
+    assert_eq!(f.detected, None);
+    let err = plan_network(&net, &f, None).unwrap_err();
+    assert!(matches!(err, NetworkError::NoStack { .. }), "{err:?}");
+    let msg = err.to_string();
+    // What was looked for, and how to choose.
+    for entry in &TABLE {
+        assert!(
+            msg.contains(&format!("{} ({})", entry.name, entry.stack)),
+            "{msg}"
+        );
+    }
+    assert!(
+        msg.contains("[network] renderer in /etc/vmcust/vmcust.conf"),
+        "{msg}"
+    );
+    assert!(msg.contains("--renderer"), "{msg}");
+    // Named, it plans; nothing about it comes from a default.
+    let actions = plan_network(&net, &f, Some(Renderer::Networkd)).unwrap();
+    assert!(
+        actions
+            .iter()
+            .any(|a| a.path().starts_with("/etc/systemd/network")),
+        "{actions:#?}"
+    );
 }
 
 const LEFTOVER_NETPLAN: &str =
@@ -377,4 +480,157 @@ fn a_mac_no_device_has_is_a_clear_error() {
     assert!(matches!(err, NetworkError::MacNotFound { .. }), "{err:?}");
     assert!(msg.contains("00:50:56:a6:ef:7d"), "{msg}");
     assert!(msg.contains("ens192 (00:50:56:a6:8c:08)"), "{msg}");
+}
+
+/// `vmcust ARGS` with the examples' DHCP spec's network, as people run it.
+fn vmcust(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap()
+}
+
+/// A root with the first NIC and what the DHCP spec needs besides a network stack.
+fn root_for_dhcp_spec() -> tempfile::TempDir {
+    let dir = root_with_nic();
+    put(dir.path(), "usr/share/zoneinfo/UTC", "TZif");
+    dir
+}
+
+fn dhcp_spec() -> String {
+    support::repo()
+        .join("examples/specs/dhcp.cfg")
+        .display()
+        .to_string()
+}
+
+#[test]
+fn plan_and_detect_show_the_renderer_and_why() {
+    let dir = root_for_dhcp_spec();
+    let r = dir.path();
+    only_stack(r, Renderer::Netplan);
+    enable(r, "systemd-networkd.service");
+    let root = r.to_str().unwrap();
+    let spec = dhcp_spec();
+    let out = vmcust(&["plan", "--root", root, &spec]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.starts_with(
+            "network   renderer netplan (detected: /etc/netplan exists and netplan is installed; \
+             also found networkd, but netplan comes first: it drives networkd or \
+             NetworkManager itself)\n"
+        ),
+        "{text}"
+    );
+    let out = vmcust(&["plan", "--root", root, "--format", "json", &spec]);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["renderer"], "netplan");
+    assert!(
+        json["renderer_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("detected: /etc/netplan exists"),
+        "{json}"
+    );
+    let out = vmcust(&["detect", "--root", root]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("network renderer: netplan (detected: /etc/netplan exists"),
+        "{text}"
+    );
+
+    // Named in the settings file: said so, with what the root has.
+    put(r, "etc/vmcust/vmcust.conf", "[network]\nrenderer = eni\n");
+    let out = vmcust(&["detect", "--root", root]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "network renderer: eni (set by [network] renderer in /etc/vmcust/vmcust.conf; \
+             the root's own stack is netplan)"
+        ),
+        "{text}"
+    );
+    // --renderer wins over the settings file.
+    let out = vmcust(&["plan", "--root", root, "--renderer", "networkd", &spec]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with(
+            "network   renderer networkd (set by --renderer; the root's own stack is netplan)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn plan_refuses_a_root_with_no_stack_and_detect_says_why() {
+    let dir = root_for_dhcp_spec();
+    let r = dir.path();
+    let root = r.to_str().unwrap();
+    let before = files(r);
+    let out = vmcust(&["plan", "--root", root, &dhcp_spec()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("the root has no network stack vmcust can name"),
+        "{err}"
+    );
+    assert!(
+        err.contains("[network] renderer in /etc/vmcust/vmcust.conf"),
+        "{err}"
+    );
+    let out = vmcust(&["apply", "--root", root, &dhcp_spec()]);
+    assert_eq!(out.status.code(), Some(65));
+    assert_eq!(files(r), before, "a refused apply changed the root");
+    let out = vmcust(&["detect", "--root", root]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("network renderer: none (the root has no network stack vmcust can name"),
+        "{text}"
+    );
+    // Named in the settings file, the same root plans.
+    put(
+        r,
+        "etc/vmcust/vmcust.conf",
+        "[network]\nrenderer = networkd\n",
+    );
+    let out = vmcust(&["plan", "--root", root, &dhcp_spec()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.starts_with(
+            "network   renderer networkd (set by [network] renderer in /etc/vmcust/vmcust.conf)\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_boot_on_a_root_with_no_stack_fails_and_changes_nothing() {
+    let vm = support::vm::Vm::new();
+    // The example root's netplan taken away: no stack the table can name.
+    fs::remove_dir_all(vm.path("/etc/netplan")).unwrap();
+    fs::remove_file(vm.path("/usr/sbin/netplan")).unwrap();
+    let etc = support::snapshot(&vm.path("/etc"));
+    vm.hand_over(
+        &fs::read_to_string(support::repo().join("examples/specs/dhcp.cfg")).unwrap(),
+        &[],
+    );
+    let out = vm.run("early");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(65), "{log}");
+    assert!(
+        log.contains("the root has no network stack vmcust can name"),
+        "{log}"
+    );
+    // Reported to vCenter as a network failure (GUESTCUST_EVENT_NETWORK_SETUP_FAILED).
+    let state = vm.final_state().unwrap();
+    assert!(state.contains(" 101 "), "{state}");
+    assert_eq!(support::snapshot(&vm.path("/etc")), etc);
 }

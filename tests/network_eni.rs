@@ -5,13 +5,12 @@
 //! and every gateway with its metric. DHCP interfaces are left out: the namespace has
 //! no DHCP server. Needs root, `ip` (iproute2) and `ifup` (ifupdown).
 
-mod network_support;
+mod support;
 
 use std::path::Path;
 
-use network_support::{
-    example_names, expected, render_tree, require_root, require_tool, shows_route, specs, Netns,
-};
+use support::network::{example_names, expected, render_tree, shows_route, specs, Netns};
+use support::{require_root, require_tool};
 use vmcust::model::{Ipv4Config, Ipv6Config};
 use vmcust::plan::network::Renderer;
 

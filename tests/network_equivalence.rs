@@ -3,16 +3,16 @@
 //! (with metrics) and DNS the model asked for — so no renderer drops a gateway, a
 //! second address or a name server another one keeps.
 
-mod network_support;
+mod support;
 
-use network_support::{example_names, expected, parse, render_tree, specs, RENDERERS};
+use support::network::{example_names, expected, parse, render_tree, renderers, specs};
 
 #[test]
 fn every_renderer_writes_the_same_addresses_routes_and_dns() {
     let names = example_names();
     for (spec, net) in specs() {
         let want = expected(&net);
-        for renderer in RENDERERS {
+        for renderer in renderers() {
             let tree = render_tree(&net, renderer);
             let got = parse(renderer, tree.path(), &names);
             assert_eq!(got, want, "{spec} rendered by {}", renderer.name());

@@ -7,7 +7,6 @@
 //! exit 65 and leave the root as it was; netplan's own generator accepts what a glob
 //! entry renders to.
 
-mod network_support;
 mod support;
 
 use std::fs;
@@ -100,14 +99,7 @@ fn plans_show_each_entry_resolved_and_match_their_golden_files() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{case}: {stderr}");
         let got = String::from_utf8(out.stdout).unwrap();
-        let file = dir.join(format!("{case}.txt"));
-        if std::env::var_os("UPDATE_GOLDEN").is_some() {
-            fs::create_dir_all(&dir).unwrap();
-            fs::write(&file, &got).unwrap();
-        }
-        let want = fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("{}: {e}; run with UPDATE_GOLDEN=1", file.display()));
-        assert_eq!(got, want, "{case}: plan differs from {}", file.display());
+        support::check_golden(&dir.join(format!("{case}.txt")), &got);
         assert!(got.starts_with("network   "), "{case}: {got}");
     }
 }
@@ -227,14 +219,14 @@ fn show_lists_match_entries() {
 /// of the three NICs DHCP.
 #[test]
 fn netplan_generate_accepts_the_resolved_glob_entry() {
-    network_support::require_tool("netplan", "netplan.io");
+    support::require_tool("netplan", "netplan.io");
     let value: serde_norway::Value = serde_norway::from_str(ENS_GLOB).unwrap();
     let net = vmcust::source::netconfig::translate(&value)
         .unwrap()
         .network
         .unwrap();
     assert_eq!(net.matched.len(), 1);
-    let tree = network_support::render_tree(&net, Renderer::Netplan);
+    let tree = support::network::render_tree(&net, Renderer::Netplan);
     let out = Command::new("netplan")
         .arg("generate")
         .arg("--root-dir")
@@ -244,7 +236,7 @@ fn netplan_generate_accepts_the_resolved_glob_entry() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "netplan generate: {stderr}");
     assert!(!stderr.to_lowercase().contains("warning"), "{stderr}");
-    let generated = network_support::files(&tree.path().join("run/systemd/network"));
+    let generated = support::files(&tree.path().join("run/systemd/network"));
     let mut dhcp_macs = Vec::new();
     for (path, text) in &generated {
         if path.extension().is_some_and(|e| e == "network") && text.contains("DHCP=ipv4") {

@@ -2,11 +2,12 @@
 //! `netplan generate --root-dir` (Debian's netplan.io) turns our YAML into systemd-networkd
 //! files, and those carry the addresses, routes and DNS the model asked for.
 
-mod network_support;
+mod support;
 
 use std::process::Command;
 
-use network_support::{expected, files, parse_networkd, render_tree, require_tool, specs, Summary};
+use support::network::{expected, parse_networkd, render_tree, specs, Summary};
+use support::{files, require_tool};
 use vmcust::plan::network::Renderer;
 
 #[test]

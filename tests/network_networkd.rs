@@ -6,15 +6,14 @@
 //! must appear, an ONBOOT=no interface must stay down, and networkd must not complain
 //! about any line of our files. Needs root and the Debian package systemd.
 
-mod network_support;
+mod support;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use network_support::{
-    example_names, expected, render_tree, require_root, require_tool, shows_route, specs, Netns,
-};
+use support::network::{example_names, expected, render_tree, shows_route, specs, Netns};
+use support::{require_root, require_tool};
 use vmcust::plan::network::Renderer;
 
 const NETWORKD: &str = "/usr/lib/systemd/systemd-networkd";

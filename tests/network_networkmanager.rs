@@ -5,13 +5,14 @@
 //! `no-auto-default` list holding both an existing `*` and our MACs. Needs the Debian
 //! package network-manager.
 
-mod network_support;
+mod support;
 
 use std::fs;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use network_support::{expected, files, parse_nm, render_tree, require_tool, specs, Summary};
+use support::network::{expected, parse_nm, render_tree, specs, Summary};
+use support::{files, require_tool};
 use vmcust::plan::network::Renderer;
 
 /// Runs `nmcli --offline connection modify` on a keyfile: nmcli parses it, verifies

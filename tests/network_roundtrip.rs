@@ -4,13 +4,13 @@
 //! given, and nothing else. A value that could add a line, a key or a command would show
 //! up here as an extra or a missing item.
 
-mod network_support;
+mod support;
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
-use network_support::{example_names, expected, parse, render_tree, RENDERERS};
 use proptest::prelude::*;
+use support::network::{example_names, expected, parse, render_tree, renderers};
 use vmcust::model::{
     Dns, DnsName, Gateway, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr, NameServer,
     Network, NicAddr4, NicAddr6, Route,
@@ -112,7 +112,7 @@ proptest! {
     fn every_renderer_reads_back_exactly_what_the_model_holds(net in network()) {
         let names = example_names();
         let want = expected(&net);
-        for renderer in RENDERERS {
+        for renderer in renderers() {
             let tree = render_tree(&net, renderer);
             let got = parse(renderer, tree.path(), &names);
             prop_assert_eq!(&got, &want, "rendered by {}", renderer.name());

@@ -4,12 +4,13 @@
 //! is refused through `NETCONFIG_DNS_POLICY`. No wicked runs on Debian: what wicked makes
 //! of the files is covered by the golden trees and the equivalence test only.
 
-mod network_support;
+mod support;
 
 use std::fs;
 use std::path::Path;
 
-use network_support::{apply_keeping_originals, files, specs};
+use support::files;
+use support::network::{apply_keeping_originals, specs};
 use vmcust::apply::{apply, Change};
 use vmcust::facts::NetworkFacts;
 use vmcust::model::Network;

@@ -8,6 +8,8 @@
 //! `cargo test --test portable -- --ignored` after the build (scripts/test-packaging.sh
 //! does; build-portable.sh runs the same check through scripts/check-glibc.sh).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -24,6 +26,7 @@ fn version(v: &str) -> Option<Version> {
 }
 
 fn objdump(arg: &str, bin: &Path) -> String {
+    support::require_tool("objdump", "binutils");
     let out = Command::new("objdump")
         .arg(arg)
         .arg(bin)
@@ -62,6 +65,7 @@ fn needs(bin: &Path) -> Needs {
             .unwrap_or_else(|| panic!("{} has no GLIBC symbol versions", bin.display()));
         return Needs::Glibc(highest);
     }
+    support::require_tool("readelf", "binutils");
     let notes = Command::new("readelf").arg("-n").arg(bin).output().unwrap();
     let notes = String::from_utf8_lossy(&notes.stdout);
     let kernel = notes

@@ -4,18 +4,15 @@
 //! template's network configuration exactly as it was — every file's bytes, mode and
 //! owner, every directory. And `clean` never follows a symlink out of what it removes.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::{symlink, MetadataExt as _};
+use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn vmcust(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use support::vmcust;
 
 /// A file in a scratch root, with its parents, mode and owner.
 fn put(root: &Path, path: &str, text: &str, mode: u32, owner: (u32, u32)) {
@@ -68,33 +65,9 @@ const NETWORK_PATHS: &[&str] = &[
     "etc/resolv.conf",
 ];
 
-/// One entry of a tree: what it is (file bytes, link target, or a directory), mode, owner.
-type Entry = (String, u32, u32, u32);
-
 /// Every file, link and directory under the network paths, with mode and owner.
-fn snapshot(root: &Path) -> BTreeMap<PathBuf, Entry> {
-    fn walk(root: &Path, p: &Path, out: &mut BTreeMap<PathBuf, Entry>) {
-        let Ok(m) = fs::symlink_metadata(p) else {
-            return;
-        };
-        let what = if m.file_type().is_symlink() {
-            format!("link {}", fs::read_link(p).unwrap().display())
-        } else if m.is_dir() {
-            for e in fs::read_dir(p).unwrap() {
-                walk(root, &e.unwrap().path(), out);
-            }
-            "dir".to_string()
-        } else {
-            format!("file {}", String::from_utf8_lossy(&fs::read(p).unwrap()))
-        };
-        let rel = p.strip_prefix(root).unwrap().to_path_buf();
-        out.insert(rel, (what, m.mode() & 0o7777, m.uid(), m.gid()));
-    }
-    let mut out = BTreeMap::new();
-    for p in NETWORK_PATHS {
-        walk(root, &root.join(p), &mut out);
-    }
-    out
+fn snapshot(root: &Path) -> BTreeMap<PathBuf, String> {
+    support::snapshot_of(root, NETWORK_PATHS)
 }
 
 /// A template of one stack: (name, renderer, how its root is laid out).
@@ -263,7 +236,7 @@ const STACKS: &[Stack] = &[
 /// Applies the customization with the stack's renderer and checks it changed the
 /// network tree (moved the template's files aside), so the comparison after sealing
 /// can fail.
-fn customize(root: &Path, renderer: &str, name: &str) -> BTreeMap<PathBuf, Entry> {
+fn customize(root: &Path, renderer: &str, name: &str) -> BTreeMap<PathBuf, String> {
     let spec = root.join("cust.cfg");
     fs::write(&spec, SPEC).unwrap();
     let before = snapshot(root);

@@ -110,6 +110,7 @@ fn an_immutable_file_changes_nothing() {
     let timezone = root.path().join("etc/timezone");
     fs::write(&timezone, "Etc/UTC\n").unwrap();
     let chattr = |flag: &str| {
+        support::require_tool("chattr", "e2fsprogs");
         Command::new("chattr")
             .arg(flag)
             .arg(&timezone)
@@ -132,6 +133,7 @@ fn an_immutable_file_changes_nothing() {
 
 #[test]
 fn a_full_filesystem_changes_nothing() {
+    support::require_root("mounting a small tmpfs");
     let mnt = tempfile::tempdir().unwrap();
     let mount = |args: &[&str]| Command::new(args[0]).args(&args[1..]).status().unwrap();
     let dir = mnt.path().to_str().unwrap();

@@ -6,9 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use vmcust::root::Root;
-use vmcust::scripts::gate::{
-    custom_scripts_gate, find_in_path, DefaultWhy, Gate, GateReason, TOOLBOX_CMD,
-};
+use vmcust::scripts::gate::{custom_scripts_gate, DefaultWhy, Gate, GateReason, TOOLBOX_CMD};
 
 /// A fake `vmware-toolbox-cmd` that checks its arguments, prints `stdout` and exits `code`.
 fn fake_toolbox(dir: &Path, stdout: &str, code: i32) -> PathBuf {
@@ -148,18 +146,6 @@ fn a_tool_that_cannot_start_means_the_default() {
             ..
         })
     ));
-}
-
-#[test]
-fn the_tool_is_found_on_a_path() {
-    let bin = tempfile::tempdir().unwrap();
-    let other = tempfile::tempdir().unwrap();
-    let tool = fake_toolbox(bin.path(), "", 0);
-    // A non-executable file of the same name earlier on the path is skipped.
-    fs::write(other.path().join(TOOLBOX_CMD), "").unwrap();
-    let path = std::env::join_paths([other.path(), Path::new("relative"), bin.path()]).unwrap();
-    assert_eq!(find_in_path(TOOLBOX_CMD, &path), Some(tool));
-    assert_eq!(find_in_path(TOOLBOX_CMD, other.path().as_os_str()), None);
 }
 
 /// Each row: tools.conf (None = absent), default, enabled, reason.

@@ -42,20 +42,16 @@ fn type_of(p: &Path) -> Option<String> {
     label(p).map(|l| l.split(':').nth(2).unwrap().to_owned())
 }
 
-/// Whether this kernel and filesystem let us set `security.selinux` on a scratch file. As
-/// root on ext4 or tmpfs without SELinux enabled they do (the attribute is stored as
-/// given); without privilege they refuse, and the tests that need it say so and stop.
-fn labels_settable() -> bool {
+/// What the label tests need: to set `security.selinux` on a scratch file. As root on
+/// ext4 or tmpfs without SELinux enabled the kernel stores the attribute as given; without
+/// privilege it refuses, and the test fails saying so (support::require_root).
+fn require_labels() {
+    support::require_root("setting security.selinux on scratch files");
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("probe");
     fs::write(&f, "").unwrap();
-    match xattr::set_path(&f, &ctx("probe_t")) {
-        Ok(()) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-            eprintln!("skipped: setting security.selinux needs privilege here ({e})");
-            false
-        }
-        Err(e) => panic!("root cannot set security.selinux on {}: {e}", f.display()),
+    if let Err(e) = xattr::set_path(&f, &ctx("probe_t")) {
+        panic!("root cannot set security.selinux on {}: {e}", f.display());
     }
 }
 
@@ -157,23 +153,11 @@ fn lookups_follow_libselinux_rules() {
 
 /// The same table through the real libselinux (selinux-utils' `selabel_lookup`, listed in
 /// scripts/test-packages.txt): our rows are what libselinux answers, not what we think it
-/// answers. Without the tool the test says so and passes, unless
-/// `VMCUST_REQUIRE_SELINUX_UTILS=1` makes that a failure.
+/// answers. Without the tool the test fails, naming the package.
 #[test]
 fn the_table_agrees_with_the_real_libselinux() {
     let tool = Path::new("/usr/sbin/selabel_lookup");
-    if !tool.exists() {
-        assert!(
-            std::env::var_os("VMCUST_REQUIRE_SELINUX_UTILS").is_none(),
-            "{} is not installed (apt-get install selinux-utils)",
-            tool.display()
-        );
-        eprintln!(
-            "skipped: {} is not installed (selinux-utils)",
-            tool.display()
-        );
-        return;
-    }
+    support::require_tool("/usr/sbin/selabel_lookup", "selinux-utils");
     let fc = file_contexts(&support::repo().join("tests/data/selinux"));
     for (path, kind, want) in LOOKUPS {
         let out = Command::new(tool)
@@ -233,9 +217,7 @@ fn no_match_is_no_label_and_bad_lines_say_where() {
 
 #[test]
 fn a_replaced_file_keeps_its_label() {
-    if !labels_settable() {
-        return;
-    }
+    require_labels();
     for with_policy in [true, false] {
         let dir = if with_policy {
             policy_root()
@@ -282,9 +264,7 @@ fn a_replaced_file_keeps_its_label() {
 
 #[test]
 fn created_files_links_and_directories_get_the_policy_label() {
-    if !labels_settable() {
-        return;
-    }
+    require_labels();
     let dir = policy_root();
     let d = dir.path();
     fs::create_dir_all(d.join("root")).unwrap();
@@ -331,9 +311,7 @@ fn created_files_links_and_directories_get_the_policy_label() {
 
 #[test]
 fn without_a_policy_nothing_is_labelled() {
-    if !labels_settable() {
-        return;
-    }
+    require_labels();
     let none = tempfile::tempdir().unwrap();
     let disabled = policy_root();
     fs::write(
@@ -361,9 +339,7 @@ fn without_a_policy_nothing_is_labelled() {
 /// problem (a clear one, naming file and line) when vmcust creates something.
 #[test]
 fn the_policy_is_read_only_when_a_label_is_needed() {
-    if !labels_settable() {
-        return;
-    }
+    require_labels();
     let dir = policy_root();
     let d = dir.path();
     fs::write(file_contexts(d), "/.* u:r:d_t\n/etc -x u:r:t\n").unwrap();
@@ -387,15 +363,14 @@ fn the_policy_is_read_only_when_a_label_is_needed() {
 /// keys' labels, or get the policy's: sshd cannot read a key labelled otherwise.
 #[test]
 fn fresh_host_keys_keep_the_label_of_the_old_ones() {
-    if !labels_settable() {
-        return;
-    }
+    require_labels();
     let dir = policy_root();
     let d = dir.path();
     let ssh = d.join("etc/ssh");
     fs::create_dir_all(&ssh).unwrap();
     for t in ["ed25519", "ecdsa"] {
         let key = ssh.join(format!("ssh_host_{t}_key"));
+        support::require_tool("ssh-keygen", "openssh-client");
         let ok = Command::new("ssh-keygen")
             .args(["-q", "-N", "", "-t", t, "-f"])
             .arg(&key)
@@ -423,17 +398,10 @@ fn fresh_host_keys_keep_the_label_of_the_old_ones() {
 
 /// Labels of every path under `dir` (not following symlinks).
 fn labels(dir: &Path) -> BTreeMap<PathBuf, Option<String>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        out.insert(p.strip_prefix(dir).unwrap().to_path_buf(), label(&p));
-        if fs::symlink_metadata(&p).unwrap().is_dir() {
-            for e in fs::read_dir(&p).unwrap() {
-                stack.push(e.unwrap().path());
-            }
-        }
-    }
-    out
+    support::walk(dir)
+        .into_iter()
+        .map(|p| (p.strip_prefix(dir).unwrap().to_path_buf(), label(&p)))
+        .collect()
 }
 
 /// A lived-in SELinux root: the example template root plus our policy, with labels on
@@ -442,6 +410,15 @@ fn labelled_root() -> tempfile::TempDir {
     let root = support::scratch_root();
     let p = root.path();
     support::copy_tree(&support::repo().join("tests/data/selinux"), p);
+    // netplan named by the settings file rather than found in /etc/netplan: the
+    // directory is then one vmcust creates, which must get the policy's label.
+    fs::remove_dir_all(p.join("etc/netplan")).unwrap();
+    fs::create_dir_all(p.join("etc/vmcust")).unwrap();
+    fs::write(
+        p.join("etc/vmcust/vmcust.conf"),
+        "[network]\nrenderer = netplan\n",
+    )
+    .unwrap();
     for (path, t) in [
         ("", "root_t"),
         ("etc", "etc_t"),
@@ -470,9 +447,7 @@ fn apply(root: &Path, fail_at: Option<usize>) -> std::process::Output {
 
 #[test]
 fn a_customization_keeps_labels_and_a_failure_puts_them_back() {
-    if !labels_settable() {
-        return;
-    }
+    require_labels();
     let root = labelled_root();
     let p = root.path();
     let out = apply(p, None);
@@ -540,8 +515,7 @@ fn lookups_agree_with_setfiles_on_a_real_policy() {
         dir.display()
     );
     let (mut checked, mut wrong) = (0, Vec::new());
-    let mut stack = vec![dir.clone()];
-    while let Some(p) = stack.pop() {
+    for p in support::walk(&dir) {
         let meta = fs::symlink_metadata(&p).unwrap();
         let t = meta.file_type();
         use std::os::unix::fs::FileTypeExt as _;
@@ -571,11 +545,6 @@ fn lookups_agree_with_setfiles_on_a_real_policy() {
                 want.map(|l| String::from_utf8_lossy(&l).into_owned()),
                 got.map(|l| String::from_utf8_lossy(&l).into_owned()),
             ));
-        }
-        if t.is_dir() {
-            for e in fs::read_dir(&p).unwrap() {
-                stack.push(e.unwrap().path());
-            }
         }
     }
     eprintln!("{checked} paths checked");

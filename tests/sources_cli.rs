@@ -59,6 +59,7 @@ fn ovf_from_an_iso_image_built_by_xorriso() {
     )
     .unwrap();
     let iso = dir.path().join("ovf.iso");
+    support::require_tool("xorriso", "xorriso");
     let status = Command::new("xorriso")
         .args([
             "-as", "mkisofs", "-quiet", "-V", "OVF ENV", "-J", "-R", "-o",

@@ -2,6 +2,8 @@
 //! template and a clone then gets new SSH host keys and machine-id; `cloud-init clean`
 //! as Packer calls it exits 0; `status` exit codes; `settings check`; `collect-logs`.
 
+mod support;
+
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -29,6 +31,7 @@ fn template() -> (tempfile::TempDir, Root) {
     .unwrap();
     let key = dir.path().join("etc/ssh/ssh_host_ed25519_key");
     std::fs::create_dir_all(key.parent().unwrap()).unwrap();
+    support::require_tool("ssh-keygen", "openssh-client");
     let ok = Command::new("ssh-keygen")
         .args(["-q", "-N", "", "-t", "ed25519", "-f"])
         .arg(&key)
@@ -196,6 +199,7 @@ fn collect_logs_makes_one_redacted_tarball() {
         tar.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{o:?}");
+    support::require_tool("tar", "tar");
     let list = Command::new("tar").arg("-tzf").arg(&tar).output().unwrap();
     let list = text(&list.stdout);
     for want in [
@@ -313,6 +317,7 @@ fn journal_lines_carry_syslog_priorities_and_one_format() {
 fn version_names_the_git_revision() {
     let out = text(&vmcust(&["--version"]).stdout);
     // Built from a git checkout here; a build without git prints the version alone.
+    support::require_tool("git", "git");
     let rev = Command::new("git")
         .args(["rev-parse", "--short=12", "HEAD"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))

@@ -86,6 +86,7 @@ fn query_reports_a_vsphere_customization_and_its_scripts_without_the_password() 
         "--tarfile",
         tarball.to_str().unwrap(),
     ]));
+    support::require_tool("tar", "tar");
     let collected = Command::new("tar")
         .arg("-xzOf")
         .arg(&tarball)
@@ -162,6 +163,7 @@ fn query_names_each_fields_source_keys_by_fingerprint_and_the_user_data_result()
     fs::create_dir_all(vm.path("/root")).unwrap();
     let keydir = tempfile::tempdir().unwrap();
     let key = keydir.path().join("k");
+    support::require_tool("ssh-keygen", "openssh-client");
     assert!(Command::new("ssh-keygen")
         .args(["-q", "-N", "", "-t", "ed25519", "-C", "ops@example", "-f"])
         .arg(&key)
@@ -293,6 +295,7 @@ fn query_on_a_fresh_root_an_unknown_instance_and_after_apply() {
 
 /// Runs `sh -c script` as `nobody`, as a user on the machine who wants root's logs.
 fn as_nobody(script: &str) {
+    support::require_tool("setpriv", "util-linux");
     let st = Command::new("setpriv")
         .args([
             "--reuid=nobody",
@@ -310,11 +313,7 @@ fn as_nobody(script: &str) {
 // threat T11 (docs/security.md)
 #[test]
 fn collect_logs_cannot_be_turned_against_root_by_another_user() {
-    // SAFETY: geteuid has no preconditions and touches no memory.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to act as root and as nobody");
-        return;
-    }
+    support::require_root("acting as root and as nobody");
     let secret = "SECRET-LOG-LINE-7f3a";
     let root = scratch_root();
     let r = root.path().to_str().unwrap();
@@ -390,6 +389,7 @@ fn collect_logs_cannot_be_turned_against_root_by_another_user() {
     }
     assert!(leaked.is_empty(), "files staged in TMPDIR: {leaked:?}");
     // And nobody cannot read the tarball, nor find the secret anywhere they can read.
+    support::require_tool("setpriv", "util-linux");
     let st = Command::new("setpriv")
         .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "cat"])
         .arg(&target)
@@ -401,6 +401,7 @@ fn collect_logs_cannot_be_turned_against_root_by_another_user() {
     assert_eq!(listed, 1, "no temporary file is left beside the tarball");
     // The tarball holds the log (for root).
     let x = tempfile::tempdir().unwrap();
+    support::require_tool("tar", "tar");
     assert!(Command::new("tar")
         .arg("-C")
         .arg(x.path())
@@ -442,11 +443,7 @@ fn analyze_shows_the_wait_for_a_spec_on_a_new_vm() {
 // threat T11 (docs/security.md)
 #[test]
 fn collect_logs_follows_no_symlink_and_takes_no_planted_file() {
-    // SAFETY: geteuid has no preconditions and touches no memory.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: needs root to give a file to another user");
-        return;
-    }
+    support::require_root("giving a file to another user");
     let hash = "root:$6$SHADOW-HASH-91c2$x:19000:0:99999:7:::";
     let root = scratch_root();
     let r = root.path().to_str().unwrap();
@@ -468,6 +465,7 @@ fn collect_logs_follows_no_symlink_and_takes_no_planted_file() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     let x = tempfile::tempdir().unwrap();
+    support::require_tool("tar", "tar");
     assert!(Command::new("tar")
         .arg("-C")
         .arg(x.path())

@@ -56,15 +56,7 @@ fn instance_dirs(vm: &Vm) -> Vec<String> {
 }
 
 fn detect(vm: &Vm) -> serde_json::Value {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(["detect", "--format", "json", "--root"])
-        .arg(vm.root.path())
-        .arg("--guestinfo-dir")
-        .arg(vm.host.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    serde_json::from_slice(&vm.vmcust(&["detect", "--format", "json"]).stdout).unwrap()
 }
 
 fn status(vm: &Vm) -> (Option<i32>, String) {
@@ -278,6 +270,7 @@ fn ovf_iso(vm: &Vm, props: &[(&str, &str)]) {
     fs::create_dir(&content).unwrap();
     fs::write(content.join("ovf-env.xml"), ovf_env(props)).unwrap();
     let iso = dir.path().join("ovf.iso");
+    support::require_tool("xorriso", "xorriso");
     let made = Command::new("xorriso")
         .args(["-as", "mkisofs", "-quiet", "-J", "-R", "-o"])
         .arg(&iso)

@@ -5,16 +5,13 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use support::{scratch_root, snapshot, text};
 
+/// The binary, logging warnings only.
 fn vmcust(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(args)
-        .env("VMCUST_LOG", "warn")
-        .output()
-        .unwrap()
+    support::vmcust_env(args, &[("VMCUST_LOG", "warn")])
 }
 
 /// Writes `body` as `name` in `dir` and returns its path.

@@ -28,11 +28,11 @@ pub use error::{Problem, SpecError, Warning};
 pub use file_name::FileName;
 pub use hostname::HostName;
 pub use limits::{
-    read_capped, read_cust_cfg, CappedReadError, Limits, MAX_CUST_CFG_BYTES, MAX_ENTRIES, MAX_NICS,
-    MAX_SECTIONS,
+    read_at_most, read_capped, read_capped_from, read_cust_cfg, Capped, CappedReadError, Limits,
+    MAX_CUST_CFG_BYTES, MAX_ENTRIES, MAX_NICS, MAX_SECTIONS,
 };
 pub use mac::MacAddr;
-pub use netmask::{ipv4_prefix, ipv6_prefix};
+pub use netmask::{ipv4_prefix, ipv6_prefix, prefix_for};
 pub use nic::{BootProto, Ipv4Mode, Ipv4Static, Ipv6Entry, Nic};
 pub use password::Password;
 pub use reader::{RawEntry, RawSection, RawSpec, ReadError};

@@ -1,5 +1,6 @@
-//! Hard caps on `cust.cfg`, and a reader that stops at the size cap instead of reading a file
-//! whole. Every cap is listed in `docs/limits.md`.
+//! Hard caps on `cust.cfg`, and the one capped reader of vmcust's crates: it stops at a size
+//! cap instead of reading an input whole (every crate's "read at most N bytes" goes through
+//! [`read_at_most`]). Every cap is listed in `docs/limits.md`.
 
 use std::io::{self, Read};
 
@@ -62,27 +63,59 @@ pub enum CappedReadError {
     },
 }
 
-/// Reads at most `max` bytes of `file`; more is an error, found after reading `max + 1`
-/// bytes, never the whole input (a device or a file still growing may say it is smaller
-/// than it is). `what` names the input in the message. The buffer is sized from the
-/// file's length (within the cap), so a small file is read in one call rather than a
-/// doubling series of them.
+/// What [`read_at_most`] read: the input's first bytes, up to the cap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capped {
+    /// At most the cap's worth of bytes.
+    pub bytes: Vec<u8>,
+    /// The input went on past the cap (and `bytes` holds only its start).
+    pub cut: bool,
+}
+
+/// Reads at most `max` bytes of `reader`, and finds out whether more followed by asking for
+/// one byte more, never by reading the rest (a device or a file still growing may say it
+/// is smaller than it is, and `/dev/zero` never ends). `capacity` sizes the buffer (a
+/// file's length within the cap, so a small file is read in one call rather than a
+/// doubling series of them; 0 when unknown).
+pub fn read_at_most<R: Read>(reader: R, max: u64, capacity: u64) -> io::Result<Capped> {
+    // One byte more than the length: the read that finds the end needs no new buffer.
+    let hint = capacity.min(max).saturating_add(1);
+    let mut bytes = Vec::with_capacity(usize::try_from(hint).unwrap_or(usize::MAX));
+    reader.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    let cut = bytes.len() as u64 > max;
+    if cut {
+        bytes.truncate(usize::try_from(max).unwrap_or(usize::MAX));
+    }
+    Ok(Capped { bytes, cut })
+}
+
+/// Reads all of `reader` when it holds at most `max` bytes; more is
+/// [`CappedReadError::TooLarge`], found after reading `max + 1` bytes ([`read_at_most`]).
+/// `what` names the input in the message.
+pub fn read_capped_from<R: Read>(
+    reader: R,
+    max: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, CappedReadError> {
+    let read = read_at_most(reader, max, 0)?;
+    if read.cut {
+        return Err(CappedReadError::TooLarge { max, what });
+    }
+    Ok(read.bytes)
+}
+
+/// [`read_capped_from`] for a file, its buffer sized from the file's length.
 pub fn read_capped(
     file: std::fs::File,
     max: u64,
     what: &'static str,
 ) -> Result<Vec<u8>, CappedReadError> {
-    // One byte more than the length: the read that finds the end needs no new buffer.
-    let hint = file
-        .metadata()
-        .map_or(0, |m| m.len().min(max))
-        .saturating_add(1);
-    let mut bytes = Vec::with_capacity(hint as usize);
-    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
+    let len = file.metadata().map_or(0, |m| m.len());
+    let read = read_at_most(file, max, len)?;
+    if read.cut {
         return Err(CappedReadError::TooLarge { max, what });
     }
-    Ok(bytes)
+    Ok(read.bytes)
 }
 
 /// Reads a `cust.cfg` file, refusing one over [`MAX_CUST_CFG_BYTES`] before reading it whole.
@@ -113,6 +146,29 @@ mod tests {
         let zero = std::fs::File::open("/dev/zero").unwrap();
         let err = read_capped(zero, 1000, "x").unwrap_err();
         assert!(matches!(err, CappedReadError::TooLarge { max: 1000, .. }));
+    }
+
+    #[test]
+    fn read_at_most_says_whether_the_input_went_on() {
+        let cases: [(&[u8], u64, &[u8], bool); 5] = [
+            (b"", 0, b"", false),
+            (b"a", 0, b"", true),
+            (b"abc", 3, b"abc", false),
+            (b"abcd", 3, b"abc", true),
+            (b"abc", 10, b"abc", false),
+        ];
+        for (input, max, bytes, cut) in cases {
+            let got = read_at_most(input, max, 0).unwrap();
+            assert_eq!(
+                (got.bytes.as_slice(), got.cut),
+                (bytes, cut),
+                "{input:?} max {max}"
+            );
+            // A wrong capacity hint changes nothing but the allocation.
+            assert_eq!(read_at_most(input, max, u64::MAX).unwrap(), got);
+        }
+        let err = read_capped_from(&b"abcd"[..], 3, "x").unwrap_err();
+        assert!(matches!(err, CappedReadError::TooLarge { max: 3, .. }));
     }
 
     #[test]

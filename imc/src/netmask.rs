@@ -1,6 +1,7 @@
 //! Netmasks: dotted (or full IPv6) masks and prefix lengths, turned into prefix lengths.
+//! The one netmask parser of vmcust's crates: every source's netmask goes through it.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 const V4_NOT_A_MASK: &str =
     "not a netmask; use a dotted mask such as 255.255.252.0 or a prefix length 0-32";
@@ -28,6 +29,15 @@ pub fn ipv6_prefix(s: &str) -> Result<u8, &'static str> {
     contiguous(mask.leading_ones(), mask.trailing_zeros(), 128).ok_or(V6_NOT_CONTIGUOUS)
 }
 
+/// The prefix length `mask` gives an address of `addr`'s family: [`ipv4_prefix`] or
+/// [`ipv6_prefix`].
+pub fn prefix_for(addr: IpAddr, mask: &str) -> Result<u8, &'static str> {
+    match addr {
+        IpAddr::V4(_) => ipv4_prefix(mask),
+        IpAddr::V6(_) => ipv6_prefix(mask),
+    }
+}
+
 /// A plain decimal prefix length not above `max`.
 fn prefix_length(s: &str, max: u8) -> Option<u8> {
     if s.is_empty() || s.len() > 3 || !s.bytes().all(|b| b.is_ascii_digit()) {
@@ -45,6 +55,27 @@ fn contiguous(ones: u32, zeros: u32, bits: u32) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_address_family_picks_the_mask_rules() {
+        let v4: IpAddr = "10.0.0.5".parse().unwrap();
+        let v6: IpAddr = "fd00::5".parse().unwrap();
+        let cases: [(IpAddr, &str, Result<u8, ()>); 6] = [
+            (v4, "255.255.255.0", Ok(24)),
+            (v4, "24", Ok(24)),
+            (v4, "64", Err(())),
+            (v6, "64", Ok(64)),
+            (v6, "ffff:ffff:ffff:ffff::", Ok(64)),
+            (v6, "255.255.255.0", Err(())),
+        ];
+        for (addr, mask, want) in cases {
+            assert_eq!(
+                prefix_for(addr, mask).map_err(|_| ()),
+                want,
+                "{addr} {mask}"
+            );
+        }
+    }
 
     #[test]
     fn ipv4_masks_and_prefixes() {

@@ -139,13 +139,11 @@ pub enum EnvReadError {
 /// Reads an OVF environment file, stopping after [`MAX_OVF_ENV_BYTES`] + 1 bytes instead of
 /// reading a huge file whole.
 pub fn read_env_capped<R: std::io::Read>(reader: R) -> Result<Vec<u8>, EnvReadError> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    reader.take(MAX_OVF_ENV_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_OVF_ENV_BYTES {
+    let read = vmcust_imc::read_at_most(reader, MAX_OVF_ENV_BYTES, 0)?;
+    if read.cut {
         return Err(EnvReadError::TooLarge {
             max: MAX_OVF_ENV_BYTES,
         });
     }
-    Ok(bytes)
+    Ok(read.bytes)
 }

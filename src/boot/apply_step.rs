@@ -2,8 +2,6 @@
 //! hygiene, the network reload). Shared by the vSphere-spec path (`early`) and the
 //! OVF/guestinfo path (`ovf_and_guestinfo`).
 
-use std::path::Path;
-
 use super::Context;
 use crate::apply::{apply, Change};
 use crate::engine::customize::Prepared;
@@ -24,12 +22,12 @@ pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure>
             );
         }
     }
-    // Clone hygiene (fresh SSH host keys, a machine-id of its own) once per new instance,
-    // before any network stack starts; only after the customization applied, so a bad
-    // spec still changes nothing.
-    if let Some(id) = &prepared.steps.instance_id {
+    // Clone hygiene (fresh SSH host keys, a machine-id of its own) as planned, once per
+    // new instance, before any network stack starts; only after the customization
+    // applied, so a bad spec still changes nothing.
+    if let Some(h) = &prepared.steps.hygiene {
         let refreshed = super::timed("clone hygiene", || {
-            crate::hygiene::refresh(&ctx.root, &ctx.settings, id.as_str())
+            crate::hygiene::carry_out(&ctx.root, h, ctx.stop)
         });
         match refreshed {
             Ok(changed) => {
@@ -40,10 +38,9 @@ pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure>
             Err(e) => tracing::warn!("clone hygiene: {e:#}"),
         }
     }
-    if let (true, Some(renderer)) = (ctx.root.path() == Path::new("/"), prepared.renderer) {
-        let up = ctx.reconfigure_network;
+    if let Some(reload) = &prepared.steps.network_reload {
         let warnings = super::timed("making the network stack read the files", || {
-            super::reconfigure_network::reconfigure(renderer, &prepared.plan, up, ctx.stop)
+            super::reconfigure_network::reconfigure(reload, ctx.stop)
         });
         for w in warnings {
             tracing::warn!("{w}");

@@ -102,36 +102,19 @@ fn instance_id(ctx: &Context, dir: &Path, dir_name: &str) -> String {
         .map_or_else(|| dir_name.to_string(), |r| r.instance_id.to_string())
 }
 
-/// Where the last guestinfo metadata's `wait-on-network` is kept for the late stage.
+/// Where the last customization's `wait-on-network` (guestinfo metadata) is kept for the
+/// late stage, in [`addresses::Wait::record`]'s form. The plan writes it
+/// (`engine::customize::prepare`) when it differs from what the customization asks.
 pub const WAIT_ON_NETWORK: &str = "/var/lib/vmcust/wait-on-network";
 
-/// Keeps `wait-on-network` for the late stage: one family name per line.
-pub fn record_wait_on_network(
-    root: &crate::root::Root,
-    w: crate::source::metadata::WaitOnNetwork,
-) -> Result<()> {
-    let mut text = String::new();
-    if w.ipv4 {
-        text.push_str("ipv4\n");
-    }
-    if w.ipv6 {
-        text.push_str("ipv6\n");
-    }
-    root.write_file(Path::new(WAIT_ON_NETWORK), text.as_bytes(), 0o644)?;
-    Ok(())
-}
-
 /// The families to wait for; none recorded means any address will do.
-fn read_wait_on_network(root: &crate::root::Root) -> addresses::Wait {
+pub fn read_wait_on_network(root: &crate::root::Root) -> addresses::Wait {
     let text = root
-        .read_text(Path::new(WAIT_ON_NETWORK))
+        .read_text_capped(Path::new(WAIT_ON_NETWORK), 64, "wait-on-network record")
         .ok()
         .flatten()
         .unwrap_or_default();
-    addresses::Wait {
-        ipv4: text.lines().any(|l| l == "ipv4"),
-        ipv6: text.lines().any(|l| l == "ipv6"),
-    }
+    addresses::Wait::from_record(&text)
 }
 
 fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {

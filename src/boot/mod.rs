@@ -30,7 +30,7 @@ use crate::scripts::run::{run_script_in, Limits, Outcome, Phase};
 use crate::settings::Settings;
 
 /// The two boot stages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Stage {
     /// Before networking: identity, network, password, pre-script, report.
@@ -91,9 +91,13 @@ impl Context<'_> {
         self.platform.instance_id_or_default()
     }
 
-    /// How to plan: the settings' renderer and SSH user.
+    /// How to plan: the settings' renderer, SSH user and clone hygiene, and whether the
+    /// network is up already (then the plan's network reload asks the stack to take the
+    /// new files).
     pub fn options(&self) -> crate::engine::customize::Options<'_> {
-        crate::engine::customize::Options::from_settings(&self.settings, None)
+        let mut opts = crate::engine::customize::Options::from_settings(&self.settings, None);
+        opts.network_up = self.reconfigure_network;
+        opts
     }
 }
 

@@ -173,7 +173,6 @@ fn remove_handover_after_ingest(root: &Root) {
 /// Reads a regular file without following a symlink or blocking on a FIFO; `None` when
 /// it is something else or larger than `cap`.
 fn read_regular(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
     use std::os::unix::fs::OpenOptionsExt;
     let file = match fs::OpenOptions::new()
         .read(true)
@@ -188,9 +187,8 @@ fn read_regular(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
     if !meta.is_file() || meta.len() > cap {
         return Ok(None);
     }
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= cap).then_some(bytes))
+    let read = vmcust_imc::read_at_most(file, cap, meta.len())?;
+    Ok((!read.cut).then_some(read.bytes))
 }
 
 /// Removes `/var/run/vmware-imc` (whatever the outcome, the hand-over is consumed).

@@ -15,7 +15,6 @@
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
-use std::io::Read as _;
 use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -99,11 +98,9 @@ fn ours(root: &Root, path: &Path) -> Result<bool> {
     if !file.metadata()?.is_file() {
         return Ok(false);
     }
-    let mut start = Vec::with_capacity(header.len());
-    file.take(header.len() as u64)
-        .read_to_end(&mut start)
+    let start = vmcust_imc::read_at_most(file, header.len() as u64, header.len() as u64)
         .with_context(|| format!("reading {}", path.display()))?;
-    Ok(start == header)
+    Ok(start.bytes == header)
 }
 
 /// The network files vmcust wrote in the root (not the rewritten ones), as paths inside it.

@@ -22,7 +22,8 @@ pub struct ApplyArgs {
     /// Where the customization comes from.
     #[command(flatten)]
     pub input: InputArgs,
-    /// Network stack to write configuration for (default: detected from the root).
+    /// Network stack to write configuration for (default: `[network] renderer`, else the
+    /// stack detected in the root; a root with none is an error).
     #[arg(long, value_enum)]
     pub renderer: Option<crate::plan::network::Renderer>,
     /// Output format.

@@ -17,7 +17,7 @@
 //! replaced, never written through, and no other user can read a byte of it meanwhile.
 
 use std::fmt::Write as _;
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -305,11 +305,8 @@ fn read_capped(root: &Root, path: &Path) -> std::io::Result<Collected> {
             )));
         }
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1).read_to_end(&mut bytes)?;
-    let cut = bytes.len() as u64 > MAX_FILE;
-    bytes.truncate(MAX_FILE as usize);
-    Ok(Collected::Read(bytes, cut))
+    let read = vmcust_imc::read_at_most(file, MAX_FILE, meta.len())?;
+    Ok(Collected::Read(read.bytes, read.cut))
 }
 
 /// Runs `program args` through [`crate::process`] (cleared environment, timeout) and

@@ -234,38 +234,19 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
     let instances = crate::boot::state::read_results(&root)
         .map(|r| r.len())
         .unwrap_or(0);
-    let (renderer, renderer_reason) = match settings.renderer {
-        Some(r) => (r, "set by [network] renderer".to_string()),
-        None => match crate::facts::network::NetworkFacts::gather(&root) {
-            Ok(facts) => {
-                let st = &facts.stacks;
-                let found: Vec<&str> = [
-                    (st.netplan, "netplan installed"),
-                    (st.network_manager, "NetworkManager enabled"),
-                    (st.networkd, "systemd-networkd enabled"),
-                    (st.sysconfig, "/etc/sysconfig/network-scripts"),
-                    (st.ifupdown, "ifupdown installed"),
-                    (st.suse, "SUSE sysconfig or wicked"),
-                ]
-                .into_iter()
-                .filter_map(|(on, name)| on.then_some(name))
-                .collect();
-                (
-                    crate::plan::network::detect::detect(st),
-                    if found.is_empty() {
-                        "no network stack recognised; netplan is the fallback, \
-                         set [network] renderer to choose"
-                            .to_string()
-                    } else {
-                        format!("detected: {}", found.join(", "))
-                    },
-                )
+    // The same choice a plan makes: the facts' one detection, or the settings' name.
+    let (renderer, renderer_reason) = match crate::facts::network::NetworkFacts::gather(&root) {
+        Ok(facts) => {
+            let named = crate::engine::customize::Options::from_settings(&settings, None).renderer;
+            match crate::plan::network::renderers::choose(named, &facts) {
+                Ok(c) => (c.renderer.name().to_string(), c.reason),
+                Err(e) => ("none".to_string(), e.to_string()),
             }
-            Err(e) => (
-                crate::plan::network::Renderer::Netplan,
-                format!("the network stacks could not be read ({e:#}); netplan is the fallback"),
-            ),
-        },
+        }
+        Err(e) => (
+            "unknown".to_string(),
+            format!("the network stacks could not be read: {e:#}"),
+        ),
     };
     let real = coexist::real_cloud_init(&root);
     let decided_by = match coexist::vmware_customization(&root) {
@@ -275,7 +256,7 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
         VmwareCustomization::Unset => None,
     };
     let cloud_init = match &real {
-        None if coexist::is_vmcust_persona(&root) => {
+        None if coexist::is_vmcust_stand_in(&root) => {
             "vmcust's stand-in (no real cloud-init installed)".to_string()
         }
         None => "absent: open-vm-tools will not hand a spec to vmcust; install the package \
@@ -300,7 +281,7 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
         run,
         instances,
         settings_problems: warnings.iter().map(ToString::to_string).collect(),
-        renderer: format!("{renderer:?}").to_lowercase(),
+        renderer,
         renderer_reason,
         cloud_init,
         step_aside: if settings.imc_enabled {

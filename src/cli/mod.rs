@@ -77,7 +77,7 @@ pub enum Command {
     CollectLogs(collect_logs::CollectLogsArgs),
     /// Check the settings file, /etc/vmcust/vmcust.conf.
     Settings(settings::SettingsArgs),
-    /// Check user-data (cloud-config, scripts, MIME) offline, like `cloud-init schema -c`.
+    /// Check user-data (cloud-config, scripts, MIME multipart) offline.
     Schema(schema::SchemaArgs),
     /// Write the man pages or shell completions (for packaging).
     #[command(hide = true)]
@@ -107,22 +107,26 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { EXIT_OK });
         }
     };
-    // `run` logs to its file too, at the level the settings file asks for.
-    let (log_file, level) = match &cli.command {
+    // `run` logs to its file too, at the level the settings file asks for; the settings
+    // read for that are the ones the run uses (read once).
+    let (log_file, settings) = match &cli.command {
         Command::Run(args) => match Root::new(&args.root) {
             Ok(root) => (
                 root.resolve(std::path::Path::new(crate::report::LOG_PATH), true)
                     .ok(),
-                crate::settings::load(&root).0.log_level,
+                Some(crate::settings::load(&root)),
             ),
-            Err(_) => (None, tracing::Level::INFO),
+            Err(_) => (None, None),
         },
-        _ => (None, tracing::Level::INFO),
+        _ => (None, None),
     };
+    let level = settings
+        .as_ref()
+        .map_or(tracing::Level::INFO, |(s, _)| s.log_level);
     init_logging(log_file.as_deref(), level);
     let result = match cli.command {
         Command::Run(args) => {
-            return match run::run(args) {
+            return match run::run(args, settings) {
                 Ok(code) => code,
                 Err(e) => {
                     logline::print_error(&e);

@@ -30,7 +30,8 @@ pub struct PlanArgs {
     /// Where the customization comes from.
     #[command(flatten)]
     pub input: InputArgs,
-    /// Network stack to write configuration for (default: detected from the root).
+    /// Network stack to write configuration for (default: `[network] renderer`, else the
+    /// stack detected in the root; a root with none is an error).
     #[arg(long, value_enum)]
     pub renderer: Option<Renderer>,
     /// Output format.
@@ -54,6 +55,9 @@ struct Report<'a> {
     instance_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     renderer: Option<Renderer>,
+    /// Why that renderer (detected, or named and by whom).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    renderer_reason: Option<&'a str>,
     warnings: &'a [String],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     network_matches: &'a [crate::plan::network::resolve::Resolution],
@@ -123,7 +127,8 @@ pub fn print_report(
             .as_ref()
             .map(|i| i.to_string())
             .unwrap_or_default(),
-        renderer: prepared.renderer,
+        renderer: prepared.renderer.as_ref().map(|c| c.renderer),
+        renderer_reason: prepared.renderer.as_ref().map(|c| c.reason.as_str()),
         warnings,
         network_matches: &prepared.network_matches,
         actions: steps,
@@ -131,6 +136,9 @@ pub fn print_report(
     };
     match format {
         Format::Text => {
+            if let Some(c) = &prepared.renderer {
+                println!("network   renderer {} ({})", c.renderer.name(), c.reason);
+            }
             for m in &prepared.network_matches {
                 println!("network   {}", m.line());
             }
@@ -283,6 +291,12 @@ fn boot_text(b: &BootSteps) -> String {
         }
     }
 
+    if let Some(h) = &b.hygiene {
+        line(h.describe());
+    }
+    if let Some(r) = &b.network_reload {
+        line(r.describe());
+    }
     if !b.redact.is_empty() {
         line(format!(
             "clear guestinfo keys {} on the host once applied",

@@ -14,12 +14,31 @@ use crate::host::{open, TransportOptions};
 use crate::report::NicTiming;
 use crate::root::Root;
 
+/// `--stage`: [`Stage`] as the command line names it (the derive stays on the CLI side,
+/// out of the boot library's types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StageArg {
+    /// Before networking: identity, network, password, pre-script, report.
+    Early,
+    /// After the network is online: post-script, user-data.
+    Late,
+}
+
+impl From<StageArg> for Stage {
+    fn from(arg: StageArg) -> Stage {
+        match arg {
+            StageArg::Early => Stage::Early,
+            StageArg::Late => Stage::Late,
+        }
+    }
+}
+
 /// Run a boot stage: wait for the customization, apply it, report to vCenter.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Which boot stage to run.
     #[arg(long, value_enum)]
-    pub stage: Stage,
+    pub stage: StageArg,
     /// Root directory of the system to customize.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -43,9 +62,15 @@ pub struct RunArgs {
 
 pub use crate::failure::EXIT_INTERRUPTED;
 
-/// Runs `vmcust run`; returns the process exit status.
-pub fn run(args: RunArgs) -> Result<ExitCode> {
+/// Runs `vmcust run` with the settings `main` read from the root (for the log level);
+/// `None` when it could not open the root, and they are read here. Returns the process
+/// exit status.
+pub fn run(
+    args: RunArgs,
+    loaded: Option<(crate::settings::Settings, Vec<crate::settings::Warning>)>,
+) -> Result<ExitCode> {
     crate::timings::begin();
+    let stage = Stage::from(args.stage);
     let stop = boot::stop::install().context("installing the SIGTERM handler")?;
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
@@ -55,7 +80,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let _lock = lock(&root)?;
-    let (mut settings, warnings) = crate::settings::load(&root);
+    let (mut settings, warnings) = loaded.unwrap_or_else(|| crate::settings::load(&root));
     for w in warnings {
         tracing::warn!("{w}");
     }
@@ -67,7 +92,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         nic_timing.poll_wait = Duration::from_millis(ms);
         nic_timing.retry_wait = Duration::from_millis(ms * 5);
     }
-    if args.stage == Stage::Early {
+    if stage == Stage::Early {
         // The cloud-init stand-in follows the system before anything reads it (a real
         // cloud-init installed since the last boot takes the drop-in away): an rpm has no
         // trigger for that, so every boot does it. Done here rather than in a second
@@ -85,7 +110,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         guestinfo_dir: args.guestinfo_dir.clone(),
         timeout: None,
     });
-    let stage_name = match args.stage {
+    let stage_name = match stage {
         Stage::Early => "early",
         Stage::Late => "late",
     };
@@ -100,7 +125,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
         step_aside: step_aside.clone(),
         reconfigure_network: args.reconfigure_network,
     };
-    let ending = boot::run(&mut ctx, args.stage);
+    let ending = boot::run(&mut ctx, stage);
     let (state, error, code) = match &ending {
         Err(e) => (
             RunState::Error,
@@ -117,7 +142,7 @@ pub fn run(args: RunArgs) -> Result<ExitCode> {
             (RunState::Disabled, step_aside, ExitCode::SUCCESS)
         }
         // Between the stages the run is still going as far as tools is concerned.
-        Ok(_) if args.stage == Stage::Early => (RunState::Running, None, ExitCode::SUCCESS),
+        Ok(_) if stage == Stage::Early => (RunState::Running, None, ExitCode::SUCCESS),
         Ok(_) => (RunState::Done, None, ExitCode::SUCCESS),
     };
     status(&root, state, stage_name, error);

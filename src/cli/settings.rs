@@ -44,7 +44,7 @@ pub fn run(args: SettingsArgs) -> Result<()> {
     println!("in effect:");
     let renderer = settings
         .renderer
-        .map(|r| format!("{r:?}").to_lowercase())
+        .map(|r| r.name().to_string())
         .unwrap_or_else(|| "auto".into());
     for (key, value) in [
         ("[imc] enabled", settings.imc_enabled.to_string()),

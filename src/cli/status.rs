@@ -68,13 +68,10 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
     let wait = wait
         && (crate::cloud_init::stand_in::read_status(root)?.is_some()
             || crate::host::platform::Platform::detect(root.path()).is_vmware());
-    let run = wait_for_status(root, wait)?;
+    let (settings, warnings) = crate::settings::load(root);
+    let run = wait_for_status(root, &settings, wait)?;
     let instances = read_results(root)?;
-    let settings_warnings: Vec<String> = crate::settings::load(root)
-        .1
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let settings_warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     let newest_failed = instances
         .iter()
         .max_by_key(|i| i.finished)

@@ -22,8 +22,11 @@ pub const CLOUD_CFG_D: &str = "/etc/cloud/cloud.cfg.d";
 pub const CLOUD_INIT_DISABLED: &str = "/etc/cloud/cloud-init.disabled";
 
 /// Bytes found only in the vmcust binary, so a copy of vmcust installed as
-/// `/usr/bin/cloud-init` (rather than a symlink) is still recognised as ours.
-pub const PERSONA_MARKER: &str = "vmcust-cloud-init-persona-c3a1f7";
+/// `/usr/bin/cloud-init` (rather than a symlink) is still recognised as the stand-in. The
+/// value keeps the word an earlier release wrote into its binaries: a copy installed by
+/// one must still be recognised after an upgrade (otherwise it would pass for a real
+/// cloud-init and vmcust would step aside for itself).
+pub const STAND_IN_MARKER: &str = "vmcust-cloud-init-persona-c3a1f7";
 
 /// What the root's cloud-init configuration says about VMware customization, by
 /// open-vm-tools' rules.
@@ -61,7 +64,7 @@ pub struct RealCloudInit {
 
 /// Whether `/usr/bin/cloud-init` in the root is vmcust answering as cloud-init: a symlink
 /// (possibly through others) to a file named `vmcust`, or a copy of the vmcust binary.
-pub fn is_vmcust_persona(root: &Root) -> bool {
+pub fn is_vmcust_stand_in(root: &Root) -> bool {
     let path = Path::new(CLOUD_INIT_BIN);
     if let Ok(Existing::Symlink(_)) = root.existing(path) {
         if let Ok(real) = root.resolve(path, true) {
@@ -71,7 +74,7 @@ pub fn is_vmcust_persona(root: &Root) -> bool {
         }
     }
     match root.read(path) {
-        Ok(Some(bytes)) => contains(&bytes, PERSONA_MARKER.as_bytes()),
+        Ok(Some(bytes)) => contains(&bytes, STAND_IN_MARKER.as_bytes()),
         _ => false,
     }
 }
@@ -88,7 +91,7 @@ pub fn real_cloud_init(root: &Root) -> Option<RealCloudInit> {
         Ok(Existing::Missing) | Err(_) => return None,
         Ok(_) => {}
     }
-    if is_vmcust_persona(root) {
+    if is_vmcust_stand_in(root) {
         return None;
     }
     Some(RealCloudInit {
@@ -405,7 +408,7 @@ mod tests {
                 false,
                 false,
             ),
-            // vmcust's own persona and drop-in are not a real cloud-init.
+            // vmcust's own stand-in and drop-in are not a real cloud-init.
             (
                 vec![
                     ("/usr/bin/vmcust", "ELF"),
@@ -427,7 +430,7 @@ mod tests {
                 false,
             ),
             (
-                vec![(CLOUD_INIT_BIN, PERSONA_MARKER), (cfgd, ON)],
+                vec![(CLOUD_INIT_BIN, STAND_IN_MARKER), (cfgd, ON)],
                 &s,
                 false,
                 false,

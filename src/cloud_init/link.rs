@@ -84,7 +84,7 @@ pub fn sync(root: &Root) -> Result<Vec<String>> {
 /// alone. Returns what was done, one line each.
 pub fn remove(root: &Root) -> Result<Vec<String>> {
     let mut did = Vec::new();
-    if coexist::is_vmcust_persona(root) {
+    if coexist::is_vmcust_stand_in(root) {
         remove_file(root, CLOUD_INIT_BIN)?;
         did.push(format!("removed {CLOUD_INIT_BIN} (vmcust's stand-in)"));
     }
@@ -105,7 +105,7 @@ mod tests {
         root.write_file(Path::new("/usr/bin/vmcust"), b"binary", 0o755)
             .unwrap();
         assert_eq!(sync(&root).unwrap().len(), 2);
-        assert!(coexist::is_vmcust_persona(&root));
+        assert!(coexist::is_vmcust_stand_in(&root));
         assert!(drop_in_is_ours(&root));
         // Idempotent: a boot with everything in step does nothing and says nothing.
         assert!(sync(&root).unwrap().is_empty());
@@ -121,7 +121,7 @@ mod tests {
         // Without it again: the stand-in is back, and removal takes it away.
         remove_file(&root, CLOUD_INIT_BIN).unwrap();
         sync(&root).unwrap();
-        assert!(coexist::is_vmcust_persona(&root));
+        assert!(coexist::is_vmcust_stand_in(&root));
         remove(&root).unwrap();
         assert_eq!(
             root.existing(Path::new(CLOUD_INIT_BIN)).unwrap(),

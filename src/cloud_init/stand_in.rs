@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use super::units::{self, Outlook};
 use crate::root::Root;
+use crate::settings::Settings;
 
 /// The status file the run engine keeps, inside the root. Under `/run` so a reboot
 /// starts from "not run".
@@ -154,7 +155,7 @@ pub fn version_line() -> String {
 pub fn main() -> ExitCode {
     // Keeps the marker bytes in the binary so `coexist` can recognise a copy of vmcust
     // installed as /usr/bin/cloud-init.
-    std::hint::black_box(crate::cloud_init::coexist::PERSONA_MARKER);
+    std::hint::black_box(crate::cloud_init::coexist::STAND_IN_MARKER);
     let args: Vec<OsString> = std::env::args_os().skip(1).collect();
     let root_dir = std::env::var_os(ROOT_ENV).unwrap_or_else(|| OsString::from("/"));
     let code = run(
@@ -361,7 +362,10 @@ fn status(args: &StatusArgs, root_dir: &Path, out: &mut dyn Write, err: &mut dyn
             return 1;
         }
     };
-    let (status, note) = match wait_for_status_saying(&root, args.wait, err) {
+    // One read of the settings: the wait's bound and the recoverable errors both come
+    // from it.
+    let (settings, warnings) = crate::settings::load(&root);
+    let (status, note) = match wait_for_status_saying(&root, &settings, args.wait, err) {
         Ok((s, note)) => (s.unwrap_or(NOT_STARTED), note),
         Err(e) => {
             // Unreadable progress is reported as an error (exit 1): tools then stops
@@ -371,11 +375,7 @@ fn status(args: &StatusArgs, root_dir: &Path, out: &mut dyn Write, err: &mut dyn
             return 1;
         }
     };
-    let recoverable: Vec<String> = crate::settings::load(&root)
-        .1
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+    let recoverable: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     let code = exit_code(status.state, !recoverable.is_empty());
     let detail = match &note {
         Some(n) => format!(
@@ -462,8 +462,12 @@ pub fn exit_code(state: RunState, recoverable: bool) -> u8 {
 
 /// Reads the run status; with `wait`, until no stage is starting or running (bounded by
 /// [`wait_limit`]). A missing status counts as "not started".
-pub fn wait_for_status(root: &Root, wait: bool) -> anyhow::Result<Option<RunStatus>> {
-    wait_for_status_saying(root, wait, &mut std::io::sink()).map(|(status, _)| status)
+pub fn wait_for_status(
+    root: &Root,
+    settings: &Settings,
+    wait: bool,
+) -> anyhow::Result<Option<RunStatus>> {
+    wait_for_status_saying(root, settings, wait, &mut std::io::sink()).map(|(status, _)| status)
 }
 
 /// [`wait_for_status`], and on the running system systemd's view too: while the status
@@ -473,10 +477,11 @@ pub fn wait_for_status(root: &Root, wait: bool) -> anyhow::Result<Option<RunStat
 /// what on `err`, once. Returns the status and, when systemd decided it, why.
 pub fn wait_for_status_saying(
     root: &Root,
+    settings: &Settings,
     wait: bool,
     err: &mut dyn Write,
 ) -> anyhow::Result<(Option<RunStatus>, Note)> {
-    let limit = wait_limit(root);
+    let limit = wait_limit(settings);
     let deadline = Instant::now() + limit;
     // Off VMware vmcust never runs (its units are conditioned on VMware), so no stage will
     // ever write a status: `disabled` at once, as cloud-init says where it is switched off,
@@ -569,14 +574,38 @@ fn settled(
 /// How `clean --reboot` reboots: `systemctl reboot`, as open-vm-tools does.
 const REBOOT: [&str; 2] = ["systemctl", "reboot"];
 
-/// Runs the reboot command; an error says why it did not happen.
+/// How long the reboot command may take to be accepted (systemctl returns once the
+/// reboot job is queued).
+const REBOOT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs the reboot command through [`crate::process`] (cleared environment, timeout); an
+/// error says why it did not happen.
 fn reboot(command: &[&str]) -> Result<(), String> {
+    use crate::process::{self, Cmd, Ended, Output};
     let (program, args) = command.split_first().ok_or("no reboot command")?;
     let shown = command.join(" ");
-    match std::process::Command::new(program).args(args).status() {
-        Ok(s) if s.success() => Ok(()),
-        Ok(s) => Err(format!("`{shown}` failed ({s})")),
-        Err(e) => Err(format!("cannot run `{shown}`: {e}")),
+    let never = std::sync::atomic::AtomicBool::new(false);
+    let done = process::run(
+        &Cmd::new(*program, args, REBOOT_TIMEOUT),
+        Output::Bytes(4096),
+        &never,
+    )
+    .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    let said = String::from_utf8_lossy(&done.stderr);
+    let said = said
+        .lines()
+        .next()
+        .map(|l| format!(": {l}"))
+        .unwrap_or_default();
+    match done.ended {
+        Ended::Exited(0) => Ok(()),
+        Ended::Exited(n) => Err(format!("`{shown}` failed (exit status {n}){said}")),
+        Ended::Signalled(n) => Err(format!("`{shown}` was killed by signal {n}{said}")),
+        Ended::TimedOut => Err(format!(
+            "`{shown}` did not return within {} s",
+            REBOOT_TIMEOUT.as_secs()
+        )),
+        Ended::Stopped => Err(format!("`{shown}` was stopped")),
     }
 }
 
@@ -687,8 +716,7 @@ fn clean(
 /// How long `status --wait` waits at most: both stages' worst case by the settings (the
 /// wait for cust.cfg, a pre- and a post-customization script) plus a margin. cloud-init
 /// waits forever; a bound keeps a forgotten unit from hanging its caller.
-pub fn wait_limit(root: &Root) -> Duration {
-    let (settings, _) = crate::settings::load(root);
+pub fn wait_limit(settings: &Settings) -> Duration {
     settings.max_wait + settings.script_timeout * 2 + Duration::from_secs(300)
 }
 
@@ -737,7 +765,7 @@ mod tests {
     }
 
     // How tools reads each status word and exit code is tested on the real binary
-    // started as `cloud-init`, in tests/boot_persona.rs.
+    // started as `cloud-init`, in tests/boot_stand_in.rs.
 
     #[test]
     fn a_corrupt_status_file_is_an_error() {
@@ -957,7 +985,12 @@ mod tests {
             (
                 &["false"],
                 1,
-                "did not reboot: `false` failed (exit status: 1)",
+                "did not reboot: `false` failed (exit status 1)",
+            ),
+            (
+                &["sh", "-c", "echo refused >&2; exit 3"],
+                1,
+                "`sh -c echo refused >&2; exit 3` failed (exit status 3): refused",
             ),
             (
                 &["/nonexistent/systemctl", "reboot"],

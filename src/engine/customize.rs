@@ -8,7 +8,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::facts::RootFacts;
+use crate::hygiene::{HygienePlan, Switches};
 use crate::model::{Customization, FileName, InstanceId, UserName};
+use crate::plan::network::renderers::{self, Chosen, Named, NamedBy, Reload};
 use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
 use crate::root::Root;
@@ -18,22 +20,42 @@ use crate::source::{Gathered, UserData};
 /// Choices that change how, not what.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options<'a> {
-    /// Network stack to write for; `None` detects it from the root.
-    pub renderer: Option<Renderer>,
+    /// Network stack to write for, and who named it; `None` takes the one the root's
+    /// facts detected (an error when they name none).
+    pub renderer: Option<Named>,
     /// Whose `authorized_keys` gets the SSH keys when the source names nobody (the
     /// settings file's `[ssh] user`); `None` is root.
     pub ssh_user: Option<&'a UserName>,
     /// Who applies cloud-config user-data (`[user-data] handler`).
     pub user_data_handler: UserDataHandler,
+    /// Which parts of clone hygiene a boot does for a new instance (all off by default).
+    pub hygiene: Switches,
+    /// The network is up already when the plan is carried out (a late hand-over), so
+    /// the stack must be asked to take the new files; false for the early stage.
+    pub network_up: bool,
 }
 
 impl<'a> Options<'a> {
-    /// The options the settings file asks for, `renderer` overriding its renderer.
+    /// The options the settings file asks for, `renderer` (from `--renderer`) overriding
+    /// its renderer.
     pub fn from_settings(settings: &'a Settings, renderer: Option<Renderer>) -> Self {
+        let named = match (renderer, settings.renderer) {
+            (Some(renderer), _) => Some(Named {
+                renderer,
+                by: NamedBy::CommandLine,
+            }),
+            (None, Some(renderer)) => Some(Named {
+                renderer,
+                by: NamedBy::Settings,
+            }),
+            (None, None) => None,
+        };
         Options {
-            renderer: renderer.or(settings.renderer),
+            renderer: named,
             ssh_user: settings.ssh_user.as_ref(),
             user_data_handler: settings.user_data_handler,
+            hygiene: Switches::from_settings(settings),
+            network_up: false,
         }
     }
 }
@@ -121,6 +143,13 @@ pub struct BootSteps {
     /// Guestinfo keys cleared on the host once everything is recorded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub redact: Vec<String>,
+    /// Clone hygiene for a new instance (machine-id, SSH host keys), done once the files
+    /// are written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hygiene: Option<HygienePlan>,
+    /// Making the network stack read the new files, last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_reload: Option<Reload>,
     /// What the spec asks for that will not be done, and why (the marker rule).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
@@ -208,8 +237,8 @@ pub struct Prepared {
     pub plan: Plan,
     /// The boot steps around the plan.
     pub steps: BootSteps,
-    /// The renderer used for the network, if there is a network.
-    pub renderer: Option<Renderer>,
+    /// The renderer used for the network and why, if there is a network.
+    pub renderer: Option<Chosen>,
     /// How each network `match` entry was resolved against the root's interfaces.
     pub network_matches: Vec<crate::plan::network::resolve::Resolution>,
 }
@@ -277,23 +306,52 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         });
     }
     let facts = RootFacts::gather(root, &c).map_err(PrepareError::Facts)?;
+    // The renderer is chosen once, from the facts' detection or the name given.
+    let renderer = match &c.network {
+        Some(_) => Some(
+            renderers::choose(opts.renderer, &facts.network)
+                .map_err(|e| PrepareError::Plan(e.into()))?,
+        ),
+        None => None,
+    };
     let mut plan = plan(
         &c,
         &facts,
         &PlanOptions {
-            renderer: opts.renderer,
+            renderer: renderer.as_ref().map(|r| r.renderer),
         },
     )?;
     // Accounts come after the identity's files and before the live host name.
     plan.actions.extend(native_actions);
+    if let Some(action) = wait_on_network_record(root, g) {
+        plan.actions.push(action);
+    }
     if let Some(host) = &c.identity.host_name {
         plan.actions.push(Action::SetHostname {
             name: host.short().to_string(),
         });
     }
-    let renderer = c.network.as_ref().map(|_| {
-        opts.renderer
-            .unwrap_or_else(|| crate::plan::network::detect::detect(&facts.network.stacks))
+    if let Some(id) = &steps.instance_id {
+        match crate::hygiene::plan(root, opts.hygiene, id.as_str()) {
+            Ok(h) => steps.hygiene = Some(h),
+            // As before hygiene was planned: a problem here is a warning, never a reason
+            // to leave the clone uncustomized.
+            Err(e) => {
+                tracing::warn!("clone hygiene: {e:#}");
+                steps.skipped.push(Skipped {
+                    action: "refresh the clone's machine-id and SSH host keys".into(),
+                    reason: format!("{e:#}"),
+                });
+            }
+        }
+    }
+    steps.network_reload = renderer.as_ref().map(|r| {
+        Reload::plan(
+            r.renderer,
+            &plan.actions,
+            opts.network_up,
+            root.path() == Path::new("/"),
+        )
     });
     let network_matches = match &c.network {
         Some(net) => {
@@ -309,6 +367,25 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         steps,
         renderer,
         network_matches,
+    })
+}
+
+/// The write of the late stage's `wait-on-network` record
+/// ([`crate::boot::late::WAIT_ON_NETWORK`]) when it differs from what `g` asks (the
+/// guestinfo metadata's families; any address without one), so the late stage waits for
+/// this customization's families and never for an earlier one's.
+fn wait_on_network_record(root: &Root, g: &Gathered) -> Option<Action> {
+    use crate::host::addresses::Wait;
+    let wanted: Wait = g.wait_on_network.map(Wait::from).unwrap_or_default();
+    if crate::boot::late::read_wait_on_network(root) == wanted {
+        return None;
+    }
+    Some(Action::WriteFile {
+        path: crate::boot::late::WAIT_ON_NETWORK.into(),
+        mode: 0o644,
+        contents: crate::plan::Contents::text(wanted.record()),
+        purpose: "the address families the late stage waits for before publishing the \
+                  guest's addresses (guestinfo metadata wait-on-network)",
     })
 }
 

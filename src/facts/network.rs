@@ -2,8 +2,10 @@
 //! driver for `match` entries), which network stack it runs,
 //! the configuration files already there, and who manages `/etc/resolv.conf`.
 //!
-//! Gathering is all I/O; deciding what to do with these facts is the planner's job
-//! (`plan::network::detect` and friends), which stays pure.
+//! Gathering is all I/O; deciding what to do with these facts is the planner's job,
+//! which stays pure. The one exception is naming the stack: the renderer table
+//! (`plan::network::renderers`) is asked once here, so that everything after reads the
+//! same answer.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -12,6 +14,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::model::MacAddr;
+use crate::plan::network::renderers::{self, Chosen};
 use crate::root::{Existing, Root};
 
 /// What the planner knows about the root's networking.
@@ -26,6 +29,9 @@ pub struct NetworkFacts {
     pub links: Option<Vec<Link>>,
     /// Which network stacks are installed or enabled.
     pub stacks: Stacks,
+    /// The renderer the renderer table names for these stacks, and why; `None` when the
+    /// root has no stack it knows.
+    pub detected: Option<Chosen>,
     /// Configuration files of every stack that may configure an interface, with their
     /// text (leftovers of the template among them).
     pub configs: Vec<ConfigFile>,
@@ -129,10 +135,12 @@ impl NetworkFacts {
     pub fn gather(root: &Root) -> Result<NetworkFacts> {
         let at = |what: &str| format!("{what} in {}", root.path().display());
         let links = links(root).with_context(|| at("listing /sys/class/net"))?;
+        let stacks = stacks(root).with_context(|| at("looking for network stacks"))?;
         Ok(NetworkFacts {
             devices: links.as_deref().map(by_mac),
             links,
-            stacks: stacks(root).with_context(|| at("looking for network stacks"))?,
+            detected: renderers::detect(&stacks),
+            stacks,
             configs: configs(root).with_context(|| at("reading network configuration"))?,
             eni_main: root
                 .read(Path::new("/etc/network/interfaces"))

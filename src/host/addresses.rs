@@ -42,6 +42,29 @@ pub struct Wait {
     pub ipv6: bool,
 }
 
+impl Wait {
+    /// The record the late stage reads (`boot::late::WAIT_ON_NETWORK`): one family name
+    /// a line, empty for "any address".
+    pub fn record(self) -> String {
+        let mut text = String::new();
+        if self.ipv4 {
+            text.push_str("ipv4\n");
+        }
+        if self.ipv6 {
+            text.push_str("ipv6\n");
+        }
+        text
+    }
+
+    /// Reads [`Wait::record`]'s text back; a line it does not write is ignored.
+    pub fn from_record(text: &str) -> Wait {
+        Wait {
+            ipv4: text.lines().any(|l| l.trim() == "ipv4"),
+            ipv6: text.lines().any(|l| l.trim() == "ipv6"),
+        }
+    }
+}
+
 /// What [`publish`] did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Published {
@@ -268,6 +291,27 @@ mod tests {
     const NO_DEFAULT_V4: &str =
         "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n\
         eth0\t00BC7DB9\t0182550A\t0003\t0\t0\t100\t00FFFFFF\t0\t0\t0\n";
+
+    #[test]
+    fn the_wait_record_reads_back_as_written() {
+        for (ipv4, ipv6, text) in [
+            (false, false, ""),
+            (true, false, "ipv4\n"),
+            (false, true, "ipv6\n"),
+            (true, true, "ipv4\nipv6\n"),
+        ] {
+            let w = Wait { ipv4, ipv6 };
+            assert_eq!(w.record(), text);
+            assert_eq!(Wait::from_record(text), w);
+        }
+        assert_eq!(
+            Wait::from_record("ipv5\n ipv6 \n"),
+            Wait {
+                ipv4: false,
+                ipv6: true
+            }
+        );
+    }
 
     fn addrs(list: &[(&str, &str)]) -> Vec<(String, IpNet)> {
         list.iter()

@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use super::{describe, info_get, info_set, short_reply, GuestRpc, RpcError, NO_VALUE_FOUND};
-use crate::process::{run, Cmd, Ended, Output};
+use crate::process::{find_on_path, run, Cmd, Ended, Output};
 
 /// Per-call timeout used unless another is set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -53,7 +53,7 @@ impl RpcTool {
 
     /// Finds the tools on the given `PATH`-style list of directories.
     pub fn from_search_path(path: &OsStr) -> Self {
-        Self::with_tools(find_on_path(path, RPCTOOL), find_on_path(path, VMTOOLSD))
+        Self::with_tools(find_on_path(RPCTOOL, path), find_on_path(VMTOOLSD, path))
     }
 
     /// Uses exactly these tool paths (`None` = not installed).
@@ -230,19 +230,6 @@ impl GuestRpc for RpcTool {
             tracing::debug!("host log failed: {e}");
         }
     }
-}
-
-/// Finds an executable file called `name` in a `PATH`-style list.
-pub fn find_on_path(path: &OsStr, name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    std::env::split_paths(path)
-        .filter(|dir| !dir.as_os_str().is_empty())
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            p.metadata()
-                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                .unwrap_or(false)
-        })
 }
 
 /// A `PATH` value made of the given directories, for tests and callers that inject one.

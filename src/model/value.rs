@@ -761,11 +761,10 @@ mod tests {
     /// The keys `ssh-keygen` makes are accepted, and the ones it cannot read are refused.
     #[test]
     fn ssh_keygen_agrees() {
-        let Ok(out) = std::process::Command::new("ssh-keygen").arg("-?").output() else {
-            eprintln!("ssh-keygen not installed; skipped");
-            return;
-        };
-        drop(out);
+        // A missing tool fails the test and names its package (docs/testing.md).
+        if let Err(e) = std::process::Command::new("ssh-keygen").arg("-?").output() {
+            panic!("ssh-keygen cannot run ({e}); install the Debian package openssh-client");
+        }
         let dir = tempfile::tempdir().unwrap();
         for kind in ["ed25519", "rsa", "ecdsa"] {
             let key = dir.path().join(kind);

@@ -9,8 +9,7 @@
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::keyfile::KeyFile;
@@ -164,7 +163,7 @@ impl fmt::Display for Gate {
 }
 
 /// Decides whether custom scripts may run. `toolbox` is the `vmware-toolbox-cmd` to ask
-/// (see [`find_in_path`]; pass `None` for an offline root, where the host's tools would
+/// (see [`crate::process::find_on_path`]; pass `None` for an offline root, where the host's tools would
 /// answer for the wrong system); without it, `root`'s tools.conf is read.
 pub fn custom_scripts_gate(toolbox: Option<&Path>, root: &Root, default: bool) -> Gate {
     match toolbox {
@@ -177,7 +176,7 @@ pub fn custom_scripts_gate(toolbox: Option<&Path>, root: &Root, default: bool) -
 /// reads the root's tools.conf.
 pub fn custom_scripts_enabled(root: &Root, default: bool) -> Gate {
     let toolbox = (root.path() == Path::new("/"))
-        .then(|| find_in_path(TOOLBOX_CMD, OsStr::new(super::run::SCRIPT_PATH)))
+        .then(|| crate::process::find_on_path(TOOLBOX_CMD, OsStr::new(super::run::SCRIPT_PATH)))
         .flatten();
     custom_scripts_gate(toolbox.as_deref(), root, default)
 }
@@ -235,15 +234,14 @@ pub fn parse_toolbox_output(stdout: &str) -> Option<&str> {
 }
 
 fn read_tools_conf(root: &Root, default: bool) -> Gate {
-    let text = match crate::settings::read_capped_text(
-        root,
-        Path::new(TOOLS_CONF),
-        MAX_TOOLS_CONF_BYTES,
-    ) {
-        Ok(Some(text)) => text,
-        Ok(None) => return Gate::default(default, DefaultWhy::NoToolsConf),
-        Err(e) => return Gate::default(default, DefaultWhy::ToolsConfUnreadable(e.to_string())),
-    };
+    let text =
+        match root.read_text_capped(Path::new(TOOLS_CONF), MAX_TOOLS_CONF_BYTES, "tools.conf") {
+            Ok(Some(text)) => text,
+            Ok(None) => return Gate::default(default, DefaultWhy::NoToolsConf),
+            Err(e) => {
+                return Gate::default(default, DefaultWhy::ToolsConfUnreadable(e.to_string()))
+            }
+        };
     match tools_conf_value(&text) {
         Ok(Some(value)) => Gate::from_value(value, |value| GateReason::ToolsConf { value }),
         Ok(None) => Gate::default(default, DefaultWhy::Unset),
@@ -261,16 +259,6 @@ pub fn tools_conf_value(text: &str) -> Result<Option<String>, String> {
         .string(SECTION, KEY)
         .and_then(Result::ok)
         .map(|v| v.trim().to_string()))
-}
-
-/// The first executable file called `name` in the directories of a `PATH`-style value.
-pub fn find_in_path(name: &str, path_var: &OsStr) -> Option<PathBuf> {
-    std::env::split_paths(path_var)
-        .filter(|dir| dir.is_absolute())
-        .map(|dir| dir.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
 }
 
 #[cfg(test)]

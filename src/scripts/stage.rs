@@ -6,7 +6,7 @@
 //! credentials (cloud-init's 0544 lets every local user read it); the owner needs `x` to run it.
 
 use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
-use std::io::{self, Read};
+use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -176,19 +176,15 @@ fn read_script(path: &Path) -> Result<Vec<u8>, StageError> {
             path: path.to_path_buf(),
         });
     }
-    // Read at most the cap and one byte more, so a huge file is refused without being
-    // read whole.
-    let mut bytes = Vec::new();
-    file.take(MAX_SCRIPT_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(read_err)?;
-    if bytes.len() as u64 > MAX_SCRIPT_BYTES {
+    // A huge file is refused without being read whole.
+    let read = vmcust_imc::read_at_most(file, MAX_SCRIPT_BYTES, 0).map_err(read_err)?;
+    if read.cut {
         return Err(StageError::TooLarge {
             path: path.to_path_buf(),
             max: MAX_SCRIPT_BYTES,
         });
     }
-    Ok(bytes)
+    Ok(read.bytes)
 }
 
 /// Makes sure [`STAGING_DIR`] is a real directory with mode 0700; returns its host path.

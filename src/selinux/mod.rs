@@ -7,7 +7,7 @@
 pub mod file_contexts;
 pub mod xattr;
 
-use std::io::{self, Read as _};
+use std::io;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -106,7 +106,10 @@ fn policy_type(config: &str) -> Result<Option<String>, String> {
 
 /// Reads the policy of `root`; `None` when it has none.
 fn load(root: &Root) -> Result<Option<FileContexts>, String> {
-    let read = |p: &str| read_capped(root, Path::new(p)).map_err(|e| format!("{p}: {e}"));
+    let read = |p: &str| {
+        root.read_text_capped(Path::new(p), MAX_POLICY_FILE_BYTES, "file_contexts file")
+            .map_err(|e| format!("{p}: {e}"))
+    };
     let Some(config) = read(CONFIG)? else {
         return Ok(None);
     };
@@ -135,26 +138,6 @@ fn load(root: &Root) -> Result<Option<FileContexts>, String> {
     FileContexts::parse(&inputs, subs.as_deref(), dist_subs.as_deref())
         .map(Some)
         .map_err(|e| policy_error(root, &e))
-}
-
-/// A text file of the root, bounded in size; `None` if it does not exist.
-fn read_capped(root: &Root, path: &Path) -> io::Result<Option<String>> {
-    let file = match std::fs::File::open(root.resolve(path, true)?) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_POLICY_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_POLICY_FILE_BYTES {
-        return Err(io::Error::other(format!(
-            "larger than {MAX_POLICY_FILE_BYTES} bytes"
-        )));
-    }
-    String::from_utf8(bytes)
-        .map(Some)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not valid UTF-8"))
 }
 
 #[cfg(test)]

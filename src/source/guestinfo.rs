@@ -166,7 +166,9 @@ impl super::Source for Guestinfo {
         out.user_data = data.userdata;
         out.vendor_data = data.vendordata;
         out.redact = data.metadata.redact.clone();
-        out.wait_on_network = Some(data.metadata.wait_on_network);
+        // Only when the metadata asks to wait: a field like any other, set or not.
+        let w = data.metadata.wait_on_network;
+        out.wait_on_network = (w.ipv4 || w.ipv6).then_some(w);
         Ok(vec![out])
     }
 }

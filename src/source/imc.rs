@@ -310,23 +310,6 @@ fn read_spec(imc: ImcInput) -> Result<SourceData, Failure> {
     Ok(data)
 }
 
-/// At most `cap` bytes of the file at `path`: `Ok(None)` when it does not exist, an error
-/// of kind `FileTooLarge` when it is longer.
-fn read_capped(path: &std::path::Path, cap: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    let mut bytes = Vec::new();
-    file.take(cap + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap {
-        return Err(std::io::ErrorKind::FileTooLarge.into());
-    }
-    Ok(Some(bytes))
-}
-
 /// A companion file of the spec as text, bounded in size; missing is `missing`.
 fn read_companion(
     dir: &std::path::Path,
@@ -334,9 +317,9 @@ fn read_companion(
     missing: FailureKind,
 ) -> Result<String, Failure> {
     let path = dir.join(name);
-    let bytes = match read_capped(&path, MAX_COMPANION_FILE) {
-        Ok(Some(b)) => b,
-        Ok(None) => {
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Failure::new(
                 missing,
                 format!(
@@ -345,7 +328,11 @@ fn read_companion(
                 ),
             ))
         }
-        Err(e) if e.kind() == std::io::ErrorKind::FileTooLarge => {
+        Err(e) => return Err(Failure::io(format!("reading {}: {e}", path.display()))),
+    };
+    let bytes = match vmcust_imc::read_capped(file, MAX_COMPANION_FILE, "companion file") {
+        Ok(b) => b,
+        Err(vmcust_imc::CappedReadError::TooLarge { .. }) => {
             return Err(Failure::new(
                 missing,
                 format!("{name} is larger than {MAX_COMPANION_FILE} bytes"),

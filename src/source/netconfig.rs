@@ -343,25 +343,12 @@ fn parse_net(path: &str, s: &str, netmask: Option<&str>) -> Result<IpNet, Networ
             "{path}: address {s} has no prefix length; write it as {s}/PREFIX"
         )));
     };
-    let prefix = prefix_len(mask).ok_or_else(|| {
+    let prefix = vmcust_imc::prefix_for(addr, mask).map_err(|why| {
         err(format!(
-            "{path}: netmask {mask:?} is not a prefix length or a contiguous netmask"
+            "{path}: netmask {mask:?} is not a prefix length or a contiguous netmask ({why})"
         ))
     })?;
     IpNet::new(addr, prefix).map_err(|_| err(format!("{path}: prefix length {prefix} too long")))
-}
-
-/// A prefix length from `24`, `255.255.255.0` or `ffff:ffff::`.
-fn prefix_len(mask: &str) -> Option<u8> {
-    if let Ok(n) = mask.parse::<u8>() {
-        return Some(n);
-    }
-    let bits: u128 = match IpAddr::from_str(mask).ok()? {
-        IpAddr::V4(a) => u128::from(u32::from(a)) << 96,
-        IpAddr::V6(a) => u128::from(a),
-    };
-    let ones = bits.leading_ones();
-    (bits.checked_shl(ones).unwrap_or(0) == 0).then_some(ones as u8)
 }
 
 /// A route destination: `default`, `addr/prefix` or a bare address (a host route).
@@ -824,16 +811,6 @@ mod tests {
         let mut n = t.network.expect("a network");
         assert_eq!(n.interfaces.len(), 1);
         n.interfaces.remove(0)
-    }
-
-    #[test]
-    fn prefix_lengths() {
-        assert_eq!(prefix_len("24"), Some(24));
-        assert_eq!(prefix_len("255.255.255.0"), Some(24));
-        assert_eq!(prefix_len("255.255.0.255"), None);
-        assert_eq!(prefix_len("ffff:ffff:ffff:ffff::"), Some(64));
-        assert_eq!(prefix_len("0.0.0.0"), Some(0));
-        assert_eq!(prefix_len("bogus"), None);
     }
 
     #[test]

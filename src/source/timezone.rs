@@ -23,7 +23,7 @@ const MAX_ZONE_LIST: u64 = 2 * 1024 * 1024;
 pub fn zone_list(root: &Root) -> ZoneList {
     let read = |name: &str| {
         let path = Path::new(ZONEINFO_DIR).join(name);
-        crate::settings::read_capped_text(root, &path, MAX_ZONE_LIST)
+        root.read_text_capped(&path, MAX_ZONE_LIST, "zone list")
             .ok()
             .flatten()
     };

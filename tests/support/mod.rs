@@ -1,7 +1,14 @@
-//! Helpers shared by the integration tests: scratch roots and directory snapshots.
+//! The integration tests' one harness: scratch roots (a copy of the example template
+//! root, a shell inside it), the one tree walker ([`walk`]) and what is built on it
+//! (snapshots, file maps), golden files and trees updated by one variable
+//! ([`UPDATE_GOLDEN`]), and the rule for what a test needs from this machine: a missing
+//! tool or privilege fails the test and says what to install ([`require_tool`],
+//! [`require_root`]); nothing is skipped. `vm` is the fake VMware host of the boot tests,
+//! `network` the renderers' helpers.
 
 #![allow(dead_code)]
 
+pub mod network;
 pub mod vm;
 
 use std::collections::BTreeMap;
@@ -14,6 +21,16 @@ use std::process::{Command, Output};
 pub fn vmcust(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vmcust"))
         .args(args)
+        .output()
+        .unwrap()
+}
+
+/// [`vmcust`] with these environment variables set (e.g. `PATH=/nonexistent` for a run
+/// that must find none of this machine's tools, `VMCUST_LOG` for the log level).
+pub fn vmcust_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(args)
+        .envs(env.iter().copied())
         .output()
         .unwrap()
 }
@@ -139,43 +156,178 @@ pub fn install_shell(root: &Path) {
     }
 }
 
-/// Every path under `dir` with what it is: file contents, mode and owner; link target
-/// and owner; directory mode and owner. The [`SHELL_DIRS`] at its top are left out.
-pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out);
+/// Every path at and under `top`, parents before children, in name order, without
+/// following symlinks; nothing when `top` does not exist. The one tree walker: snapshots,
+/// file maps and label checks are all built on it.
+pub fn walk(top: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![top.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        let Ok(meta) = fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if meta.is_dir() {
+            let mut children: Vec<PathBuf> = fs::read_dir(&p)
+                .unwrap_or_else(|e| panic!("listing {}: {e}", p.display()))
+                .map(|e| e.unwrap().path())
+                .collect();
+            children.sort();
+            stack.extend(children.into_iter().rev());
+        }
+        out.push(p);
+    }
     out
 }
 
-fn walk(top: &Path, dir: &Path, out: &mut BTreeMap<PathBuf, String>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        let rel = path.strip_prefix(top).unwrap().to_path_buf();
-        if dir == top && SHELL_DIRS.iter().any(|d| rel == Path::new(d)) {
-            continue;
-        }
-        let meta = fs::symlink_metadata(&path).unwrap();
-        let owner = format!("{}:{}", meta.uid(), meta.gid());
-        if meta.file_type().is_symlink() {
-            out.insert(
-                rel,
-                format!("{owner} -> {}", fs::read_link(&path).unwrap().display()),
-            );
-        } else if meta.is_dir() {
-            out.insert(rel, format!("{owner} {:o} dir", meta.mode() & 0o7777));
-            walk(top, &path, out);
-        } else {
-            let bytes = fs::read(&path).unwrap();
-            out.insert(
-                rel,
-                format!(
-                    "{owner} {:o} {}",
-                    meta.mode() & 0o7777,
-                    String::from_utf8_lossy(&bytes)
-                ),
-            );
+/// What one path is, as a snapshot shows it: `uid:gid mode contents` for a file,
+/// `uid:gid mode dir`, `uid:gid -> target` for a link.
+pub fn describe(path: &Path) -> String {
+    let meta = fs::symlink_metadata(path).unwrap();
+    let owner = format!("{}:{}", meta.uid(), meta.gid());
+    if meta.file_type().is_symlink() {
+        format!("{owner} -> {}", fs::read_link(path).unwrap().display())
+    } else if meta.is_dir() {
+        format!("{owner} {:o} dir", meta.mode() & 0o7777)
+    } else {
+        let bytes = fs::read(path).unwrap();
+        format!(
+            "{owner} {:o} {}",
+            meta.mode() & 0o7777,
+            String::from_utf8_lossy(&bytes)
+        )
+    }
+}
+
+/// Every path under `dir` (relative to it) with what it is ([`describe`]). The
+/// [`SHELL_DIRS`] at its top are left out.
+pub fn snapshot(dir: &Path) -> BTreeMap<PathBuf, String> {
+    let shell: Vec<PathBuf> = SHELL_DIRS.iter().map(|d| dir.join(d)).collect();
+    walk(dir)
+        .into_iter()
+        .filter(|p| p != dir && !shell.iter().any(|s| p.starts_with(s)))
+        .map(|p| (p.strip_prefix(dir).unwrap().to_path_buf(), describe(&p)))
+        .collect()
+}
+
+/// [`snapshot`] of only these paths of `root` (files or directories, missing ones
+/// skipped), keyed relative to `root`.
+pub fn snapshot_of(root: &Path, paths: &[&str]) -> BTreeMap<PathBuf, String> {
+    paths
+        .iter()
+        .flat_map(|p| walk(&root.join(p)))
+        .map(|p| (p.strip_prefix(root).unwrap().to_path_buf(), describe(&p)))
+        .collect()
+}
+
+/// The files under `dir` (a link to a file counts as one), relative paths → text.
+pub fn files(dir: &Path) -> BTreeMap<PathBuf, String> {
+    walk(dir)
+        .into_iter()
+        .filter(|p| fs::metadata(p).is_ok_and(|m| m.is_file()))
+        .map(|p| {
+            let text =
+                fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()));
+            (p.strip_prefix(dir).unwrap().to_path_buf(), text)
+        })
+        .collect()
+}
+
+/// The variable that rewrites the golden files from what the code does now, instead of
+/// comparing with them: `UPDATE_GOLDEN=1 cargo test --test NAME`, then review the diff.
+pub const UPDATE_GOLDEN: &str = "UPDATE_GOLDEN";
+
+fn updating_goldens() -> bool {
+    std::env::var_os(UPDATE_GOLDEN).is_some()
+}
+
+/// Compares `got` with the golden file `file`, or (with [`UPDATE_GOLDEN`]) writes it.
+pub fn check_golden(file: &Path, got: &str) {
+    if updating_goldens() {
+        fs::create_dir_all(file.parent().unwrap()).unwrap();
+        fs::write(file, got).unwrap();
+    }
+    let want = fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("{}: {e}; create it with {UPDATE_GOLDEN}=1", file.display()));
+    assert_eq!(got, want, "differs from {}", file.display());
+}
+
+/// Compares the files `got` (relative paths → contents) with the golden tree `dir`: the
+/// same names, the same bytes; or (with [`UPDATE_GOLDEN`]) replaces the tree with them.
+pub fn check_golden_tree<V: AsRef<[u8]>>(dir: &Path, got: &BTreeMap<PathBuf, V>) {
+    if updating_goldens() {
+        let _ = fs::remove_dir_all(dir);
+        fs::create_dir_all(dir).unwrap();
+        for (rel, bytes) in got {
+            let dest = dir.join(rel);
+            fs::create_dir_all(dest.parent().unwrap()).unwrap();
+            fs::write(dest, bytes).unwrap();
         }
     }
+    assert!(
+        dir.is_dir(),
+        "no golden tree {}; create it with {UPDATE_GOLDEN}=1",
+        dir.display()
+    );
+    let want = files(dir);
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "the files differ from the golden tree {}",
+        dir.display()
+    );
+    for (rel, bytes) in got {
+        assert_eq!(
+            String::from_utf8_lossy(bytes.as_ref()),
+            want[rel],
+            "{} differs from its golden file {}",
+            rel.display(),
+            dir.join(rel).display()
+        );
+    }
+}
+
+/// What a test needs from this machine, the one rule: a missing tool fails the test,
+/// naming the Debian package to install (every one is in scripts/test-packages.txt).
+/// `program` is a name looked up on `PATH` or an absolute path.
+pub fn require_tool(program: &str, package: &str) {
+    let found = if program.starts_with('/') {
+        Path::new(program).is_file()
+    } else {
+        std::env::var_os("PATH")
+            .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
+    };
+    assert!(
+        found,
+        "{program} is not installed; install the Debian package {package} \
+         (scripts/test-packages.txt lists every package the tests need)"
+    );
+}
+
+/// The same rule for privilege: a test that needs root fails without it, saying why
+/// (`cargo test --workspace` runs as root, docs/testing.md).
+pub fn require_root(why: &str) {
+    // SAFETY: geteuid has no preconditions and touches no memory.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "this test needs root ({why}); run the tests as root, as CI does"
+    );
+}
+
+/// Runs a program; fails the test if it cannot start or fails.
+pub fn run(program: &str, args: &[&str]) -> Output {
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running {program}: {e}"));
+    assert!(
+        out.status.success(),
+        "{program} {} failed: {}{}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 /// Fails with the paths that differ (not the whole trees) when two snapshots differ.

@@ -3,7 +3,7 @@
 //! and records every RPC; `hand_over` plays open-vm-tools' hand-over.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use super::{scratch_root, snapshot};
@@ -20,18 +20,23 @@ pub struct Vm {
     pub host: tempfile::TempDir,
 }
 
+/// Gives the root at `root` a VMware VM's DMI (vendor, product, a fixed UUID).
+pub fn vmware_dmi(root: &Path) {
+    let dmi = root.join("sys/class/dmi/id");
+    fs::create_dir_all(&dmi).unwrap();
+    fs::write(dmi.join("product_name"), "VMware7,1\n").unwrap();
+    fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
+    fs::write(
+        dmi.join("product_uuid"),
+        "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n",
+    )
+    .unwrap();
+}
+
 impl Vm {
     pub fn new() -> Vm {
         let root = scratch_root();
-        let dmi = root.path().join("sys/class/dmi/id");
-        fs::create_dir_all(&dmi).unwrap();
-        fs::write(dmi.join("product_name"), "VMware7,1\n").unwrap();
-        fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
-        fs::write(
-            dmi.join("product_uuid"),
-            "4217E0A1-6C2B-9D7E-51A0-3B9F2C1D8E44\n",
-        )
-        .unwrap();
+        vmware_dmi(root.path());
         // Scripts and user-data run inside the root: it needs a shell, as a real one has.
         super::install_shell(root.path());
         let host = tempfile::tempdir().unwrap();
@@ -70,6 +75,27 @@ impl Vm {
         cmd
     }
 
+    /// `vmcust ARGS --root <root> --guestinfo-dir <host>`: a command about this VM (plan,
+    /// detect, …); fails the test unless it exits 0.
+    pub fn vmcust(&self, args: &[&str]) -> Output {
+        let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+            .args(args)
+            .arg("--root")
+            .arg(self.root.path())
+            .arg("--guestinfo-dir")
+            .arg(self.host.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "vmcust {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
     pub fn run(&self, stage: &str) -> Output {
         self.command(stage, 0).output().unwrap()
     }
@@ -82,12 +108,18 @@ impl Vm {
             .collect()
     }
 
-    /// The last `deployPkg.update.state` that is not part of the NIC handshake.
-    pub fn final_state(&self) -> Option<String> {
+    /// The `deployPkg.update.state` RPCs that are not part of the NIC handshake.
+    pub fn final_states(&self) -> Vec<String> {
         self.rpcs()
             .into_iter()
             .filter(|r| r.starts_with("deployPkg.update.state"))
-            .rfind(|r| !r.contains(" 103 ") && !r.contains(" 104 "))
+            .filter(|r| !r.contains(" 103 ") && !r.contains(" 104 "))
+            .collect()
+    }
+
+    /// The last of [`Vm::final_states`].
+    pub fn final_state(&self) -> Option<String> {
+        self.final_states().pop()
     }
 
     pub fn enable_scripts(&self) {

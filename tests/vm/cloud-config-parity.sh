@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cloud-config parity: each document of the corpus (tests/data/cloud-config/*.yaml that
+# cloud-config parity: each document of the corpus (tests/data/cloud-config-parity/*.yaml, and the corpus documents that
 # `vmcust schema` accepts and that runs in a chroot) applied twice to the same Debian 12
 # image, once by Debian's own cloud-init 22.4 (`cloud-init single`, module by module, in
 # cloud-init's order) and once by vmcust (`vmcust run --stage early`, then `late`, as a
@@ -189,7 +189,7 @@ main() {
         tar -xf "$t" -C "$lower"
         touch "$lower/.from-$(basename "$t")"
     fi
-    if [ $# -gt 0 ]; then docs=("$@"); else docs=("$repo"/tests/data/cloud-config/parity/*.yaml); fi
+    if [ $# -gt 0 ]; then docs=("$@"); else docs=("$repo"/tests/data/cloud-config-parity/*.yaml); fi
     local differences=$here/parity/differences.txt
     for doc in "${docs[@]}"; do
         name=$(basename "$doc" .yaml)

@@ -1,14 +1,15 @@
 //! Network renderers: the same [`Network`] model written for each network stack, plus
-//! what every stack needs around it (choosing the stack, moving fighting configuration
-//! aside, `/etc/resolv.conf`). See `docs/network.md`.
+//! what every stack needs around it (moving fighting configuration aside,
+//! `/etc/resolv.conf`). Each stack is one entry of the table in `renderers.rs`. See
+//! `docs/network.md`.
 
 pub mod claims;
-pub mod detect;
 pub mod eni;
 pub mod netplan;
 pub mod networkd;
 pub mod networkmanager;
 pub mod neutralise;
+pub mod renderers;
 pub mod resolv;
 pub mod resolve;
 pub mod sysconfig;
@@ -104,49 +105,48 @@ pub enum NetworkError {
         /// Its MAC.
         mac: MacAddr,
     },
+    /// The root has no network stack the renderer table can name, and nobody named one.
+    #[error(
+        "the root has no network stack vmcust can name; it looked for {looked_for}. \
+         Name the stack to write for with [network] renderer in {settings} (one of {names}), \
+         or --renderer for plan and apply"
+    )]
+    NoStack {
+        /// Each renderer and what shows its stack.
+        looked_for: String,
+        /// The renderer names.
+        names: String,
+        /// The settings file.
+        settings: &'static str,
+    },
     /// A value cannot be written in the renderer's format.
     #[error(transparent)]
     Unsafe(#[from] UnsafeValue),
 }
 
-/// The network stacks vmcust can write configuration for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
+/// The network stacks vmcust can write configuration for; each has one entry in
+/// [`renderers::TABLE`], which holds everything known about it (its name on the command
+/// line, in the settings file and in JSON included).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Renderer {
-    /// Netplan YAML under `/etc/netplan` (Ubuntu, Debian with netplan.io).
+    /// Netplan YAML under `/etc/netplan`.
     Netplan,
-    /// systemd-networkd `.network`/`.link` files (Photon OS, minimal systemd systems).
+    /// systemd-networkd `.network`/`.link` files.
     Networkd,
-    /// NetworkManager keyfiles (RHEL 8+, Fedora, SLES 16, desktops).
-    #[value(name = "networkmanager")]
+    /// NetworkManager keyfiles.
     NetworkManager,
-    /// RHEL-style `ifcfg-*` files under `/etc/sysconfig/network-scripts`.
+    /// RHEL-style `ifcfg-*` files.
     Sysconfig,
-    /// ifupdown's `/etc/network/interfaces` (Debian without netplan).
+    /// ifupdown's `/etc/network/interfaces`.
     Eni,
-    /// SUSE's `ifcfg-*`/`ifroute-*` under `/etc/sysconfig/network`, read by wicked
-    /// (SLES 12/15, openSUSE Leap), with DNS in netconfig's `config`.
+    /// SUSE's `ifcfg-*`/`ifroute-*`, read by wicked.
     Suse,
 }
 
-impl Renderer {
-    /// The name used on the command line and in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Renderer::Netplan => "netplan",
-            Renderer::Networkd => "networkd",
-            Renderer::NetworkManager => "networkmanager",
-            Renderer::Sysconfig => "sysconfig",
-            Renderer::Eni => "eni",
-            Renderer::Suse => "suse",
-        }
-    }
-}
-
 /// Plans the network configuration files for `net` on a root described by `facts`,
-/// for `renderer` or, when `None`, the stack the root uses. Leftover configuration that
-/// would fight ours is moved aside first, then our files are written, then
-/// `/etc/resolv.conf` if nothing else carries DNS.
+/// for `renderer` or, when `None`, the stack detected in `facts` (an error when there is
+/// none). Leftover configuration that would fight ours is moved aside first, then our
+/// files are written, then `/etc/resolv.conf` if nothing else carries DNS.
 pub fn plan_network(
     net: &Network,
     facts: &NetworkFacts,
@@ -155,25 +155,18 @@ pub fn plan_network(
     let resolved = resolve::resolve(net, facts.links.as_deref())?;
     let net = &resolved.network;
     let devices = resolve_devices(net, facts)?;
-    let renderer = match renderer {
-        Some(r) => r,
-        None => detect::detect(&facts.stacks),
+    let entry = match renderer {
+        Some(r) => r.entry(),
+        None => renderers::choose(None, facts)?.renderer.entry(),
     };
     let mut actions = neutralise::leftovers(net, &devices, &facts.configs);
     actions.extend(eni::main_file(
         facts.eni_main.as_deref(),
         &devices,
-        renderer == Renderer::Eni,
+        entry.renderer == Renderer::Eni,
     ));
-    actions.extend(match renderer {
-        Renderer::Netplan => netplan::render(net, &devices)?,
-        Renderer::Networkd => networkd::render(net, &devices)?,
-        Renderer::NetworkManager => networkmanager::render(net, &devices)?,
-        Renderer::Sysconfig => sysconfig::render(net, &devices)?,
-        Renderer::Eni => eni::render(net, &devices)?,
-        Renderer::Suse => sysconfig_suse::render(net, &devices, facts.suse_config.as_deref())?,
-    });
-    actions.extend(resolv::plan(net, renderer, facts)?);
+    actions.extend((entry.render)(net, &devices, facts)?);
+    actions.extend(resolv::plan(net, entry, facts)?);
     Ok(actions)
 }
 

@@ -7,7 +7,8 @@
 
 use std::fmt::Write as _;
 
-use super::{merged_dns, written_by_vmcust, Renderer, HEADER};
+use super::renderers::Entry;
+use super::{merged_dns, written_by_vmcust, HEADER};
 use crate::facts::network::ResolvConf;
 use crate::facts::NetworkFacts;
 use crate::model::{Dns, Network};
@@ -20,22 +21,14 @@ pub const RESOLV_CONF: &str = "/etc/resolv.conf";
 /// Where the original goes before vmcust first writes it.
 pub const RESOLV_BACKUP: &str = "/etc/resolv.conf.vmcust-backup";
 
-/// The actions writing `/etc/resolv.conf`, if it is ours to write.
+/// The actions writing `/etc/resolv.conf`, if it is ours to write for the renderer of
+/// `entry` (whose `carries_dns` says whether its stack puts DNS there itself).
 pub fn plan(
     net: &Network,
-    renderer: Renderer,
+    entry: &Entry,
     facts: &NetworkFacts,
 ) -> Result<Vec<Action>, UnsafeValue> {
-    let stack_carries_dns = match renderer {
-        // SUSE's netconfig writes the file from our `config` keys.
-        Renderer::NetworkManager | Renderer::Suse => true,
-        // networkd hands DNS only to systemd-resolved, which reaches glibc only through
-        // a link to its file (managed, below). A plain file (a template without
-        // resolved, keeping its last DHCP server) is never rewritten by anything else.
-        Renderer::Netplan | Renderer::Networkd => !matches!(facts.resolv_conf, ResolvConf::File(_)),
-        Renderer::Eni => facts.stacks.resolvconf,
-        Renderer::Sysconfig => facts.stacks.network_manager,
-    };
+    let stack_carries_dns = (entry.carries_dns)(facts);
     let managed = facts.stacks.network_manager
         || facts.stacks.resolvconf
         || match &facts.resolv_conf {

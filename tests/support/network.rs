@@ -1,34 +1,26 @@
-//! Helpers shared by the network integration tests: the example specs, rendering them
-//! for each renderer into a scratch root, and small parsers that read back what each
-//! renderer wrote (addresses, routes, DNS) so the tests can compare renderers.
-
-#![allow(dead_code)]
+//! The network tests' part of the harness: the example specs, rendering them for each
+//! renderer into a scratch root, small parsers that read back what each renderer wrote
+//! (addresses, routes, DNS) so the tests can compare renderers, and network namespaces.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 use vmcust::apply::apply;
 use vmcust::facts::NetworkFacts;
 use vmcust::model::{Ipv4Config, Ipv6Config, Network};
+use vmcust::plan::network::renderers::TABLE;
 use vmcust::plan::network::{plan_network, Renderer};
 use vmcust::plan::{Action, Plan};
 use vmcust::root::Root;
 
-/// Every renderer, in the order the docs list them.
-pub const RENDERERS: [Renderer; 6] = [
-    Renderer::Netplan,
-    Renderer::Networkd,
-    Renderer::NetworkManager,
-    Renderer::Sysconfig,
-    Renderer::Eni,
-    Renderer::Suse,
-];
+use super::{files, repo, run};
 
-/// The repository's top directory.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+/// Every renderer, in the renderer table's order: a new entry is tested by every test
+/// that goes through them all.
+pub fn renderers() -> impl Iterator<Item = Renderer> {
+    TABLE.iter().map(|e| e.renderer)
 }
 
 /// The bundled example specs that configure a network, by file stem.
@@ -74,24 +66,6 @@ pub fn render_tree(net: &Network, renderer: Renderer) -> tempfile::TempDir {
     };
     apply(&root, &plan).unwrap();
     dir
-}
-
-/// The regular files under `dir`, relative paths → contents.
-pub fn files(dir: &Path) -> BTreeMap<PathBuf, String> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let rel = p.strip_prefix(dir).unwrap().to_path_buf();
-                out.insert(rel, fs::read_to_string(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 /// What a configuration says, independent of its syntax.
@@ -495,27 +469,6 @@ pub fn example_names() -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The tests drive real network tools: they need root, and say so instead of skipping.
-pub fn require_root(tool: &str) {
-    let out = std::process::Command::new("id").arg("-u").output().unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "0",
-        "this test runs {tool} and needs root (CI runs tests as root); run it with sudo"
-    );
-}
-
-/// Asserts that `program` is installed, naming the Debian package that provides it.
-pub fn require_tool(program: &str, package: &str) {
-    let found = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
-        .unwrap_or(false);
-    assert!(
-        found,
-        "{program} is not installed; install the Debian package {package} (see docs/network.md)"
-    );
-}
-
 /// A network namespace that is deleted, with its devices, when dropped — also when an
 /// assertion fails half-way.
 pub struct Netns(pub String);
@@ -555,22 +508,6 @@ impl Drop for Netns {
     fn drop(&mut self) {
         let _ = Command::new("ip").args(["netns", "del", &self.0]).output();
     }
-}
-
-/// Runs a program; fails the test if it fails.
-pub fn run(program: &str, args: &[&str]) -> Output {
-    let out = Command::new(program)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("running {program}: {e}"));
-    assert!(
-        out.status.success(),
-        "{program} {} failed: {}{}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
 }
 
 /// Applies `actions` to the tree at `dir` and checks that every file's original text is

@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use vmcust::cloud_init::stand_in::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 use vmcust::root::Root;
 
-struct Persona {
+struct StandIn {
     _dir: tempfile::TempDir,
     link: PathBuf,
     root: PathBuf,
 }
 
-fn persona() -> Persona {
+fn stand_in() -> StandIn {
     let dir = tempfile::tempdir().unwrap();
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
@@ -27,14 +27,14 @@ fn persona() -> Persona {
     std::fs::create_dir_all(&dmi).unwrap();
     std::fs::write(dmi.join("sys_vendor"), "VMware, Inc.\n").unwrap();
     std::fs::write(dmi.join("product_name"), "VMware Virtual Platform\n").unwrap();
-    Persona {
+    StandIn {
         _dir: dir,
         link,
         root,
     }
 }
 
-impl Persona {
+impl StandIn {
     fn run(&self, args: &[&str]) -> Output {
         Command::new(&self.link)
             .args(args)
@@ -78,7 +78,7 @@ fn tools_status(o: &Output) -> &'static str {
 
 #[test]
 fn version_is_one_tools_accepts_for_raw_data() {
-    let p = persona();
+    let p = stand_in();
     for flag in ["-v", "--version"] {
         let o = p.run(&[flag]);
         assert!(o.status.success(), "{o:?}");
@@ -103,7 +103,7 @@ fn version_is_one_tools_accepts_for_raw_data() {
 
 #[test]
 fn status_follows_the_run_engine() {
-    let p = persona();
+    let p = stand_in();
     let o = p.run(&["status"]);
     assert_eq!(
         (o.status.code(), tools_status(&o)),
@@ -145,7 +145,7 @@ fn status_follows_the_run_engine() {
 fn off_vmware_status_is_disabled_at_once() {
     // No VMware DMI (and not a VMware CPU): vmcust's units never run, so `status --wait`
     // must not wait for them (seen blocking on a real Debian 12 boot off VMware, tests/vm).
-    let p = persona();
+    let p = stand_in();
     std::fs::remove_dir_all(p.root.join("sys")).unwrap();
     for args in [
         &["status"][..],
@@ -168,7 +168,7 @@ fn off_vmware_status_is_disabled_at_once() {
 
 #[test]
 fn status_wait_returns_when_the_run_ends() {
-    let p = persona();
+    let p = stand_in();
     p.set(RunState::Running);
     let root = p.root.clone();
     let writer = std::thread::spawn(move || {
@@ -193,7 +193,7 @@ fn status_wait_returns_when_the_run_ends() {
 
 #[test]
 fn other_commands_explain_and_fail() {
-    let p = persona();
+    let p = stand_in();
     for args in [
         &["init", "--local"][..],
         &["modules", "--mode", "final"],
@@ -259,7 +259,7 @@ fn exit_codes_of_the_stand_in() {
         ),
     ];
     for (state, args, code, to) in cases {
-        let p = persona();
+        let p = stand_in();
         if let Some(state) = state {
             p.set(*state);
         }
@@ -293,6 +293,6 @@ fn a_copy_of_the_binary_is_recognised_as_vmcust() {
     std::fs::create_dir_all(ci.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_vmcust"), &ci).unwrap();
     let root = Root::new(Path::new(dir.path())).unwrap();
-    assert!(vmcust::cloud_init::coexist::is_vmcust_persona(&root));
+    assert!(vmcust::cloud_init::coexist::is_vmcust_stand_in(&root));
     assert_eq!(vmcust::cloud_init::coexist::real_cloud_init(&root), None);
 }
