@@ -58,9 +58,9 @@ pub fn plan_native(root: &Root, user: &[u8], vendor: Option<&[u8]>) -> Result<Na
         ..Native::default()
     };
     let cfg = &read.config;
-    if !cfg.accounts.is_empty() {
-        plan_accounts(root, cfg, &mut native)?;
-    }
+    // Always: without a `users` key the distro's default user is created, as cloud-init's
+    // stock cloud.cfg (`users: [default]`) does.
+    plan_accounts(root, cfg, &mut native)?;
     let facts =
         crate::cloud_config::apply::CcFacts::gather(root, cfg).map_err(|e| Failure::of(&e))?;
     for p in crate::cloud_config::apply::preview::preview(cfg, &facts, None) {

@@ -43,8 +43,8 @@ accel=${VMCUST_VM_ACCEL:-tcg}
 boot_timeout=${VMCUST_VM_BOOT_TIMEOUT:-480}
 suite=bookworm
 
-# The CI subset: IMC static on networkd and on netplan, and the OVF ISO.
-ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso"
+# The CI subset: IMC static on networkd and on netplan, the OVF ISO, and native cloud-config.
+ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso cloud-config-native"
 
 # shellcheck source=tests/vm/lib.sh
 . "$here/lib.sh"

@@ -484,11 +484,13 @@ pub fn plan_accounts(
 
     // Top-level keys: the default user's, and root's (prefixed while disable_root).
     if !req.ssh_authorized_keys.is_empty() {
+        // `resolved_users` puts the default user last.
         let default = req
             .users
             .iter()
-            .position(|u| matches!(u, UserEntry::Default))
-            .map(|i| users[i].name.to_string());
+            .any(|u| matches!(u, UserEntry::Default))
+            .then(|| users.last().map(|u| u.name.to_string()))
+            .flatten();
         let plain: Vec<String> = req
             .ssh_authorized_keys
             .iter()

@@ -427,12 +427,16 @@ fn parse_groups(c: &mut Ctx, v: &Value) -> Vec<GroupRequest> {
         let Ok(name) = GroupName::parse(name).map_err(|e| c.err(&place, e)) else {
             return;
         };
-        let members = members
+        let mut members: Vec<UserName> = members
             .map(|m| names(c, &place, m))
             .unwrap_or_default()
             .iter()
             .filter_map(|m| UserName::parse(m).map_err(|e| c.err(&place, e)).ok())
             .collect();
+        // cloud-init's `uniq_merge_sorted`: a group's listed members are added sorted,
+        // each once.
+        members.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        members.dedup_by(|a, b| a.as_str() == b.as_str());
         out.push(GroupRequest { name, members });
     };
     match v {

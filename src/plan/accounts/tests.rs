@@ -149,3 +149,48 @@ fn new_user_gets_next_ids_and_its_group() {
         .unwrap()
         .ends_with("new:!:20000::::::\n"));
 }
+
+/// Top-level keys go to the default user, which is created after the named ones (the
+/// parity harness found them written to the first named user instead).
+#[test]
+fn top_level_keys_go_to_the_default_user_created_last() {
+    let key = crate::model::SshKey::parse(
+        "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f top",
+    )
+    .unwrap();
+    let mut r = req(vec![user("zed")]);
+    r.users.insert(0, UserEntry::Default);
+    r.ssh_authorized_keys = vec![key];
+    let mut f = facts();
+    f.os_release = Some("ID=debian\n".into());
+    f.homes.insert(
+        "/root".into(),
+        crate::facts::accounts::HomeFacts {
+            home: crate::facts::accounts::PathState::Dir,
+            ssh_dir: crate::facts::accounts::PathState::Missing,
+            keys_file: crate::facts::accounts::PathState::Missing,
+            keys: None,
+        },
+    );
+    let plan = plan_accounts(&r, &f).unwrap();
+    let keys_of: Vec<String> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::WriteUserFile { path, .. } => Some(path.display().to_string()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        keys_of.contains(&"/home/debian/.ssh/authorized_keys".to_string()),
+        "{keys_of:?}"
+    );
+    assert!(
+        !keys_of.iter().any(|p| p.contains("/home/zed/")),
+        "{keys_of:?}"
+    );
+    let passwd = file(&plan, PASSWD).unwrap();
+    let zed = passwd.find("\nzed:").unwrap();
+    let debian = passwd.find("\ndebian:").unwrap();
+    assert!(zed < debian, "{passwd}");
+}
