@@ -16,7 +16,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(cust_cfg ovf_env iso guestinfo netconfig glob settings tools_conf cloud_config userdata_parts config_drive seed_media)
+    targets=(cust_cfg ovf_env iso guestinfo netconfig glob settings tools_conf cloud_config userdata_parts config_drive seed_media accounts)
 fi
 # Seeds: the repository's own test inputs (never anything outside the repository).
 imc_inputs=imc/tests/data
@@ -38,6 +38,10 @@ seed settings scripts/vmcust.conf.example
 seed tools_conf scripts/vmcust.conf.example
 seed cloud_config tests/data/cloud-config/*
 seed userdata_parts tests/data/cloud-config/*
+mkdir -p fuzz/corpus/accounts
+for d in tests/golden/accounts/*/; do
+    cp "$d/cloud-config.yaml" "fuzz/corpus/accounts/seed-$(basename "$d").yaml"
+done
 printf '[deployPkg]\nenable-custom-scripts = true\n' > fuzz/corpus/tools_conf/seed-tools.conf
 printf '{"instance-id": "i-1", "local-hostname": "h", "network": {"version": 2, "ethernets": {"n": {"match": {"macaddress": "00:50:56:00:00:01"}, "addresses": ["10.0.0.2/24"]}}}}' \
     > "$(mkdir -p fuzz/corpus/netconfig && echo fuzz/corpus/netconfig/seed-v2.json)"

@@ -252,6 +252,7 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
             disposition: match &u.disposition {
                 UserDataDisposition::CloudInitSeed => "handed to cloud-init".to_string(),
                 UserDataDisposition::RunScript => "run once as a #! script".to_string(),
+                UserDataDisposition::Native => "applied by vmcust (cloud-config)".to_string(),
                 UserDataDisposition::Rejected(why) => format!("not run: {why}"),
             },
         }),

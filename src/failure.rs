@@ -227,6 +227,7 @@ impl From<crate::engine::customize::PrepareError> for Failure {
         match e {
             PrepareError::Plan(p) => p.into(),
             PrepareError::Facts(e) => Failure::of(&e),
+            PrepareError::UserData(f) => f,
         }
     }
 }

@@ -437,6 +437,67 @@ impl Root {
         )
     }
 
+    /// Whether `path` is a directory itself (a final symlink is not followed).
+    pub fn is_dir_here(&self, path: &Path) -> io::Result<bool> {
+        match fs::symlink_metadata(self.resolve(path, false)?) {
+            Ok(m) => Ok(m.is_dir()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Makes `path` a directory with `mode` owned by `uid`:`gid` (a new home): created if
+    /// missing (its parent must exist), set if it is there. A symlink or file at `path` is
+    /// refused, so nothing is chowned through a link.
+    pub fn make_dir(&self, path: &Path, mode: u32, (uid, gid): (u32, u32)) -> io::Result<()> {
+        let real = self.resolve(path, false)?;
+        if real == self.dir {
+            return Err(io::Error::other(format!("cannot make {}", path.display())));
+        }
+        match fs::symlink_metadata(&real) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!("{} exists and is not a directory", path.display()),
+                ))
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                fs::DirBuilder::new().mode(0o700).create(&real)?;
+                if let Some(label) = self.label_new(&real, Kind::Dir)? {
+                    selinux::xattr::set_path(&real, &label)?;
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        let dir = OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
+            .open(&real)?;
+        std::os::unix::fs::fchown(&dir, Some(uid), Some(gid))?;
+        dir.set_permissions(Permissions::from_mode(mode))?;
+        if let Some(parent) = real.parent() {
+            File::open(parent)?.sync_all()?;
+        }
+        Ok(())
+    }
+
+    /// Writes `path` as [`Root::write_file`] does, but owned by `uid`:`gid` whatever owned
+    /// the file it replaces (cloud-config `write_files` with an `owner`). Missing parent
+    /// directories are made as for any file; only the file gets the owner.
+    pub fn write_file_owned(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        mode: u32,
+        owner: (u32, u32),
+    ) -> io::Result<()> {
+        let (dir, real) = self.prepare_parent(path)?;
+        let meta = fs::symlink_metadata(&real).ok();
+        let label = self.label_replacing(&real, meta.as_ref(), Kind::File)?;
+        write_atomic(&dir, &real, contents, mode, Some(owner), label.as_deref())
+    }
+
     /// Makes `path` a symlink to `target` atomically (replacing whatever is there).
     pub fn symlink(&self, path: &Path, target: &Path) -> io::Result<()> {
         let (dir, real) = self.prepare_parent(path)?;

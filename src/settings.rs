@@ -69,11 +69,27 @@ pub struct Settings {
     /// the VM they customized before when their instance-id changes. Only safe where the
     /// host stops guest users from writing guestinfo (`docs/security.md`). Default `false`.
     pub recustomize_same_vm: bool,
+    /// `[user-data] handler`: who applies `#cloud-config` user-data: vmcust itself
+    /// (`native`), a real cloud-init (`cloud-init`), or cloud-init when one is installed
+    /// and vmcust otherwise (`auto`, the default).
+    pub user_data_handler: UserDataHandler,
     /// `[trust] sources`: the sources vmcust takes customizations from. Default all.
     pub sources: SourceSet,
 }
 
 pub use crate::source::SourceSet;
+
+/// Who applies cloud-config user-data (`[user-data] handler`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UserDataHandler {
+    /// A real cloud-init when one is installed, vmcust otherwise.
+    #[default]
+    Auto,
+    /// vmcust, whether or not cloud-init is installed.
+    Native,
+    /// A real cloud-init; without one, cloud-config user-data is refused.
+    CloudInit,
+}
 
 impl Default for Settings {
     fn default() -> Settings {
@@ -90,6 +106,7 @@ impl Default for Settings {
             hygiene_machine_id: true,
             recustomize_same_vm: false,
             sources: SourceSet::ALL,
+            user_data_handler: UserDataHandler::Auto,
         }
     }
 }
@@ -135,6 +152,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("cloud-init", &["step_aside"]),
     ("hygiene", &["ssh_host_keys", "machine_id"]),
     ("trust", &["recustomize_same_vm", "sources"]),
+    ("user-data", &["handler"]),
 ];
 
 /// Every `(section, key)` the settings file takes (vmcust.conf(5) describes each one).
@@ -331,6 +349,18 @@ fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Resu
         ("ssh", "user") => settings.ssh_user = Some(parse_user(value)?),
         ("log", "level") => settings.log_level = parse_level(value)?,
         ("cloud-init", "step_aside") => settings.step_aside = parse_bool(value)?,
+        ("user-data", "handler") => {
+            settings.user_data_handler = match value.to_ascii_lowercase().as_str() {
+                "auto" => UserDataHandler::Auto,
+                "native" => UserDataHandler::Native,
+                "cloud-init" => UserDataHandler::CloudInit,
+                _ => {
+                    return Err(format!(
+                        "invalid value {value:?}, default kept; use auto, native or cloud-init"
+                    ))
+                }
+            }
+        }
         ("hygiene", "ssh_host_keys") => settings.hygiene_ssh_host_keys = parse_bool(value)?,
         ("hygiene", "machine_id") => settings.hygiene_machine_id = parse_bool(value)?,
         ("trust", "recustomize_same_vm") => settings.recustomize_same_vm = parse_bool(value)?,

@@ -93,7 +93,28 @@ pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
                 && root.owner_and_mode(action.path())?.map(|(u, g, _)| (u, g)) == Some((*uid, *gid))
                 && root.owner_and_mode(dir)? == Some((*uid, *gid, *dir_mode))
         }
+        (
+            Action::WriteOwnedFile {
+                contents,
+                mode,
+                uid,
+                gid,
+                ..
+            },
+            Existing::File {
+                contents: have,
+                mode: have_mode,
+            },
+        ) => {
+            contents.bytes() == have.as_slice()
+                && root.owner_and_mode(action.path())? == Some((*uid, *gid, *have_mode))
+                && mode == have_mode
+        }
         (Action::Symlink { target, .. }, Existing::Symlink(have)) => target == have,
+        (Action::MakeDir { mode, uid, gid, .. }, Existing::Other) => {
+            root.is_dir_here(action.path())?
+                && root.owner_and_mode(action.path())? == Some((*uid, *gid, *mode))
+        }
         (Action::Rename { .. }, Existing::Missing) => true,
         _ => false,
     };
@@ -134,9 +155,10 @@ fn save(root: &Root, action: &Action) -> io::Result<Undo> {
             // The directory first: restored last, after the file in it.
             Undo::Paths(vec![take(dir)?, take(path)?])
         }
-        Action::WriteFile { path, .. } | Action::Symlink { path, .. } => {
-            Undo::Paths(vec![take(path)?])
-        }
+        Action::WriteFile { path, .. }
+        | Action::Symlink { path, .. }
+        | Action::MakeDir { path, .. }
+        | Action::WriteOwnedFile { path, .. } => Undo::Paths(vec![take(path)?]),
     })
 }
 
@@ -177,6 +199,14 @@ pub fn apply_action(root: &Root, action: &Action) -> Result<Change> {
             ..
         } => root.write_user_file(path, contents.bytes(), (*mode, *dir_mode), (*uid, *gid)),
         Action::Symlink { target, .. } => root.symlink(path, target),
+        Action::MakeDir { mode, uid, gid, .. } => root.make_dir(path, *mode, (*uid, *gid)),
+        Action::WriteOwnedFile {
+            contents,
+            mode,
+            uid,
+            gid,
+            ..
+        } => root.write_file_owned(path, contents.bytes(), *mode, (*uid, *gid)),
         Action::Rename { to, .. } => root.rename(path, to),
         Action::SetHostname { name } => nix::unistd::sethostname(name).map_err(io::Error::from),
     }

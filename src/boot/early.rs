@@ -286,7 +286,10 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
                 "raw cloud-init data is disabled in the settings ([imc] allow_raw_data = false)",
             ))
         };
-        return finish(
+        for d in &prepared.steps.degraded {
+            tracing::warn!("not applied: {d}");
+        }
+        let ended = finish(
             ctx,
             &mut journal,
             &instance_id,
@@ -294,6 +297,11 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
             nics.as_deref(),
             outcome,
         );
+        // What the raw data asked for and vmcust does not apply: the record says so.
+        if !prepared.steps.degraded.is_empty() {
+            state::add_degraded(&root, &instance_id, &prepared.steps.degraded);
+        }
+        return ended;
     }
     if journal_is_fresh(&journal) {
         Reporter::new(ctx.rpc, gc).gc_status("Started");
@@ -526,6 +534,7 @@ fn finish(
             finished: state::now(),
             steps,
             origins: Default::default(),
+            degraded: Vec::new(),
         },
     ) {
         tracing::error!("could not record the result of instance {instance_id}: {e:#}");

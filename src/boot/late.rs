@@ -188,7 +188,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
     };
     let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
     // The same decision `vmcust plan` shows.
-    match user_data_disposition(&bytes, real) {
+    match user_data_disposition(&bytes, real, ctx.settings.user_data_handler) {
         UserDataDisposition::CloudInitSeed => {
             let seed = Path::new(NOCLOUD_SEED);
             let meta = ctx.root.read(&dir.join(META_DATA))?.unwrap_or_else(|| {
@@ -207,6 +207,12 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
             return Ok(Ending::failed(FailureKind::UserDataFailed, reason));
         }
         UserDataDisposition::RunScript => {}
+        UserDataDisposition::Native => {
+            // Its accounts and early modules were applied by the early stage.
+            let id = crate::model::InstanceId::parse(&instance_id(ctx, dir, id))
+                .map_err(|e| anyhow::anyhow!("instance {id}: {e}"))?;
+            return super::cloud_config::late(ctx, &id, dir);
+        }
     }
     let started = dir.join(USER_DATA_STARTED);
     if ctx.root.is_file(&started) {

@@ -6,6 +6,7 @@
 //! `late` after the network is online (post-customization script, user-data).
 
 pub mod apply_step;
+pub mod cloud_config;
 pub mod early;
 pub mod journal;
 pub mod late;
@@ -103,7 +104,14 @@ impl Context<'_> {
 /// Runs `stage`.
 pub fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
     match stage {
-        Stage::Early => early::run(ctx),
+        Stage::Early => {
+            let ending = early::run(ctx)?;
+            if matches!(ending, Ending::Interrupted) {
+                return Ok(ending);
+            }
+            // The current instance's cloud-config: bootcmd on every boot, the rest once.
+            Ok(cloud_config::early(ctx)?.unwrap_or(ending))
+        }
         Stage::Late => late::run(ctx),
     }
 }

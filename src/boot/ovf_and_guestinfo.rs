@@ -90,14 +90,25 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     for (field, source) in &origins {
         tracing::info!("{field} from {source}");
     }
+    let mut degraded = Vec::new();
     let outcome = super::timed("facts and plan", || prepare(&ctx.root, &g, ctx.options()))
         .map_err(Failure::from)
-        .and_then(|p| apply_prepared(ctx, &p));
+        .and_then(|p| {
+            degraded.clone_from(&p.steps.degraded);
+            apply_prepared(ctx, &p)
+        });
+    for d in &degraded {
+        tracing::warn!("not applied: {d}");
+    }
     let error = outcome.as_ref().err().map(|f| f.reason().to_string());
     if error.is_none() {
         if let Some(ud) = &g.userdata {
             ctx.root
                 .write_file(&dir.join(USER_DATA), &ud.bytes, 0o600)?;
+        }
+        if let Some(vd) = &g.vendordata {
+            let path = dir.join(super::cloud_config::VENDOR_DATA);
+            ctx.root.write_file(&path, &vd.bytes, 0o600)?;
         }
     }
     state::write_result(
@@ -114,6 +125,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
                 vec![]
             },
             origins,
+            degraded,
         },
     )?;
     vm_identity::record_customization(&ctx.root, &id, &ctx.platform);

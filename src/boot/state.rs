@@ -52,6 +52,33 @@ pub struct InstanceResult {
     /// user-data's source under `user-data`).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub origins: std::collections::BTreeMap<String, String>,
+    /// What was asked for and not done (a cloud-config key vmcust does not apply): the
+    /// customization is done but degraded, and `status` exits 2 naming each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<String>,
+}
+
+/// Adds `degraded` to the instance's recorded result (best effort: the customization is
+/// over and reported; a record that cannot be updated is said in the log).
+pub fn add_degraded(root: &Root, id: &InstanceId, degraded: &[String]) {
+    let path = instance_dir(id).join("result.json");
+    let updated = root
+        .read(&path)
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice::<InstanceResult>(&b).ok())
+        .map(|mut r| {
+            r.degraded.extend(degraded.iter().cloned());
+            r
+        });
+    match updated {
+        Some(r) => {
+            if let Err(e) = write_result(root, &r) {
+                tracing::warn!("recording what was not applied: {e:#}");
+            }
+        }
+        None => tracing::warn!("recording what was not applied: no result for instance {id}"),
+    }
 }
 
 /// The instance's record directory; different ids never share one

@@ -347,6 +347,7 @@ mod tests {
                 finished: 1,
                 steps: vec![],
                 origins: Default::default(),
+                degraded: Vec::new(),
             },
         )
         .unwrap();

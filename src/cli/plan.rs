@@ -158,7 +158,9 @@ pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
         let verb = step.change.word(planned);
         let a = step.action;
         let _ = match a {
-            Action::WriteFile { path, mode, .. } | Action::WriteUserFile { path, mode, .. } => {
+            Action::WriteFile { path, mode, .. }
+            | Action::WriteUserFile { path, mode, .. }
+            | Action::WriteOwnedFile { path, mode, .. } => {
                 writeln!(
                     out,
                     "{verb:<9} {} ({mode:04o}, {})",
@@ -166,6 +168,18 @@ pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
                     a.purpose()
                 )
             }
+            Action::MakeDir {
+                path,
+                mode,
+                uid,
+                gid,
+                ..
+            } => writeln!(
+                out,
+                "{verb:<9} {}/ ({mode:04o} {uid}:{gid}, {})",
+                path.display(),
+                a.purpose()
+            ),
             Action::Symlink { path, target, .. } => writeln!(
                 out,
                 "{verb:<9} {} -> {} ({})",
@@ -253,8 +267,30 @@ fn boot_text(b: &BootSteps) -> String {
                 u.bytes, u.from
             ),
             UserDataDisposition::Rejected(why) => format!("user-data not run: {why}"),
+            UserDataDisposition::Native => format!(
+                "user-data ({} bytes from {}) applied by vmcust: its accounts in the files above, its modules below",
+                u.bytes, u.from
+            ),
         });
+        if let Some(n) = &u.native {
+            for part in &n.parts {
+                line(format!("user-data {part}"));
+            }
+            if !n.users.is_empty() {
+                line(format!("cloud-config users: {}", n.users.join(", ")));
+            }
+            if !n.groups.is_empty() {
+                line(format!("cloud-config groups: {}", n.groups.join(", ")));
+            }
+            for note in &n.notes {
+                line(format!("cloud-config note: {note}"));
+            }
+            for m in &n.modules {
+                line(format!("cloud-config {m}"));
+            }
+        }
     }
+
     if let Some(h) = &b.hygiene {
         line(h.describe());
     }
@@ -269,6 +305,9 @@ fn boot_text(b: &BootSteps) -> String {
     }
     for s in &b.skipped {
         out.push_str(&format!("skipped:  {}: {}\n", s.action, s.reason));
+    }
+    for d in &b.degraded {
+        out.push_str(&format!("not applied: {d}\n"));
     }
     out
 }

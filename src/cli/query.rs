@@ -156,6 +156,7 @@ fn instances(root: &Root) -> Result<Vec<InstanceResult>> {
                 finished: a.recorded,
                 steps: Vec::new(),
                 origins: Default::default(),
+                degraded: Vec::new(),
             }),
             _ => tracing::warn!("ignoring {}: not this instance's record", dir.display()),
         }

@@ -84,7 +84,14 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
         None => RunState::NotStarted,
     };
     let refused = crate::boot::vm_identity::read_refusal(root);
-    let code = exit_code(state, !settings_warnings.is_empty() || refused.is_some());
+    let degraded = instances
+        .iter()
+        .max_by_key(|i| i.finished)
+        .is_some_and(|i| !i.degraded.is_empty());
+    let code = exit_code(
+        state,
+        !settings_warnings.is_empty() || refused.is_some() || degraded,
+    );
     // A status vmcust made up (off VMware, no stage ever wrote one) has no time: no
     // stage ever ran on this root, and saying 1970-01-01 would suggest one did.
     let (run, made_up_state) = match run {
@@ -156,6 +163,9 @@ fn text(status: &Status) -> String {
         );
         if let Some(e) = &i.error {
             s += &format!("  error: {e}\n");
+        }
+        for d in &i.degraded {
+            s += &format!("  degraded: {d}\n");
         }
     }
     if let Some(r) = &status.refused {

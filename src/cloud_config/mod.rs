@@ -8,6 +8,7 @@
 //! lists every key.
 
 pub mod accounts;
+pub mod apply;
 pub mod certs;
 pub mod commands;
 pub mod decode;

@@ -3,16 +3,16 @@
 //! parser that reads it into [`CloudConfig`].
 //!
 //! The accounts keys (`users`, `groups`, `chpasswd`, …) belong to the accounts engine:
-//! until its parser is plugged in here (one line: replace `accounts::raw` in its row),
-//! they are kept as redacted raw nodes for it ([`super::accounts`]), never reported
-//! unknown.
+//! its parser (`plan::accounts::node::parse_key`) checks them, reporting problems at their
+//! lines, and keeps them as redacted raw nodes ([`super::accounts`]) for
+//! `plan::accounts::node::request`.
 
 use serde::Serialize;
 
 use super::node::Node;
 use super::read::Reader;
 use super::CloudConfig;
-use super::{accounts, certs, commands, disk, files, host, packages, power, time, vendor};
+use super::{certs, commands, disk, files, host, packages, power, time, vendor};
 
 /// How often a module runs, as cloud-init's `PER_INSTANCE`, `PER_ALWAYS`, `PER_ONCE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -138,56 +138,56 @@ pub const REGISTRY: &[ModuleSpec] = &[
         "users_groups",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["users"],
         "users_groups",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["ssh_authorized_keys"],
         "ssh",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["disable_root"],
         "ssh",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["disable_root_opts"],
         "ssh",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["ssh_pwauth"],
         "set_passwords",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["chpasswd"],
         "set_passwords",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["password"],
         "set_passwords",
         Frequency::PerInstance,
         Stage::Early,
-        accounts::raw,
+        crate::plan::accounts::node::parse_key,
     ),
     row(
         &["ntp"],

@@ -14,7 +14,7 @@ use crate::plan::network::renderers::{self, Chosen, Named, NamedBy, Reload};
 use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
 use crate::root::Root;
-use crate::settings::Settings;
+use crate::settings::{Settings, UserDataHandler};
 use crate::source::{Gathered, UserData};
 
 /// Choices that change how, not what.
@@ -26,6 +26,8 @@ pub struct Options<'a> {
     /// Whose `authorized_keys` gets the SSH keys when the source names nobody (the
     /// settings file's `[ssh] user`); `None` is root.
     pub ssh_user: Option<&'a UserName>,
+    /// Who applies cloud-config user-data (`[user-data] handler`).
+    pub user_data_handler: UserDataHandler,
     /// Which parts of clone hygiene a boot does for a new instance (all off by default).
     pub hygiene: Switches,
     /// The network is up already when the plan is carried out (a late hand-over), so
@@ -51,6 +53,7 @@ impl<'a> Options<'a> {
         Options {
             renderer: named,
             ssh_user: settings.ssh_user.as_ref(),
+            user_data_handler: settings.user_data_handler,
             hygiene: Switches::from_settings(settings),
             network_up: false,
         }
@@ -65,17 +68,32 @@ pub enum UserDataDisposition {
     CloudInitSeed,
     /// Run once as a script (it starts with `#!`).
     RunScript,
+    /// Applied by vmcust itself (`#cloud-config`, MIME, gzip): see the step's `native`.
+    Native,
     /// Not run: it needs cloud-init, which is not installed.
     Rejected(String),
 }
 
-/// What the late stage does with `bytes` on a root with or without a real cloud-init.
-pub fn user_data_disposition(bytes: &[u8], real_cloud_init: bool) -> UserDataDisposition {
-    if real_cloud_init {
+/// What the late stage does with `bytes`, by `[user-data] handler` and whether a real
+/// cloud-init is installed.
+pub fn user_data_disposition(
+    bytes: &[u8],
+    real_cloud_init: bool,
+    handler: UserDataHandler,
+) -> UserDataDisposition {
+    let to_cloud_init = match handler {
+        UserDataHandler::Auto => real_cloud_init,
+        UserDataHandler::Native => false,
+        UserDataHandler::CloudInit => true,
+    };
+    if to_cloud_init && real_cloud_init {
         return UserDataDisposition::CloudInitSeed;
     }
     if bytes.starts_with(b"#!") {
         return UserDataDisposition::RunScript;
+    }
+    if !to_cloud_init {
+        return UserDataDisposition::Native;
     }
     let first = String::from_utf8_lossy(&bytes[..bytes.len().min(40)])
         .lines()
@@ -83,8 +101,8 @@ pub fn user_data_disposition(bytes: &[u8], real_cloud_init: bool) -> UserDataDis
         .unwrap_or_default()
         .to_string();
     UserDataDisposition::Rejected(format!(
-        "user-data starting with {} needs cloud-init, which is not installed; without \
-         cloud-init vmcust runs only user-data that is a #! script",
+        "user-data starting with {} is for cloud-init ([user-data] handler = cloud-init), \
+         which is not installed; set handler = auto or native to have vmcust apply it",
         crate::model::quote(&first)
     ))
 }
@@ -99,6 +117,9 @@ pub struct UserDataStep {
     /// What the late stage will do with it.
     #[serde(flatten)]
     pub disposition: UserDataDisposition,
+    /// What vmcust applies of it, when it applies it natively.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub native: Option<super::native::NativeSummary>,
 }
 
 /// The boot engine's steps around the plan, in the order they happen.
@@ -132,6 +153,10 @@ pub struct BootSteps {
     /// What the spec asks for that will not be done, and why (the marker rule).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub skipped: Vec<Skipped>,
+    /// What was asked for and is not done (cloud-config vmcust does not apply): the
+    /// customization ends degraded.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<String>,
 }
 
 /// Something asked for that is left out on purpose.
@@ -258,12 +283,26 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         steps.post_script = script;
         steps.marker = marker.map(|id| MarkerStep { id, new });
     }
+    let mut native_actions = Vec::new();
     if let Some(UserData { bytes, from }) = &g.userdata {
         let real = crate::cloud_init::coexist::real_cloud_init(root).is_some();
+        let disposition = user_data_disposition(bytes, real, opts.user_data_handler);
+        let native = match disposition {
+            UserDataDisposition::Native => {
+                let vendor = g.vendordata.as_ref().map(|v| v.bytes.as_slice());
+                let n = super::native::plan_native(root, bytes, vendor)
+                    .map_err(PrepareError::UserData)?;
+                native_actions = n.actions;
+                steps.degraded.extend(n.summary.not_applied.iter().cloned());
+                Some(n.summary)
+            }
+            _ => None,
+        };
         steps.user_data = Some(UserDataStep {
             from,
             bytes: bytes.len(),
-            disposition: user_data_disposition(bytes, real),
+            disposition,
+            native,
         });
     }
     let facts = RootFacts::gather(root, &c).map_err(PrepareError::Facts)?;
@@ -282,6 +321,8 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
             renderer: renderer.as_ref().map(|r| r.renderer),
         },
     )?;
+    // Accounts come after the identity's files and before the live host name.
+    plan.actions.extend(native_actions);
     if let Some(action) = wait_on_network_record(root, g) {
         plan.actions.push(action);
     }
@@ -357,4 +398,7 @@ pub enum PrepareError {
     /// The customization does not fit the root.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// The user-data cannot be applied.
+    #[error(transparent)]
+    UserData(crate::failure::Failure),
 }

@@ -4,3 +4,4 @@
 //! the plan out, all or nothing.
 
 pub mod customize;
+pub mod native;

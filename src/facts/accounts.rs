@@ -255,6 +255,333 @@ fn gather_ssh(root: &Root, user: &str, passwd: Option<&str>) -> io::Result<SshFa
     Ok(facts)
 }
 
+/// `/etc/group` inside the root.
+pub const GROUP: &str = "/etc/group";
+/// `/etc/gshadow` inside the root.
+pub const GSHADOW: &str = "/etc/gshadow";
+/// `/etc/login.defs` inside the root.
+pub const LOGIN_DEFS: &str = "/etc/login.defs";
+/// `/etc/default/useradd` inside the root.
+pub const USERADD_DEFAULTS: &str = "/etc/default/useradd";
+/// The skeleton directory a new home is filled from.
+pub const SKEL: &str = "/etc/skel";
+/// Most entries copied from `/etc/skel` (a bigger skeleton is refused, not cut).
+pub const MAX_SKEL_ENTRIES: usize = 512;
+/// Largest file copied from `/etc/skel`.
+pub const MAX_SKEL_FILE: u64 = 4 << 20;
+
+/// One account database file as it is on disk. Shadow files hold hashes, so `Debug` shows
+/// only the size and mode.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DbFile {
+    /// The bytes, exactly as on disk.
+    pub contents: Vec<u8>,
+    /// Permission bits.
+    pub mode: u32,
+}
+
+impl fmt::Debug for DbFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "DbFile {{ {} bytes, mode {:04o} }}",
+            self.contents.len(),
+            self.mode
+        )
+    }
+}
+
+/// What `useradd` reads from `/etc/login.defs`, with its own built-in defaults for
+/// missing keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoginDefs {
+    /// UID_MIN / UID_MAX.
+    pub uid: (u32, u32),
+    /// SYS_UID_MIN / SYS_UID_MAX.
+    pub sys_uid: (u32, u32),
+    /// GID_MIN / GID_MAX.
+    pub gid: (u32, u32),
+    /// SYS_GID_MIN / SYS_GID_MAX.
+    pub sys_gid: (u32, u32),
+    /// PASS_MIN_DAYS, PASS_MAX_DAYS, PASS_WARN_AGE (`None`: empty field).
+    pub pass_days: (Option<i64>, Option<i64>, Option<i64>),
+    /// USERGROUPS_ENAB: a new user gets a group of its own name.
+    pub usergroups: bool,
+    /// Mode of a new home: HOME_MODE, else 0777 & ~UMASK.
+    pub home_mode: u32,
+}
+
+impl LoginDefs {
+    /// Parses `login.defs` text (missing file: `""`).
+    pub fn parse(text: &str) -> LoginDefs {
+        let mut map = std::collections::HashMap::new();
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('#') {
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            if let (Some(k), Some(v)) = (words.next(), words.next()) {
+                map.insert(k.to_string(), v.trim_matches('"').to_string());
+            }
+        }
+        let num = |k: &str| map.get(k).and_then(|v| parse_c_number(v));
+        let u = |k: &str, d: u32| num(k).and_then(|n| u32::try_from(n).ok()).unwrap_or(d);
+        let uid = (u("UID_MIN", 1000), u("UID_MAX", 60000));
+        let gid = (u("GID_MIN", 1000), u("GID_MAX", 60000));
+        // useradd's defaults for the system ranges: 101 up to just below UID_MIN.
+        let sys_uid = (
+            u("SYS_UID_MIN", 101),
+            u("SYS_UID_MAX", uid.0.saturating_sub(1)),
+        );
+        let sys_gid = (
+            u("SYS_GID_MIN", 101),
+            u("SYS_GID_MAX", gid.0.saturating_sub(1)),
+        );
+        let umask = num("UMASK").unwrap_or(0o022) as u32 & 0o777;
+        let home_mode = num("HOME_MODE").map_or(0o777 & !umask, |m| m as u32 & 0o7777);
+        LoginDefs {
+            uid,
+            sys_uid,
+            gid,
+            sys_gid,
+            pass_days: (
+                num("PASS_MIN_DAYS"),
+                num("PASS_MAX_DAYS"),
+                num("PASS_WARN_AGE"),
+            ),
+            usergroups: map
+                .get("USERGROUPS_ENAB")
+                .is_none_or(|v| v.eq_ignore_ascii_case("yes")),
+            home_mode,
+        }
+    }
+}
+
+/// A number as login.defs writes it: decimal, `0` octal or `0x` hex, optionally negative.
+fn parse_c_number(v: &str) -> Option<i64> {
+    let (neg, v) = v.strip_prefix('-').map_or((false, v), |r| (true, r));
+    let n = if let Some(h) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        i64::from_str_radix(h, 16).ok()?
+    } else if v.len() > 1 && v.starts_with('0') {
+        i64::from_str_radix(&v[1..], 8).ok()?
+    } else {
+        v.parse().ok()?
+    };
+    Some(if neg { -n } else { n })
+}
+
+/// What `useradd` reads from `/etc/default/useradd`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UseraddDefaults {
+    /// SHELL (`None`: empty shell field, as useradd leaves it).
+    pub shell: Option<String>,
+    /// HOME: the directory new homes go under.
+    pub home: String,
+    /// INACTIVE (`None` or -1: empty field).
+    pub inactive: Option<i64>,
+}
+
+impl UseraddDefaults {
+    /// Parses `/etc/default/useradd` text (missing file: `""`).
+    pub fn parse(text: &str) -> UseraddDefaults {
+        let mut d = UseraddDefaults {
+            shell: None,
+            home: "/home".into(),
+            inactive: None,
+        };
+        for line in text.lines() {
+            let Some((k, v)) = line.trim().split_once('=') else {
+                continue;
+            };
+            let v = v.trim().trim_matches('"');
+            match k.trim() {
+                "SHELL" if !v.is_empty() => d.shell = Some(v.to_string()),
+                "HOME" if v.starts_with('/') => d.home = v.trim_end_matches('/').to_string(),
+                "INACTIVE" => d.inactive = v.parse().ok().filter(|n: &i64| *n >= 0),
+                _ => {}
+            }
+        }
+        d
+    }
+}
+
+/// One entry of `/etc/skel`, relative to it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SkelEntry {
+    /// A directory to make.
+    Dir {
+        /// Path relative to `/etc/skel`.
+        rel: String,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// A file to copy.
+    File {
+        /// Path relative to `/etc/skel`.
+        rel: String,
+        /// Its permission bits.
+        mode: u32,
+        /// Its bytes.
+        contents: Vec<u8>,
+    },
+    /// A symlink or special file: not copied (see docs/differences-from-cloud-init.md).
+    Skipped {
+        /// Path relative to `/etc/skel`.
+        rel: String,
+    },
+}
+
+/// The state of a home directory and its `~/.ssh/authorized_keys`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HomeFacts {
+    /// What the home path is.
+    pub home: PathState,
+    /// What `~/.ssh` is.
+    pub ssh_dir: PathState,
+    /// What `~/.ssh/authorized_keys` is.
+    pub keys_file: PathState,
+    /// The keys file's text when it is a regular file.
+    pub keys: Option<String>,
+}
+
+/// What the cloud-config accounts planner may know about the root. Gathered by
+/// `plan::accounts::gather`, which knows which homes matter.
+#[derive(Debug, Clone, Default)]
+pub struct AccountDbFacts {
+    /// `/etc/passwd`.
+    pub passwd: Option<DbFile>,
+    /// `/etc/shadow`.
+    pub shadow: Option<DbFile>,
+    /// `/etc/group`.
+    pub group: Option<DbFile>,
+    /// `/etc/gshadow`.
+    pub gshadow: Option<DbFile>,
+    /// `/etc/login.defs`, parsed.
+    pub login_defs: Option<LoginDefs>,
+    /// `/etc/default/useradd`, parsed.
+    pub useradd: Option<UseraddDefaults>,
+    /// `/etc/skel`, in order (directories before what is in them).
+    pub skel: Vec<SkelEntry>,
+    /// `/etc/os-release` (or `/usr/lib/os-release`) text.
+    pub os_release: Option<String>,
+    /// Homes by path (inside the root).
+    pub homes: std::collections::BTreeMap<String, HomeFacts>,
+    /// `/etc/sudoers`.
+    pub sudoers: Option<String>,
+    /// The current cloud-init style sudoers drop-in.
+    pub sudoers_dropin: Option<String>,
+    /// `/etc/ssh/sshd_config`.
+    pub sshd_config: Option<String>,
+    /// The current sshd drop-in vmcust (or cloud-init) writes.
+    pub sshd_dropin: Option<String>,
+    /// `/etc/ssh/sshd_config.d` is a directory.
+    pub sshd_config_d: bool,
+    /// Permission bits of `sshd_config` and of the drop-in, when they exist (kept when
+    /// they are rewritten: RHEL's `sshd_config` is 0600).
+    pub sshd_modes: (Option<u32>, Option<u32>),
+    /// Random bytes, one salt per password to hash (plain and RANDOM) and one more per
+    /// RANDOM password for the password itself.
+    pub entropy: Vec<Salt>,
+    /// Days since the epoch (shadow's `lastchg`).
+    pub today: u64,
+}
+
+/// Reads an account database file (not following a final symlink outside the root).
+pub fn read_db_file(root: &Root, path: &str) -> io::Result<Option<DbFile>> {
+    let real = root.resolve(Path::new(path), true)?;
+    match fs::metadata(&real) {
+        Ok(m) => Ok(Some(DbFile {
+            contents: fs::read(&real)?,
+            mode: m.mode() & 0o7777,
+        })),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// `count` fresh salts from the kernel.
+pub fn random_salts(count: usize) -> io::Result<Vec<Salt>> {
+    (0..count).map(|_| random_salt()).collect()
+}
+
+/// Reads `/etc/skel` of the root, refusing one over [`MAX_SKEL_ENTRIES`] entries or with
+/// a file over [`MAX_SKEL_FILE`].
+pub fn read_skel(root: &Root) -> io::Result<Vec<SkelEntry>> {
+    let mut out = Vec::new();
+    walk_skel(root, "", &mut out)?;
+    Ok(out)
+}
+
+fn walk_skel(root: &Root, rel: &str, out: &mut Vec<SkelEntry>) -> io::Result<()> {
+    let dir = if rel.is_empty() {
+        PathBuf::from(SKEL)
+    } else {
+        Path::new(SKEL).join(rel)
+    };
+    for name in root.list_dir(&dir)? {
+        if out.len() >= MAX_SKEL_ENTRIES {
+            return Err(io::Error::other(format!(
+                "{SKEL} has more than {MAX_SKEL_ENTRIES} entries"
+            )));
+        }
+        let rel = if rel.is_empty() {
+            name.clone()
+        } else {
+            format!("{rel}/{name}")
+        };
+        let real = root.resolve(&dir.join(&name), false)?;
+        let meta = fs::symlink_metadata(&real)?;
+        let mode = meta.mode() & 0o7777;
+        if meta.is_dir() {
+            out.push(SkelEntry::Dir {
+                rel: rel.clone(),
+                mode,
+            });
+            walk_skel(root, &rel, out)?;
+        } else if meta.is_file() {
+            if meta.len() > MAX_SKEL_FILE {
+                return Err(io::Error::other(format!(
+                    "{SKEL}/{rel} is larger than {MAX_SKEL_FILE} bytes"
+                )));
+            }
+            out.push(SkelEntry::File {
+                rel,
+                mode,
+                contents: fs::read(&real)?,
+            });
+        } else {
+            out.push(SkelEntry::Skipped { rel });
+        }
+    }
+    Ok(())
+}
+
+/// The state of `home` and its keys file in the root.
+pub fn read_home(root: &Root, home: &str) -> io::Result<HomeFacts> {
+    let home = PathBuf::from(home);
+    let mut facts = HomeFacts {
+        home: state(root, &home)?,
+        ssh_dir: PathState::Missing,
+        keys_file: PathState::Missing,
+        keys: None,
+    };
+    if facts.home != PathState::Dir {
+        return Ok(facts);
+    }
+    let ssh_dir = home.join(".ssh");
+    facts.ssh_dir = state(root, &ssh_dir)?;
+    if facts.ssh_dir != PathState::Dir {
+        return Ok(facts);
+    }
+    let keys_file = ssh_dir.join("authorized_keys");
+    facts.keys_file = state(root, &keys_file)?;
+    if let Existing::File { contents, .. } = root.existing(&keys_file)? {
+        facts.keys = Some(String::from_utf8_lossy(&contents).into_owned());
+    }
+    Ok(facts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,5 +618,32 @@ mod tests {
         let dbg = format!("{f:?}");
         assert!(!dbg.contains("$6$"), "{dbg}");
         assert!(dbg.contains("0640"), "{dbg}");
+    }
+
+    #[test]
+    fn login_defs_with_useradd_defaults() {
+        let d = LoginDefs::parse(
+            "UID_MIN 2000\n#UID_MAX 1\nSYS_UID_MAX 0777\nUMASK 027\nUSERGROUPS_ENAB no\n",
+        );
+        assert_eq!(d.uid, (2000, 60000));
+        assert_eq!(d.sys_uid, (101, 511));
+        assert_eq!(d.gid, (1000, 60000));
+        assert_eq!(d.sys_gid, (101, 999));
+        assert_eq!(d.home_mode, 0o750);
+        assert!(!d.usergroups);
+        assert_eq!(d.pass_days, (None, None, None));
+        let d = LoginDefs::parse("HOME_MODE 0700\nPASS_MAX_DAYS 99999\nUMASK 022\n");
+        assert_eq!(d.home_mode, 0o700);
+        assert_eq!(d.pass_days.1, Some(99999));
+        assert!(d.usergroups);
+    }
+
+    #[test]
+    fn useradd_defaults() {
+        let d = UseraddDefaults::parse("# c\nSHELL=/bin/bash\nHOME=/srv/home/\nINACTIVE=-1\n");
+        assert_eq!(d.shell.as_deref(), Some("/bin/bash"));
+        assert_eq!(d.home, "/srv/home");
+        assert_eq!(d.inactive, None);
+        assert_eq!(UseraddDefaults::parse("INACTIVE=30").inactive, Some(30));
     }
 }

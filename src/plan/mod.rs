@@ -2,6 +2,7 @@
 //! ordered list of actions. No I/O happens here; `vmcust plan` prints the result and the
 //! golden tests compare it.
 
+pub mod accounts;
 pub mod identity;
 pub mod network;
 pub mod password;
@@ -76,6 +77,40 @@ pub enum Action {
         /// The short host name.
         name: String,
     },
+    /// Make `path` a directory owned by `uid`:`gid` with `mode` (a new home, or a
+    /// directory of `/etc/skel` copied into one). Its parent must exist; a symlink at
+    /// `path` is refused, never followed.
+    MakeDir {
+        /// Where, inside the root.
+        path: PathBuf,
+        /// Permission bits.
+        #[serde(serialize_with = "octal")]
+        mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+        /// What this directory is for.
+        purpose: &'static str,
+    },
+    /// Make `path` a regular file with these contents and mode, owned by `uid`:`gid`
+    /// (cloud-config `write_files` with an `owner`); parent directories that are missing
+    /// are made as for [`Action::WriteFile`] (root's), only the file gets the owner.
+    WriteOwnedFile {
+        /// Where, inside the root.
+        path: PathBuf,
+        /// Permission bits.
+        #[serde(serialize_with = "octal")]
+        mode: u32,
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+        /// The new contents.
+        contents: Contents,
+        /// What this file is for.
+        purpose: &'static str,
+    },
     /// Make `path` a symbolic link to `target`.
     Symlink {
         /// Where, inside the root.
@@ -94,7 +129,9 @@ impl Action {
         match self {
             Action::WriteFile { path, .. }
             | Action::WriteUserFile { path, .. }
+            | Action::MakeDir { path, .. }
             | Action::Symlink { path, .. } => path,
+            Action::WriteOwnedFile { path, .. } => path,
             Action::Rename { from, .. } => from,
             Action::SetHostname { .. } => std::path::Path::new(LIVE_HOSTNAME),
         }
@@ -105,8 +142,10 @@ impl Action {
         match self {
             Action::WriteFile { purpose, .. }
             | Action::WriteUserFile { purpose, .. }
+            | Action::MakeDir { purpose, .. }
             | Action::Symlink { purpose, .. }
             | Action::Rename { purpose, .. } => purpose,
+            Action::WriteOwnedFile { purpose, .. } => purpose,
             Action::SetHostname { .. } => "running host name (only on the running system)",
         }
     }
@@ -213,6 +252,9 @@ pub enum PlanError {
     /// The SSH keys cannot be installed for the configured user.
     #[error(transparent)]
     SshKeys(#[from] ssh_keys::SshKeyError),
+    /// The cloud-config accounts (users, groups, passwords) do not fit this root.
+    #[error(transparent)]
+    Accounts(#[from] accounts::AccountsError),
 }
 
 /// Choices that change how a customization is carried out, not what it means.

@@ -162,15 +162,9 @@ impl super::Source for Guestinfo {
         let mut out = super::SourceData::new("guestinfo", "guestinfo");
         out.warnings
             .extend(data.warnings.iter().map(|w| format!("guestinfo: {w}")));
-        if data.vendordata.is_some() {
-            out.warnings.push(
-                "guestinfo: vendordata is not used by vmcust (it is cloud-init's vendor \
-                 configuration); it is left on the host"
-                    .to_string(),
-            );
-        }
         out.customization = data.customization;
         out.user_data = data.userdata;
+        out.vendor_data = data.vendordata;
         out.redact = data.metadata.redact.clone();
         // Only when the metadata asks to wait: a field like any other, set or not.
         let w = data.metadata.wait_on_network;

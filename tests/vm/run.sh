@@ -43,8 +43,8 @@ accel=${VMCUST_VM_ACCEL:-tcg}
 boot_timeout=${VMCUST_VM_BOOT_TIMEOUT:-480}
 suite=bookworm
 
-# The CI subset: IMC static on networkd and on netplan, and the OVF ISO.
-ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso"
+# The CI subset: IMC static on networkd and on netplan, the OVF ISO, and native cloud-config.
+ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso cloud-config-native"
 
 # shellcheck source=tests/vm/lib.sh
 . "$here/lib.sh"
@@ -101,12 +101,12 @@ stack_packages() {
 }
 
 # variant_packages VARIANT: what an image variant adds to its stack's packages.
-#   sealed      a template with an SSH server, sealed as a Packer build does
+#   sealed      a template with an SSH server and sudo, sealed as a Packer build does
 #   cloud-init  Debian's own cloud-init instead of vmcust (the baseline it is compared to)
 variant_packages() {
     case "$1" in
     "") ;;
-    sealed) echo ",openssh-server" ;;
+    sealed) echo ",openssh-server,sudo" ;;
     cloud-init) echo ",cloud-init" ;;
     *) die "unknown image variant $1" ;;
     esac

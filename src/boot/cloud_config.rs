@@ -1,0 +1,153 @@
+//! Native cloud-config in the boot stages: the current instance's kept user-data (and
+//! vendor-data) read again, and its modules run by `cloud_config::apply`'s drivers — the
+//! early ones on every boot (`bootcmd` per boot, the others once per instance by their
+//! records), the late ones after network-online. Its accounts were applied with the plan
+//! (`engine::native`). A failed module is logged, recorded as degraded, and, in the late
+//! stage, fails the stage; a kill leaves the records for the next run.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+
+use super::late::{USER_DATA, USER_DATA_DONE};
+use super::state;
+use super::{Context, Ending};
+use crate::cloud_config::apply::{self, ModuleOutcome, ModuleReport, StageContext};
+use crate::cloud_config::{userdata, CloudConfig};
+use crate::engine::customize::{user_data_disposition, UserDataDisposition};
+use crate::failure::{Failure, FailureKind};
+use crate::model::InstanceId;
+
+/// The instance's vendor-data, as received.
+pub const VENDOR_DATA: &str = "vendor-data";
+
+/// Which stage's modules.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Which {
+    Early,
+    Late,
+}
+
+/// The newest customized instance and its directory, when its user-data is applied
+/// natively.
+fn current(ctx: &Context) -> Option<(InstanceId, PathBuf, String)> {
+    let newest = state::read_results(&ctx.root).ok()?.into_iter().next()?;
+    if newest.outcome != "done" {
+        return None;
+    }
+    let dir = state::instance_dir(&newest.instance_id);
+    let bytes = ctx.root.read(&dir.join(USER_DATA)).ok().flatten()?;
+    let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
+    let native = user_data_disposition(&bytes, real, ctx.settings.user_data_handler)
+        == UserDataDisposition::Native;
+    let from = newest
+        .origins
+        .get("user-data")
+        .cloned()
+        .unwrap_or_else(|| "user-data".to_string());
+    native.then_some((newest.instance_id, dir, from))
+}
+
+/// The kept user-data of `dir`, read and merged as at customization.
+fn config(ctx: &Context, dir: &Path) -> Result<CloudConfig, Failure> {
+    let read = |name: &str| {
+        ctx.root
+            .read(&dir.join(name))
+            .map_err(|e| Failure::io(format!("reading {}: {e}", dir.join(name).display())))
+    };
+    let user = read(USER_DATA)?.unwrap_or_default();
+    let vendor = read(VENDOR_DATA)?;
+    let got =
+        userdata::read(&user, vendor.as_deref()).map_err(|e| Failure::invalid(e.to_string()))?;
+    Ok(got.config)
+}
+
+/// The early stage's modules for the current instance, on every boot; `Some` ending only
+/// when SIGTERM stopped them.
+pub fn early(ctx: &mut Context) -> Result<Option<Ending>> {
+    let Some((id, dir, from)) = current(ctx) else {
+        return Ok(None);
+    };
+    run(ctx, &id, &dir, &from, Which::Early).map(|e| match e {
+        Ending::Interrupted => Some(Ending::Interrupted),
+        _ => None,
+    })
+}
+
+/// The late stage's modules for instance `id` (directory `dir`).
+pub fn late(ctx: &mut Context, id: &InstanceId, dir: &Path) -> Result<Ending> {
+    let from = state::read_results(&ctx.root)?
+        .into_iter()
+        .find(|r| &r.instance_id == id)
+        .and_then(|r| r.origins.get("user-data").cloned())
+        .unwrap_or_else(|| "user-data".to_string());
+    let ending = run(ctx, id, dir, &from, Which::Late)?;
+    if ending != Ending::Interrupted {
+        ctx.root
+            .write_file(&dir.join(USER_DATA_DONE), b"applied natively\n", 0o644)?;
+    }
+    Ok(ending)
+}
+
+fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which) -> Result<Ending> {
+    let cfg = match config(ctx, dir) {
+        Ok(c) => c,
+        Err(f) => {
+            tracing::error!("cloud-config of instance {id}: {}", f.reason);
+            return Ok(Ending::Failed(f));
+        }
+    };
+    let boot_id = apply::semaphore::boot_id().unwrap_or_else(|_| "unknown-boot".to_string());
+    let mut sctx = StageContext::new(ctx.root.clone(), id.clone(), boot_id, ctx.stop);
+    sctx.command_timeout = ctx.settings.script_timeout;
+    sctx.datasource = from.to_string();
+    let (stage, reports) = match which {
+        Which::Early => (
+            "early",
+            super::timed("cloud-config (early)", || apply::run_early(&sctx, &cfg)),
+        ),
+        Which::Late => (
+            "late",
+            super::timed("cloud-config (late)", || apply::run_late(&sctx, &cfg)),
+        ),
+    };
+    Ok(ending_of(ctx, id, stage, &reports))
+}
+
+/// Logs each module's outcome and turns the reports into the stage's ending.
+fn ending_of(ctx: &Context, id: &InstanceId, stage: &str, reports: &[ModuleReport]) -> Ending {
+    let mut failed = Vec::new();
+    for r in reports {
+        match &r.outcome {
+            ModuleOutcome::Ran { note } => tracing::info!("cloud-config {}: {note}", r.module),
+            ModuleOutcome::Skipped { why } => {
+                tracing::debug!("cloud-config {}: skipped: {why}", r.module)
+            }
+            ModuleOutcome::Failed { why } => {
+                tracing::error!("cloud-config {} failed: {why}", r.module);
+                failed.push(format!(
+                    "cloud-config {} ({stage} stage) failed: {why}",
+                    r.module
+                ));
+            }
+            ModuleOutcome::Interrupted => return Ending::Interrupted,
+        }
+    }
+    if failed.is_empty() {
+        return Ending::Nothing;
+    }
+    let recorded = state::read_results(&ctx.root)
+        .ok()
+        .and_then(|all| all.into_iter().find(|r| &r.instance_id == id))
+        .map(|r| r.degraded)
+        .unwrap_or_default();
+    let new: Vec<String> = failed
+        .iter()
+        .filter(|f| !recorded.contains(f))
+        .cloned()
+        .collect();
+    if !new.is_empty() {
+        state::add_degraded(&ctx.root, id, &new);
+    }
+    Ending::Failed(Failure::new(FailureKind::UserDataFailed, failed.join("; ")))
+}

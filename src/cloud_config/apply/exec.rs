@@ -1,0 +1,125 @@
+//! Running one program of a cloud-config module inside the root being customized,
+//! through [`crate::process`]: its own process group, a cleared environment, a timeout
+//! after which the group is stopped, SIGTERM to vmcust stopping it the same way, bounded
+//! output; chrooted ([`process::Chroot`]) when the root is not `/`, as custom scripts are.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::process::{self, Cmd, Ended, Output};
+use crate::root::Root;
+
+/// Output lines of a failed program kept for its reason.
+pub const KEPT_LINES: usize = 10;
+/// Output lines of one program logged as it runs (the rest is counted).
+pub const LOGGED_LINES: usize = 500;
+
+/// How a program run ended, as a module needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Exit status 0.
+    Succeeded,
+    /// Anything else, with the reason (and the last output lines) for people.
+    Failed(String),
+    /// vmcust was asked to stop: the group was stopped; the module did not finish.
+    Interrupted,
+}
+
+/// One program to run: `program` is a path inside the root.
+#[derive(Debug, Clone)]
+pub struct Program<'a> {
+    /// What runs it, for logs and reasons (`runcmd`, `packages`).
+    pub module: &'a str,
+    /// The program, inside the root.
+    pub program: &'a str,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Environment variables besides `PATH` and `LANG`.
+    pub env: Vec<(String, String)>,
+    /// How long it may run.
+    pub timeout: Duration,
+}
+
+/// Runs `p` inside `root` until it ends, its timeout passes or `stop` is set.
+pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
+    let live = root.path() == Path::new("/");
+    let present = root.is_file(Path::new(p.program));
+    if !present {
+        return RunEnd::Failed(format!(
+            "{}: {} is not in the root; install it in the template",
+            p.module, p.program
+        ));
+    }
+    let cmd = Cmd {
+        program: p.program.into(),
+        args: p.args.clone(),
+        cwd: None,
+        env: p.env.clone(),
+        timeout: p.timeout,
+        grace: Duration::from_secs(5),
+    };
+    let mut tail: VecDeque<String> = VecDeque::new();
+    let mut logged = 0usize;
+    let module = p.module;
+    let mut take = |stream: process::Stream, line: String| {
+        if logged < LOGGED_LINES {
+            tracing::info!(module, stream = stream.name(), "{line}");
+        }
+        logged += 1;
+        if tail.len() == KEPT_LINES {
+            tail.pop_front();
+        }
+        tail.push_back(line);
+    };
+    tracing::info!(module, program = p.program, args = ?p.args, "running");
+    let finished = if live {
+        process::run(&cmd, Output::Lines(&mut take), stop)
+    } else {
+        match process::Chroot::new(root.path()) {
+            Ok(chroot) => process::run_chrooted(&cmd, &chroot, Output::Lines(&mut take), stop),
+            Err(e) => return RunEnd::Failed(format!("{}: {e}", p.module)),
+        }
+    };
+    let what = format!("{}: {}", p.module, p.program);
+    let last = || {
+        if tail.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; its last output: {}",
+                tail.iter().cloned().collect::<Vec<_>>().join(" | ")
+            )
+        }
+    };
+    match finished {
+        Err(e) => RunEnd::Failed(format!("{what} could not be started: {e}")),
+        Ok(f) => match f.ended {
+            Ended::Exited(0) => RunEnd::Succeeded,
+            Ended::Exited(code) => {
+                RunEnd::Failed(format!("{what} exited with status {code}{}", last()))
+            }
+            Ended::Signalled(sig) => {
+                RunEnd::Failed(format!("{what} was killed by signal {sig}{}", last()))
+            }
+            Ended::TimedOut => RunEnd::Failed(format!(
+                "{what} ran longer than {} s and was stopped{}",
+                p.timeout.as_secs(),
+                last()
+            )),
+            Ended::Stopped => RunEnd::Interrupted,
+        },
+    }
+}
+
+/// Runs each program in turn, stopping at the first that does not succeed.
+pub fn run_all(root: &Root, programs: &[Program], stop: &AtomicBool) -> RunEnd {
+    for p in programs {
+        match run(root, p, stop) {
+            RunEnd::Succeeded => {}
+            other => return other,
+        }
+    }
+    RunEnd::Succeeded
+}

@@ -1,0 +1,262 @@
+//! Facts about the root the cloud-config planners need, read in one place so that the
+//! planners stay pure: the distribution, `/etc/passwd` and `/etc/group`, the files
+//! `write_files` appends to, and which of the programs the modules use are installed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::cloud_config::CloudConfig;
+use crate::facts::{RootFacts, ZONEINFO_DIR};
+use crate::process::PATH;
+use crate::root::{Existing, Root};
+
+/// The distribution family, as cloud-init's distro classes split them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Family {
+    /// Debian, Ubuntu and their derivatives.
+    Debian,
+    /// RHEL, CentOS, Fedora, Rocky, Alma, Oracle.
+    Rhel,
+    /// SLES, openSUSE.
+    Suse,
+    /// Anything else.
+    #[default]
+    Other,
+}
+
+/// What a file `write_files` appends to is now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Current {
+    /// Nothing there.
+    Missing,
+    /// A regular file with these contents.
+    File(Vec<u8>),
+    /// A directory, link or other non-file.
+    NotAFile,
+}
+
+/// What the cloud-config planners may know about the root.
+#[derive(Debug, Clone, Default)]
+pub struct CcFacts {
+    /// The engine's own facts (hosts, time zones, Debian family), for the identity
+    /// planner this reuses.
+    pub engine: RootFacts,
+    /// The distribution family.
+    pub family: Family,
+    /// `ID` of `/etc/os-release` (`debian`, `ubuntu`, `rhel`, …), empty if unknown.
+    pub os_id: String,
+    /// `/etc/passwd`, if any.
+    pub passwd: Option<String>,
+    /// `/etc/group`, if any.
+    pub group: Option<String>,
+    /// What each `write_files` path with `append: true` holds now.
+    pub appended: BTreeMap<String, Current>,
+    /// Programs found in the root: name → path inside the root.
+    pub programs: BTreeMap<String, String>,
+}
+
+/// The programs the modules look for, by name on the fixed `PATH`.
+pub const PROGRAMS: &[&str] = &[
+    "apt-get",
+    "dnf",
+    "yum",
+    "zypper",
+    "chronyd",
+    "ntpd",
+    "systemctl",
+    "systemd-run",
+    "shutdown",
+    "growpart",
+    "resize2fs",
+    "xfs_growfs",
+    "btrfs",
+    "update-ca-certificates",
+    "update-ca-trust",
+    "sh",
+];
+
+/// Where systemd keeps `systemd-timesyncd` (it is not on `PATH`).
+pub const TIMESYNCD: &[&str] = &[
+    "/lib/systemd/systemd-timesyncd",
+    "/usr/lib/systemd/systemd-timesyncd",
+];
+
+impl CcFacts {
+    /// Reads what planning `cfg` needs from `root`.
+    pub fn gather(root: &Root, cfg: &CloudConfig) -> Result<CcFacts> {
+        let text = |p: &str| {
+            root.read_text(Path::new(p))
+                .with_context(|| format!("reading {p} in {}", root.path().display()))
+        };
+        let os_release = text("/etc/os-release")?.unwrap_or_default();
+        let (os_id, family) = family_of(&os_release, |p| root.is_file(Path::new(p)));
+        let mut zones_present = std::collections::BTreeSet::new();
+        if let Some(zone) = &cfg.timezone {
+            if root.is_file(&Path::new(ZONEINFO_DIR).join(zone.as_str())) {
+                zones_present.insert(zone.to_string());
+            }
+        }
+        let engine = RootFacts {
+            hosts: text("/etc/hosts")?,
+            zones_present,
+            debian_family: root.is_file(Path::new("/etc/debian_version")),
+            has_etc_timezone: root.is_file(Path::new("/etc/timezone")),
+            ..Default::default()
+        };
+        let mut appended = BTreeMap::new();
+        for f in cfg.write_files.iter().filter(|f| f.append) {
+            let now = match root
+                .existing(Path::new(&f.path))
+                .with_context(|| format!("reading {} in {}", f.path, root.path().display()))?
+            {
+                Existing::Missing => Current::Missing,
+                Existing::File { contents, .. } => Current::File(contents),
+                _ => Current::NotAFile,
+            };
+            appended.insert(f.path.clone(), now);
+        }
+        let mut programs = BTreeMap::new();
+        for name in PROGRAMS {
+            if let Some(p) = which(root, name) {
+                programs.insert(name.to_string(), p);
+            }
+        }
+        for p in TIMESYNCD {
+            if root.is_file(Path::new(p)) {
+                programs.insert("systemd-timesyncd".into(), p.to_string());
+                break;
+            }
+        }
+        Ok(CcFacts {
+            engine,
+            family,
+            os_id,
+            passwd: text("/etc/passwd")?,
+            group: text("/etc/group")?,
+            appended,
+            programs,
+        })
+    }
+
+    /// Whether the root has `program` (a name from [`PROGRAMS`] or `systemd-timesyncd`).
+    pub fn has(&self, program: &str) -> bool {
+        self.programs.contains_key(program)
+    }
+}
+
+/// The path inside the root of `name` on the fixed `PATH`, as a shell would find it.
+pub fn which(root: &Root, name: &str) -> Option<String> {
+    PATH.split(':')
+        .map(|dir| format!("{dir}/{name}"))
+        .find(|p| root.is_file(Path::new(p)))
+}
+
+/// `ID` and the family from `/etc/os-release` text, falling back to the release files
+/// (`exists` says whether a path exists in the root).
+pub fn family_of(os_release: &str, exists: impl Fn(&str) -> bool) -> (String, Family) {
+    let field = |key: &str| {
+        os_release
+            .lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
+            .map(|v| v.trim().trim_matches(['"', '\'']).to_ascii_lowercase())
+            .unwrap_or_default()
+    };
+    let id = field("ID");
+    let like = field("ID_LIKE");
+    let words: Vec<&str> = std::iter::once(id.as_str())
+        .chain(like.split_whitespace())
+        .collect();
+    let any = |names: &[&str]| words.iter().any(|w| names.contains(w));
+    let family = if any(&["debian", "ubuntu"]) {
+        Family::Debian
+    } else if any(&[
+        "rhel",
+        "fedora",
+        "centos",
+        "rocky",
+        "almalinux",
+        "ol",
+        "amzn",
+    ]) {
+        Family::Rhel
+    } else if words
+        .iter()
+        .any(|w| w.starts_with("suse") || w.starts_with("opensuse") || *w == "sles")
+    {
+        Family::Suse
+    } else if exists("/etc/debian_version") {
+        Family::Debian
+    } else if exists("/etc/redhat-release") {
+        Family::Rhel
+    } else if exists("/etc/SuSE-release") {
+        Family::Suse
+    } else {
+        Family::Other
+    };
+    (id, family)
+}
+
+/// The uid of `user` in `/etc/passwd` text.
+pub fn uid_of(passwd: &str, user: &str) -> Option<u32> {
+    crate::facts::accounts::passwd_entries(passwd)
+        .into_iter()
+        .find(|e| e.name == user)
+        .map(|e| e.uid)
+}
+
+/// The gid of `group` in `/etc/group` text (`name:x:gid:members`).
+pub fn gid_of(group: &str, name: &str) -> Option<u32> {
+    group.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() >= 3 && f[0] == name)
+            .then(|| f[2].parse().ok())
+            .flatten()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_from_os_release() {
+        let none = |_: &str| false;
+        let table: &[(&str, &str, Family)] = &[
+            ("ID=debian\n", "debian", Family::Debian),
+            ("ID=ubuntu\nID_LIKE=debian\n", "ubuntu", Family::Debian),
+            (
+                "ID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\n",
+                "rocky",
+                Family::Rhel,
+            ),
+            ("ID=\"sles\"\n", "sles", Family::Suse),
+            (
+                "ID=\"opensuse-leap\"\nID_LIKE=\"suse opensuse\"\n",
+                "opensuse-leap",
+                Family::Suse,
+            ),
+            ("ID=arch\n", "arch", Family::Other),
+        ];
+        for (text, id, fam) in table {
+            assert_eq!(family_of(text, none), (id.to_string(), *fam), "{text}");
+        }
+        assert_eq!(
+            family_of("", |p| p == "/etc/redhat-release").1,
+            Family::Rhel
+        );
+    }
+
+    #[test]
+    fn ids_from_account_files() {
+        let passwd =
+            "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
+        let group = "root:x:0:\n# c\nbad\nwww-data:x:33:\nadm:x:4:syslog\n";
+        assert_eq!(uid_of(passwd, "www-data"), Some(33));
+        assert_eq!(uid_of(passwd, "nobody"), None);
+        assert_eq!(gid_of(group, "adm"), Some(4));
+        assert_eq!(gid_of(group, "bad"), None);
+        assert_eq!(gid_of(group, "wheel"), None);
+    }
+}

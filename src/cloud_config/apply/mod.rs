@@ -1,0 +1,32 @@
+//! Applying a validated [`CloudConfig`](super::CloudConfig) to a root, module by module,
+//! as cloud-init's `cc_*` modules do: pure planners turning the document and
+//! [`facts::CcFacts`] into plan [`Action`](crate::plan::Action)s (write_files, host name
+//! and `/etc/hosts`, time zone, NTP, CA certificates, the final message), runners for
+//! what must run a program (bootcmd, runcmd, packages, growpart/resizefs, power_state,
+//! the NTP and CA follow-up commands), once-only records ([`semaphore`]) and a driver per
+//! boot stage ([`driver::run_early`], [`driver::run_late`]) returning one outcome per
+//! module. docs/cloud-config-modules.md describes each module.
+//!
+//! The accounts modules (users, groups, chpasswd, SSH keys, sudo, ssh_pwauth) are planned
+//! by `src/plan/accounts`, not here.
+
+pub mod certs;
+pub mod commands;
+pub mod disk;
+pub mod driver;
+pub mod error;
+pub mod exec;
+pub mod facts;
+pub mod files;
+pub mod final_message;
+pub mod hostname;
+pub mod ntp;
+pub mod packages;
+pub mod power;
+pub mod preview;
+pub mod semaphore;
+pub mod timezone;
+
+pub use driver::{run_early, run_late, ModuleOutcome, ModuleReport, StageContext};
+pub use error::ModuleError;
+pub use facts::CcFacts;

@@ -1,0 +1,289 @@
+//! `ntp` (cloud-init's `cc_ntp`): the client the root has — chrony, systemd-timesyncd or
+//! ntp, in cloud-init's order of preference — configured with the servers and pools
+//! (cloud-init's `N.<distro>.pool.ntp.org` pools when none are given), in the shape of
+//! cloud-init's templates; the service is enabled and restarted in the late stage.
+
+use crate::cloud_config::CloudConfig;
+use crate::plan::{Action, Contents};
+
+use super::error::ModuleError;
+use super::facts::{CcFacts, Family};
+
+/// The NTP clients vmcust configures, in cloud-init's order of preference
+/// (`PREFERRED_NTP_CLIENTS`, without `ntpdate`, which keeps no running service).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Client {
+    /// chrony.
+    Chrony,
+    /// systemd-timesyncd.
+    Timesyncd,
+    /// The reference ntpd.
+    Ntp,
+}
+
+impl Client {
+    /// cloud-init's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Client::Chrony => "chrony",
+            Client::Timesyncd => "systemd-timesyncd",
+            Client::Ntp => "ntp",
+        }
+    }
+
+    /// The program whose presence says the client is installed (cloud-init's `check_exe`).
+    fn program(self) -> &'static str {
+        match self {
+            Client::Chrony => "chronyd",
+            Client::Timesyncd => "systemd-timesyncd",
+            Client::Ntp => "ntpd",
+        }
+    }
+
+    /// Its configuration file on `family`.
+    pub fn config_path(self, family: Family) -> &'static str {
+        match (self, family) {
+            (Client::Chrony, Family::Debian) => "/etc/chrony/chrony.conf",
+            (Client::Chrony, _) => "/etc/chrony.conf",
+            (Client::Timesyncd, Family::Debian) => "/etc/systemd/timesyncd.conf.d/cloud-init.conf",
+            (Client::Timesyncd, _) => "/etc/systemd/timesyncd.conf",
+            (Client::Ntp, _) => "/etc/ntp.conf",
+        }
+    }
+
+    /// Its systemd service on `family`.
+    pub fn service(self, family: Family) -> &'static str {
+        match (self, family) {
+            (Client::Chrony, Family::Debian) => "chrony",
+            (Client::Chrony, _) => "chronyd",
+            (Client::Timesyncd, _) => "systemd-timesyncd",
+            (Client::Ntp, Family::Debian) => "ntp",
+            (Client::Ntp, _) => "ntpd",
+        }
+    }
+}
+
+/// What `ntp` does: the configuration file, then the late-stage commands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NtpPlan {
+    /// The client chosen.
+    pub client: Client,
+    /// The configuration file.
+    pub actions: Vec<Action>,
+    /// `systemctl enable` and `systemctl reload-or-restart` of its service.
+    pub commands: Vec<Vec<String>>,
+}
+
+/// Plans `cfg.ntp`; `None` without it or with `enabled: false`.
+pub fn plan_ntp(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<NtpPlan>, ModuleError> {
+    let Some(ntp) = cfg.ntp.as_ref().filter(|n| n.enabled) else {
+        return Ok(None);
+    };
+    let all = [Client::Chrony, Client::Timesyncd, Client::Ntp];
+    let client = match ntp.ntp_client.as_str() {
+        "auto" => all
+            .into_iter()
+            .find(|c| facts.has(c.program()))
+            .ok_or_else(|| ModuleError::NoNtpClient {
+                wanted: "chrony, systemd-timesyncd or ntp".into(),
+            })?,
+        name => {
+            let c = all
+                .into_iter()
+                .find(|c| c.name() == name)
+                .ok_or_else(|| ModuleError::NtpClientNotSupported(name.to_string()))?;
+            if !facts.has(c.program()) {
+                return Err(ModuleError::NoNtpClient {
+                    wanted: name.to_string(),
+                });
+            }
+            c
+        }
+    };
+    let (servers, pools) = if ntp.servers.is_empty() && ntp.pools.is_empty() {
+        (Vec::new(), default_pools(&facts.os_id))
+    } else {
+        (ntp.servers.clone(), ntp.pools.clone())
+    };
+    let text = match client {
+        Client::Chrony => chrony_conf(facts.family, &servers, &pools),
+        Client::Timesyncd => timesyncd_conf(&servers, &pools),
+        Client::Ntp => ntp_conf(&servers, &pools),
+    };
+    let service = client.service(facts.family).to_string();
+    let systemctl = |verb: &str| vec!["systemctl".to_string(), verb.to_string(), service.clone()];
+    Ok(Some(NtpPlan {
+        client,
+        actions: vec![Action::WriteFile {
+            path: client.config_path(facts.family).into(),
+            mode: 0o644,
+            contents: Contents::text(text),
+            purpose: "cloud-config ntp",
+        }],
+        commands: vec![systemctl("enable"), systemctl("reload-or-restart")],
+    }))
+}
+
+/// cloud-init's `generate_server_names`: `0..3.<distro>.pool.ntp.org` (SLES uses
+/// openSUSE's pools; an unknown distribution the global ones).
+pub fn default_pools(os_id: &str) -> Vec<String> {
+    let distro = match os_id {
+        "sles" => "opensuse",
+        "" | "alpine" | "eurolinux" => "",
+        other => other,
+    };
+    (0..4)
+        .map(|n| match distro {
+            "" => format!("{n}.pool.ntp.org"),
+            d => format!("{n}.{d}.pool.ntp.org"),
+        })
+        .collect()
+}
+
+const HEADER: &str = "# Written by vmcust from the cloud-config's ntp key.\n";
+
+/// chrony.conf in the shape of cloud-init's `chrony.conf.<distro>` templates.
+pub fn chrony_conf(family: Family, servers: &[String], pools: &[String]) -> String {
+    let mut s = String::from(HEADER);
+    if !pools.is_empty() {
+        s.push_str("# pools\n");
+        for p in pools {
+            s.push_str(&format!("pool {p} iburst\n"));
+        }
+    }
+    if !servers.is_empty() {
+        s.push_str("# servers\n");
+        for p in servers {
+            s.push_str(&format!("server {p} iburst\n"));
+        }
+    }
+    s.push('\n');
+    s.push_str(match family {
+        Family::Debian => {
+            "keyfile /etc/chrony/chrony.keys\ndriftfile /var/lib/chrony/chrony.drift\n\
+             logdir /var/log/chrony\nmaxupdateskew 100.0\nrtcsync\nmakestep 1 3\n"
+        }
+        _ => {
+            "driftfile /var/lib/chrony/drift\nmakestep 1.0 3\nrtcsync\n\
+             logdir /var/log/chrony\n"
+        }
+    });
+    s
+}
+
+/// A timesyncd drop-in in the shape of cloud-init's `timesyncd.conf` template.
+pub fn timesyncd_conf(servers: &[String], pools: &[String]) -> String {
+    let all: Vec<&str> = servers.iter().chain(pools).map(String::as_str).collect();
+    format!(
+        "{HEADER}# See timesyncd.conf(5) for details.\n\n[Time]\nNTP={}\n",
+        all.join(" ")
+    )
+}
+
+/// ntp.conf in the shape of cloud-init's `ntp.conf.<distro>` templates.
+pub fn ntp_conf(servers: &[String], pools: &[String]) -> String {
+    let mut s = String::from(HEADER);
+    s.push_str(
+        "driftfile /var/lib/ntp/ntp.drift\n\
+         restrict -4 default kod notrap nomodify nopeer noquery limited\n\
+         restrict -6 default kod notrap nomodify nopeer noquery limited\n\
+         restrict 127.0.0.1\nrestrict ::1\nrestrict source notrap nomodify noquery\n",
+    );
+    for p in pools {
+        s.push_str(&format!("pool {p} iburst\n"));
+    }
+    for p in servers {
+        s.push_str(&format!("server {p} iburst\n"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud_config::document;
+
+    fn facts(family: Family, os_id: &str, programs: &[&str]) -> CcFacts {
+        CcFacts {
+            family,
+            os_id: os_id.into(),
+            programs: programs
+                .iter()
+                .map(|p| (p.to_string(), format!("/usr/sbin/{p}")))
+                .collect(),
+            ..Default::default()
+        }
+    }
+
+    fn file(p: &NtpPlan) -> (String, String) {
+        match &p.actions[0] {
+            Action::WriteFile { path, contents, .. } => {
+                (path.display().to_string(), contents.display().into_owned())
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn client_choice_and_files() {
+        let deb = facts(Family::Debian, "debian", &["chronyd", "systemd-timesyncd"]);
+        let (cfg, _) =
+            document::from_text("ntp: {servers: [ntp.example.com], pools: [pool.example.org]}");
+        let p = plan_ntp(&cfg, &deb).unwrap().unwrap();
+        assert_eq!(p.client, Client::Chrony);
+        let (path, text) = file(&p);
+        assert_eq!(path, "/etc/chrony/chrony.conf");
+        assert!(
+            text.starts_with(&format!("{HEADER}# pools\npool pool.example.org iburst\n# servers\nserver ntp.example.com iburst\n\nkeyfile /etc/chrony/chrony.keys\n")),
+            "{text}"
+        );
+        assert_eq!(
+            p.commands,
+            [
+                ["systemctl", "enable", "chrony"],
+                ["systemctl", "reload-or-restart", "chrony"]
+            ]
+        );
+
+        let only_timesyncd = facts(Family::Debian, "debian", &["systemd-timesyncd"]);
+        let (cfg, _) = document::from_text("ntp: {}");
+        let p = plan_ntp(&cfg, &only_timesyncd).unwrap().unwrap();
+        let (path, text) = file(&p);
+        assert_eq!(path, "/etc/systemd/timesyncd.conf.d/cloud-init.conf");
+        assert!(text.ends_with("[Time]\nNTP=0.debian.pool.ntp.org 1.debian.pool.ntp.org 2.debian.pool.ntp.org 3.debian.pool.ntp.org\n"), "{text}");
+
+        let rhel = facts(Family::Rhel, "rocky", &["chronyd", "ntpd"]);
+        let (cfg, _) = document::from_text("ntp: {ntp_client: ntp, servers: [192.0.2.1]}");
+        let p = plan_ntp(&cfg, &rhel).unwrap().unwrap();
+        let (path, text) = file(&p);
+        assert_eq!(path, "/etc/ntp.conf");
+        assert!(text.ends_with("server 192.0.2.1 iburst\n"), "{text}");
+        assert_eq!(p.commands[1][2], "ntpd");
+
+        for (doc, f, want) in [
+            (
+                "ntp: {}",
+                facts(Family::Debian, "debian", &[]),
+                "no NTP client",
+            ),
+            (
+                "ntp: {ntp_client: chrony}",
+                only_timesyncd.clone(),
+                "no NTP client (chrony)",
+            ),
+            (
+                "ntp: {ntp_client: openntpd}",
+                deb.clone(),
+                "not configured by vmcust",
+            ),
+        ] {
+            let (cfg, _) = document::from_text(doc);
+            let e = plan_ntp(&cfg, &f).unwrap_err().to_string();
+            assert!(e.contains(want), "{doc}: {e}");
+        }
+        let (cfg, _) = document::from_text("ntp: {enabled: false}");
+        assert_eq!(plan_ntp(&cfg, &deb).unwrap(), None);
+        assert_eq!(default_pools("sles")[0], "0.opensuse.pool.ntp.org");
+        assert_eq!(default_pools("")[3], "3.pool.ntp.org");
+    }
+}

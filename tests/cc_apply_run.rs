@@ -1,0 +1,308 @@
+//! The cloud-config runners and drivers (src/cloud_config/apply) on a scratch root with a
+//! real shell, chrooted as custom scripts are: bootcmd and runcmd run once as their
+//! frequency says, a failing or hanging command fails its module, packages run the
+//! root's apt-get with exactly cloud-init's command lines, write_files gets owners from
+//! the root's own account files.
+
+mod support;
+
+use std::fs;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use vmcust::cloud_config::apply::{run_early, run_late, ModuleOutcome, ModuleReport, StageContext};
+use vmcust::cloud_config::{document, CloudConfig};
+use vmcust::model::InstanceId;
+use vmcust::root::Root;
+
+/// A scratch root with `/bin/sh`, account files of our own and a Debian marker.
+fn root() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    support::install_shell(d.path());
+    let etc = d.path().join("etc");
+    fs::create_dir_all(&etc).unwrap();
+    fs::write(
+        etc.join("passwd"),
+        "root:x:0:0:root:/root:/bin/sh\nweb:x:1500:1600::/srv/web:/bin/sh\n",
+    )
+    .unwrap();
+    fs::write(etc.join("group"), "root:x:0:\nweb:x:1600:\nops:x:1700:\n").unwrap();
+    fs::write(etc.join("os-release"), "ID=debian\n").unwrap();
+    fs::write(etc.join("debian_version"), "12.0\n").unwrap();
+    fs::create_dir_all(d.path().join("root")).unwrap();
+    d
+}
+
+fn cfg(doc: &str) -> CloudConfig {
+    let (cfg, problems) = document::from_text(doc);
+    assert!(problems.is_empty(), "{doc}: {problems:?}");
+    cfg
+}
+
+fn ctx<'a>(dir: &Path, boot: &str, stop: &'a AtomicBool) -> StageContext<'a> {
+    let mut c = StageContext::new(
+        Root::new(dir).unwrap(),
+        InstanceId::parse("i-test").unwrap(),
+        boot.into(),
+        stop,
+    );
+    c.command_timeout = Duration::from_secs(20);
+    c
+}
+
+fn outcome<'r>(reports: &'r [ModuleReport], module: &str) -> &'r ModuleOutcome {
+    &reports
+        .iter()
+        .find(|r| r.module == module)
+        .unwrap_or_else(|| panic!("no {module} in {reports:?}"))
+        .outcome
+}
+
+fn read(dir: &Path, p: &str) -> String {
+    fs::read_to_string(dir.join(p.trim_start_matches('/'))).unwrap_or_default()
+}
+
+#[test]
+fn runcmd_runs_once_per_instance_and_bootcmd_once_per_boot() {
+    let d = root();
+    let stop = AtomicBool::new(false);
+    let c = cfg("bootcmd:\n- echo \"boot $INSTANCE_ID\" >> /root/log\n\
+         runcmd:\n- echo run >> /root/log\n- [sh, -c, 'echo \"$0 it''s\" >> /root/log', quoted]\n");
+    let early = run_early(&ctx(d.path(), "boot-1", &stop), &c);
+    assert!(
+        matches!(outcome(&early, "bootcmd"), ModuleOutcome::Ran { .. }),
+        "{early:?}"
+    );
+    let late = run_late(&ctx(d.path(), "boot-1", &stop), &c);
+    assert!(
+        matches!(outcome(&late, "runcmd"), ModuleOutcome::Ran { .. }),
+        "{late:?}"
+    );
+    assert_eq!(
+        read(d.path(), "/root/log"),
+        "boot i-test\nrun\nquoted it's\n"
+    );
+    // The same boot again: nothing runs twice.
+    let early = run_early(&ctx(d.path(), "boot-1", &stop), &c);
+    let late = run_late(&ctx(d.path(), "boot-1", &stop), &c);
+    for (r, m) in [(&early, "bootcmd"), (&late, "runcmd")] {
+        assert!(
+            matches!(outcome(r, m), ModuleOutcome::Skipped { why } if why.starts_with("already ran")),
+            "{r:?}"
+        );
+    }
+    // The next boot: bootcmd again, runcmd not.
+    run_early(&ctx(d.path(), "boot-2", &stop), &c);
+    run_late(&ctx(d.path(), "boot-2", &stop), &c);
+    assert_eq!(
+        read(d.path(), "/root/log"),
+        "boot i-test\nrun\nquoted it's\nboot i-test\n"
+    );
+    // The script is cloud-init's shellify of the entries.
+    assert_eq!(
+        read(d.path(), "/var/lib/vmcust/instances/i-test/scripts/runcmd"),
+        "#!/bin/sh\necho run >> /root/log\n'sh' '-c' 'echo \"$0 it'\\''s\" >> /root/log' 'quoted'\n"
+    );
+}
+
+#[test]
+fn a_failing_or_hanging_runcmd_fails_the_module_once() {
+    let d = root();
+    let stop = AtomicBool::new(false);
+    let late = run_late(
+        &ctx(d.path(), "b", &stop),
+        &cfg("runcmd: ['echo oops >&2; exit 3']"),
+    );
+    match outcome(&late, "runcmd") {
+        ModuleOutcome::Failed { why } => {
+            assert!(
+                why.contains("exited with status 3") && why.contains("oops"),
+                "{why}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // Reported once; the next run does not run it again.
+    let again = run_late(
+        &ctx(d.path(), "b", &stop),
+        &cfg("runcmd: ['echo oops >&2; exit 3']"),
+    );
+    assert!(
+        matches!(outcome(&again, "runcmd"), ModuleOutcome::Skipped { why } if why.contains("failed")),
+        "{again:?}"
+    );
+
+    let d = root();
+    let mut c = ctx(d.path(), "b", &stop);
+    c.command_timeout = Duration::from_millis(500);
+    let t = std::time::Instant::now();
+    let late = run_late(&c, &cfg("runcmd: ['sleep 30 & sleep 30']"));
+    assert!(t.elapsed() < Duration::from_secs(15), "{:?}", t.elapsed());
+    assert!(
+        matches!(outcome(&late, "runcmd"), ModuleOutcome::Failed { why } if why.contains("ran longer than")),
+        "{late:?}"
+    );
+}
+
+#[test]
+fn packages_run_the_roots_apt_get_with_cloud_inits_command_lines() {
+    let d = root();
+    let apt = d.path().join("usr/bin/apt-get");
+    fs::create_dir_all(apt.parent().unwrap()).unwrap();
+    // Our own stand-in: records its arguments and the front end it was given.
+    fs::write(
+        &apt,
+        "#!/bin/sh\necho \"$DEBIAN_FRONTEND $*\" >> /root/apt\n",
+    )
+    .unwrap();
+    fs::set_permissions(&apt, fs::Permissions::from_mode(0o755)).unwrap();
+    let stop = AtomicBool::new(false);
+    let c = cfg("packages: [nginx, [libc6, 2.36-9+deb12u4]]\npackage_upgrade: true\n");
+    let late = run_late(&ctx(d.path(), "b", &stop), &c);
+    assert!(
+        matches!(outcome(&late, "package_update_upgrade_install"), ModuleOutcome::Ran { note } if note.contains("apt-get")),
+        "{late:?}"
+    );
+    let opts = "--option=Dpkg::Options::=--force-confold --option=Dpkg::options::=--force-unsafe-io --assume-yes --quiet";
+    assert_eq!(
+        read(d.path(), "/root/apt"),
+        format!(
+            "noninteractive {opts} update\nnoninteractive {opts} dist-upgrade\nnoninteractive {opts} install nginx libc6=2.36-9+deb12u4\n"
+        )
+    );
+    // A failing apt-get fails the module, naming it.
+    let d = root();
+    let apt = d.path().join("usr/bin/apt-get");
+    fs::create_dir_all(apt.parent().unwrap()).unwrap();
+    fs::write(
+        &apt,
+        "#!/bin/sh\necho 'E: Unable to locate package nope'\nexit 100\n",
+    )
+    .unwrap();
+    fs::set_permissions(&apt, fs::Permissions::from_mode(0o755)).unwrap();
+    let late = run_late(&ctx(d.path(), "b", &stop), &cfg("packages: [nope]"));
+    assert!(
+        matches!(outcome(&late, "package_update_upgrade_install"), ModuleOutcome::Failed { why } if why.contains("status 100") && why.contains("Unable to locate")),
+        "{late:?}"
+    );
+    // No package manager at all.
+    let d = root();
+    let late = run_late(&ctx(d.path(), "b", &stop), &cfg("packages: [nginx]"));
+    assert!(
+        matches!(outcome(&late, "package_update_upgrade_install"), ModuleOutcome::Failed { why } if why.contains("no package manager")),
+        "{late:?}"
+    );
+}
+
+#[test]
+fn write_files_early_and_deferred_with_owners() {
+    let d = root();
+    fs::write(d.path().join("etc/motd"), "hello\n").unwrap();
+    let stop = AtomicBool::new(false);
+    let c = cfg("write_files:\n\
+         - {path: /srv/web/index.html, content: hi, owner: 'web:ops', permissions: '0640'}\n\
+         - {path: /etc/motd, content: \"more\\n\", append: true}\n\
+         - {path: /etc/late.conf, content: late, defer: true}\n");
+    let early = run_early(&ctx(d.path(), "b", &stop), &c);
+    assert!(
+        matches!(outcome(&early, "write_files"), ModuleOutcome::Ran { .. }),
+        "{early:?}"
+    );
+    let m = fs::metadata(d.path().join("srv/web/index.html")).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (1500, 1700, 0o640));
+    assert_eq!(read(d.path(), "/etc/motd"), "hello\nmore\n");
+    assert!(!d.path().join("etc/late.conf").exists());
+    let late = run_late(&ctx(d.path(), "b", &stop), &c);
+    assert!(
+        matches!(
+            outcome(&late, "write_files_deferred"),
+            ModuleOutcome::Ran { .. }
+        ),
+        "{late:?}"
+    );
+    assert_eq!(read(d.path(), "/etc/late.conf"), "late");
+    // Appending is per instance: a second run does not append again.
+    run_early(&ctx(d.path(), "b2", &stop), &c);
+    assert_eq!(read(d.path(), "/etc/motd"), "hello\nmore\n");
+
+    // An owner the root lacks fails the module and writes nothing of it.
+    let d = root();
+    let c = cfg("write_files:\n- {path: /etc/a, content: a}\n- {path: /etc/b, content: b, owner: 'ghost:root'}\n");
+    let early = run_early(&ctx(d.path(), "b", &stop), &c);
+    assert!(
+        matches!(outcome(&early, "write_files"), ModuleOutcome::Failed { why } if why.contains("write_files[1]") && why.contains("ghost")),
+        "{early:?}"
+    );
+    assert!(!d.path().join("etc/a").exists());
+}
+
+#[test]
+fn host_name_time_zone_and_what_another_root_never_gets() {
+    let d = root();
+    fs::write(d.path().join("etc/hosts"), "127.0.0.1 localhost\n").unwrap();
+    let zone = d.path().join("usr/share/zoneinfo/Europe");
+    fs::create_dir_all(&zone).unwrap();
+    fs::write(zone.join("Berlin"), "TZif").unwrap();
+    let stop = AtomicBool::new(false);
+    let c = cfg(
+        "fqdn: web.example.com\nmanage_etc_hosts: localhost\ntimezone: Europe/Berlin\n\
+         power_state: {mode: reboot}\nfinal_message: done after $UPTIME s\n",
+    );
+    let early = run_early(&ctx(d.path(), "b", &stop), &c);
+    assert_eq!(read(d.path(), "/etc/hostname"), "web\n");
+    assert_eq!(
+        read(d.path(), "/etc/hosts"),
+        "127.0.0.1 localhost\n127.0.1.1\tweb.example.com\tweb\n"
+    );
+    for m in ["growpart", "resizefs"] {
+        assert!(
+            matches!(outcome(&early, m), ModuleOutcome::Skipped { why } if why.contains("not the running system")),
+            "{early:?}"
+        );
+    }
+    let late = run_late(&ctx(d.path(), "b", &stop), &c);
+    assert_eq!(
+        fs::read_link(d.path().join("etc/localtime")).unwrap(),
+        Path::new("/usr/share/zoneinfo/Europe/Berlin")
+    );
+    assert_eq!(read(d.path(), "/etc/timezone"), "Europe/Berlin\n");
+    assert!(
+        matches!(outcome(&late, "power_state_change"), ModuleOutcome::Skipped { why } if why.contains("not the running system")),
+        "{late:?}"
+    );
+    assert!(
+        matches!(outcome(&late, "final_message"), ModuleOutcome::Ran { note } if note.starts_with("done after ") && !note.contains('$')),
+        "{late:?}"
+    );
+    let order: Vec<&str> = late.iter().map(|r| r.module).collect();
+    assert_eq!(order, vmcust::cloud_config::apply::driver::LATE_MODULES);
+}
+
+#[test]
+fn an_owned_file_is_unchanged_only_with_its_contents_mode_and_owner() {
+    use vmcust::apply::{apply, dry_run, Change};
+    use vmcust::plan::{Action, Contents, Plan};
+    let d = root();
+    let r = Root::new(d.path()).unwrap();
+    let plan = Plan {
+        actions: vec![Action::WriteOwnedFile {
+            path: "/srv/owned".into(),
+            mode: 0o600,
+            uid: 1500,
+            gid: 1700,
+            contents: Contents::sensitive(b"secret".to_vec()),
+            purpose: "test",
+        }],
+    };
+    assert_eq!(apply(&r, &plan).unwrap(), [Change::Created]);
+    assert_eq!(dry_run(&r, &plan).unwrap(), [Change::Unchanged]);
+    let f = d.path().join("srv/owned");
+    std::os::unix::fs::chown(&f, Some(0), Some(0)).unwrap();
+    assert_eq!(dry_run(&r, &plan).unwrap(), [Change::Updated]);
+    assert_eq!(apply(&r, &plan).unwrap(), [Change::Updated]);
+    let m = fs::metadata(&f).unwrap();
+    assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (1500, 1700, 0o600));
+    assert!(!format!("{plan:?}").contains("secret"));
+}

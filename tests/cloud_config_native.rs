@@ -1,0 +1,239 @@
+//! Native cloud-config at boot: `#cloud-config` user-data from guestinfo applied by vmcust
+//! itself on a root without cloud-init — its accounts with the plan, what it does not
+//! apply named (the customization ends degraded, `status` exits 2), a bad document
+//! refused with its line and nothing changed.
+
+mod support;
+
+use std::fs;
+use std::process::Command;
+
+use support::text;
+use support::vm::Vm;
+
+const KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f ops@example";
+
+/// A VM whose root has the account files a Debian system has.
+fn vm_with_accounts() -> Vm {
+    let vm = Vm::new();
+    fs::write(
+        vm.path("/etc/group"),
+        "root:x:0:\nsudo:x:27:\nusers:x:100:\nnogroup:x:65534:\n",
+    )
+    .unwrap();
+    fs::write(
+        vm.path("/etc/gshadow"),
+        "root:*::\nsudo:*::\nusers:*::\nnogroup:*::\n",
+    )
+    .unwrap();
+    fs::create_dir_all(vm.path("/etc/skel")).unwrap();
+    fs::create_dir_all(vm.path("/home")).unwrap();
+    fs::write(vm.path("/etc/skel/.profile"), "# profile\n").unwrap();
+    vm
+}
+
+fn user_data(vm: &Vm, doc: &str) {
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: cc-native-1\nlocal-hostname: cc-vm\n",
+    )
+    .unwrap();
+    fs::write(vm.host.path().join("guestinfo.userdata"), doc).unwrap();
+}
+
+fn status(vm: &Vm) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["status", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap();
+    (out.status.code(), text(&out.stdout))
+}
+
+#[test]
+fn a_sudo_user_with_a_key_is_created_without_cloud_init() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        &format!(
+            "#cloud-config\ngroups: [ops]\nusers:\n  - name: alice\n    groups: [ops, sudo]\n    sudo: ALL=(ALL) NOPASSWD:ALL\n    shell: /bin/bash\n    ssh_authorized_keys:\n      - {KEY}\n"
+        ),
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let passwd = fs::read_to_string(vm.path("/etc/passwd")).unwrap();
+    let alice = passwd
+        .lines()
+        .find(|l| l.starts_with("alice:"))
+        .unwrap_or_else(|| panic!("no alice in\n{passwd}"));
+    assert!(alice.ends_with(":/home/alice:/bin/bash"), "{alice}");
+    let group = fs::read_to_string(vm.path("/etc/group")).unwrap();
+    assert!(
+        group
+            .lines()
+            .any(|l| l.starts_with("ops:") && l.ends_with(":alice")),
+        "{group}"
+    );
+    assert!(group.lines().any(|l| l == "sudo:x:27:alice"), "{group}");
+    let shadow = fs::read_to_string(vm.path("/etc/shadow")).unwrap();
+    assert!(
+        shadow.lines().any(|l| l.starts_with("alice:!")),
+        "locked by default, as cloud-init: {shadow}"
+    );
+    let keys = fs::read_to_string(vm.path("/home/alice/.ssh/authorized_keys")).unwrap();
+    assert!(keys.contains(KEY), "{keys}");
+    let sudoers = fs::read_dir(vm.path("/etc/sudoers.d"))
+        .unwrap()
+        .map(|e| fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect::<String>();
+    assert!(
+        sudoers.contains("alice ALL=(ALL) NOPASSWD:ALL"),
+        "{sudoers}"
+    );
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let (code, st) = status(&vm);
+    assert_eq!(code, Some(0), "{st}");
+    // A second boot changes nothing.
+    let before = vm.state();
+    let again = vm.run("early");
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(vm.state(), before);
+}
+
+/// What vmcust reads but does not apply is never dropped silently: the customization
+/// ends degraded and `status` names the key and exits 2.
+#[test]
+fn a_key_vmcust_does_not_apply_ends_degraded() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        "#cloud-config\nusers: [{name: bob}]\napt:\n  primary: [{arches: [default], uri: 'http://mirror.invalid/debian'}]\n",
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let log = text(&early.stderr);
+    assert!(
+        log.contains("not applied: ") && log.contains("apt"),
+        "{log}"
+    );
+    assert!(fs::read_to_string(vm.path("/etc/passwd"))
+        .unwrap()
+        .contains("\nbob:"));
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let (code, st) = status(&vm);
+    assert_eq!(code, Some(2), "{st}");
+    assert!(st.contains("degraded: ") && st.contains("apt"), "{st}");
+}
+
+/// A cloud-config with a wrong value is refused whole, naming its line and key; nothing
+/// is changed.
+#[test]
+fn a_bad_cloud_config_changes_nothing() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        "#cloud-config\nusers:\n  - name: carol\n    shell: bash\n",
+    );
+    let before = vm.state();
+    let early = vm.run("early");
+    let err = text(&early.stderr);
+    assert_eq!(early.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("line 4") && err.contains("users[0].shell"),
+        "{err}"
+    );
+    let mut after = vm.state();
+    after.retain(|p, _| !p.starts_with("var/lib/vmcust"));
+    let mut before = before;
+    before.retain(|p, _| !p.starts_with("var/lib/vmcust"));
+    assert_eq!(after, before);
+}
+
+/// `plan` shows the users and groups the cloud-config creates, and what is not applied.
+#[test]
+fn plan_shows_the_accounts_and_what_is_not_applied() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        "#cloud-config\ngroups: [ops]\nusers: [{name: dave, groups: [ops]}]\nsnap: {commands: [ls]}\n",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["plan", "--root"])
+        .arg(vm.root.path())
+        .arg("--guestinfo-dir")
+        .arg(vm.host.path())
+        .output()
+        .unwrap();
+    let plan = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(plan.contains("cloud-config users: dave"), "{plan}");
+    assert!(plan.contains("cloud-config groups: ops"), "{plan}");
+    assert!(plan.contains("/etc/passwd"), "{plan}");
+    assert!(
+        plan.contains("not applied: ") && plan.contains("snap"),
+        "{plan}"
+    );
+}
+
+/// Files, `bootcmd` and `runcmd` at boot: the file is written in the early stage, runcmd
+/// runs once in the late stage, and a second boot runs bootcmd again and nothing else.
+#[test]
+fn bootcmd_every_boot_runcmd_and_files_once() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        "#cloud-config\nwrite_files:\n  - path: /etc/motd.d/welcome\n    content: hello\n    permissions: '0640'\nbootcmd:\n  - echo boot >> /var/tmp/bootcmd-runs\nruncmd:\n  - [sh, -c, 'echo run >> /var/tmp/runcmd-runs']\n",
+    );
+    fs::create_dir_all(vm.path("/var/tmp")).unwrap();
+    for (boot, boots) in [(1, "boot\n"), (2, "boot\nboot\n")] {
+        let early = vm.run("early");
+        assert_eq!(
+            early.status.code(),
+            Some(0),
+            "boot {boot}: {}",
+            text(&early.stderr)
+        );
+        let late = vm.run("late");
+        assert_eq!(
+            late.status.code(),
+            Some(0),
+            "boot {boot}: {}",
+            text(&late.stderr)
+        );
+        let runs = |f: &str| fs::read_to_string(vm.path(f)).unwrap_or_default();
+        assert_eq!(runs("/var/tmp/bootcmd-runs"), boots, "boot {boot}");
+        assert_eq!(runs("/var/tmp/runcmd-runs"), "run\n", "boot {boot}");
+        // A new boot: the per-boot record is keyed by the boot id.
+        let sem = vm.path("/var/lib/vmcust/instances");
+        assert!(sem.is_dir());
+        if boot == 1 {
+            fake_next_boot(&vm);
+        }
+    }
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/motd.d/welcome")).unwrap(),
+        "hello"
+    );
+    let (code, st) = status(&vm);
+    assert_eq!(code, Some(0), "{st}");
+}
+
+/// The per-boot records name the boot id they were made in: removing them is what a new
+/// boot id amounts to for the next run.
+fn fake_next_boot(vm: &Vm) {
+    let mut stack = vec![vm.path("/var/lib/vmcust")];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.to_string_lossy().contains("bootcmd") && p.to_string_lossy().contains("sem")
+            {
+                fs::remove_file(&p).unwrap();
+            }
+        }
+    }
+}

@@ -1,0 +1,80 @@
+# shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
+# A template without cloud-init that serves Terraform/govc users: guestinfo metadata with
+# a network matched by name (`match: name: "en*"`, as cloud-init's VMware docs write it)
+# and `#cloud-config` user-data creating a sudo user with an SSH key. vmcust applies both
+# itself; the user then logs in over SSH with the key and `sudo -n true` works. The second
+# boot changes nothing.
+stack=networkd
+variant=sealed
+describe="guestinfo #cloud-config without cloud-init: a sudo user with a key logs in over SSH (sudo -n true), the network matched by name; a second boot changes nothing"
+
+scenario_prepare() {
+    local g=$scn_dir/disk/host/guestinfo
+    rm -f "$scn_dir/disk/host/id_ed25519" "$scn_dir/disk/host/id_ed25519.pub"
+    ssh-keygen -q -t ed25519 -N '' -C alice@vmtest -f "$scn_dir/disk/host/id_ed25519"
+    chmod 600 "$scn_dir/disk/host/id_ed25519"
+    cat >"$g/guestinfo.metadata" <<'META'
+instance-id: cc-native-0001
+local-hostname: cc-native
+network:
+  version: 2
+  ethernets:
+    lan:
+      match:
+        name: "en*"
+      addresses: [192.168.71.40/24]
+      routes:
+        - to: default
+          via: 192.168.71.1
+      nameservers:
+        addresses: [192.168.71.2]
+META
+    {
+        printf '#cloud-config\ngroups: [ops]\nusers:\n  - name: alice\n'
+        printf '    groups: [ops]\n    sudo: ALL=(ALL) NOPASSWD:ALL\n    shell: /bin/bash\n'
+        printf '    ssh_authorized_keys:\n      - %s\n' "$(cat "$scn_dir/disk/host/id_ed25519.pub")"
+    } | base64 -w0 >"$g/guestinfo.userdata"
+    printf 'base64' >"$g/guestinfo.userdata.encoding"
+    # At the console after each boot: log in as alice with the key, ask sudo, and note
+    # what the account files are, to compare the two boots.
+    local n
+    for n in 1 2; do
+        cat >"$scn_dir/disk/host/after-boot-$n" <<EOF
+out=/vmtest/results/boot-$n
+ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \\
+    -i /vmtest/host/id_ed25519 alice@127.0.0.1 'id -un; id -Gn; sudo -n true && echo sudo-ok' \\
+    >"\$out/ssh.txt" 2>&1
+echo "ssh exit=\$?" >>"\$out/ssh.txt"
+sha256sum /etc/passwd /etc/group /etc/shadow /etc/gshadow /etc/sudoers.d/* \\
+    /home/alice/.ssh/authorized_keys >"\$out/accounts.sha" 2>&1
+EOF
+    done
+}
+
+scenario_boots() {
+    boot 1
+    boot 2
+}
+
+scenario_checks() {
+    local n
+    check "boot 1: both vmcust units succeeded" units_ok 1
+    check "boot 1: host name from the metadata" has 1 hostname.txt '^cc-native$'
+    check "boot 1: $dev (matched by name en*) has exactly 192.168.71.40/24" exact_addresses 1 "$dev" 192.168.71.40/24
+    check "boot 1: default route via 192.168.71.1" has 1 ip-route.txt "^default via 192.168.71.1 dev $dev"
+    check "boot 1: alice logs in over SSH with her key" has 1 ssh.txt '^alice$'
+    check "boot 1: alice is in ops" has 1 ssh.txt '(^| )ops( |$)'
+    check "boot 1: sudo -n true works for alice" has 1 ssh.txt '^sudo-ok$'
+    check "boot 1: vmcust status is ok (exit 0, nothing degraded)" has 1 vmcust-status.txt '^exit=0$'
+    check "boot 1: sshd accepts its configuration" has 1 sshd-t.txt '^exit=0$'
+    for n in 2; do
+        check "boot $n: both vmcust units succeeded" units_ok "$n"
+        check "boot $n: alice still logs in, sudo works" has "$n" ssh.txt '^sudo-ok$'
+    done
+    check "boot 2: the account files are byte for byte those of boot 1" \
+        cmp "$(r 1 accounts.sha)" "$(r 2 accounts.sha)"
+    check "boot 2: the instance was not customized again" has 2 vmcust-journal.txt 'was customized already|guestinfo is not read this boot'
+}
