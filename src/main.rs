@@ -17,7 +17,7 @@ fn run() -> ExitCode {
     if vmcust::cloud_init::stand_in::invoked_as_cloud_init() {
         return vmcust::cloud_init::stand_in::main();
     }
-    vmcust::cli::main()
+    vmcust::main()
 }
 
 /// The process entry point, called by the C runtime.

@@ -255,12 +255,12 @@ mod tests {
         let section = page.split(".SH \"EXIT STATUS\"").nth(1).unwrap();
         let section = section.split("\n.SH ").next().unwrap();
         for code in [
-            super::super::EXIT_OK,
-            super::super::EXIT_FAILURE,
+            crate::failure::EXIT_OK,
+            crate::failure::EXIT_FAILURE,
             2,
-            super::super::EXIT_USAGE,
-            super::super::EXIT_INVALID,
-            super::super::EXIT_IO,
+            crate::failure::EXIT_USAGE,
+            crate::failure::EXIT_INVALID,
+            crate::failure::EXIT_IO,
             crate::failure::EXIT_INTERRUPTED,
         ] {
             assert!(

@@ -27,7 +27,7 @@ use crate::root::Root;
 pub use clean::report as clean_report;
 pub use collect_logs::collect_logs;
 
-pub use crate::failure::{exit_code, EXIT_FAILURE, EXIT_INVALID, EXIT_IO, EXIT_OK, EXIT_USAGE};
+use crate::failure::{exit_code, EXIT_OK, EXIT_USAGE};
 
 /// The version `--version` prints: the package version and, when built from git, the
 /// revision (build.rs).
