@@ -33,25 +33,10 @@ done
 
 packages="systemd-sysv,udev,dbus,kmod,iproute2,procps,tzdata,e2fsprogs,less,passwd,sudo,openssh-server,cloud-init"
 
-sources_file() {
-    if [ -n "${VMCUST_VM_APT_SOURCES:-}" ]; then
-        echo "$VMCUST_VM_APT_SOURCES"
-        return
-    fi
-    local f
-    for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
-        if [ -s "$f" ] && grep -q "$suite" "$f"; then
-            echo "$f"
-            return
-        fi
-    done
-    die "no apt sources for $suite on this host; set VMCUST_VM_APT_SOURCES"
-}
-
 # The image, built once and cached under a key of the suite, packages and apt sources.
 tarball() {
     local sources key t
-    sources=$(sources_file)
+    sources=$(apt_sources)
     key=$({ echo "$suite $packages"; cat "$sources"; } | sha256sum | cut -c1-12)
     t=$cache/parity-$key.tar
     if [ ! -f "$t" ]; then

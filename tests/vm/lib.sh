@@ -393,3 +393,20 @@ check_seed_applied() {
     check "boot $n: user-data script ran once" test "$(user_data_runs "$n")" -eq 1
     check "boot $n: no deployPkg state sent (not an IMC customization)" no_rpc "$n" '^deployPkg'
 }
+
+# apt_sources: the host's own apt sources (for $suite), so the harness uses whatever mirror this machine is
+# configured for (and never names one itself).
+apt_sources() {
+    if [ -n "${VMCUST_VM_APT_SOURCES:-}" ]; then
+        echo "$VMCUST_VM_APT_SOURCES"
+        return
+    fi
+    local f
+    for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
+        if [ -s "$f" ] && grep -q "$suite" "$f"; then
+            echo "$f"
+            return
+        fi
+    done
+    die "no apt sources for $suite found on this host; set VMCUST_VM_APT_SOURCES to a sources file"
+}

@@ -68,23 +68,6 @@ install_deps() {
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# The host's own apt sources, so the harness uses whatever mirror this machine is
-# configured for (and never names one itself).
-apt_sources() {
-    if [ -n "${VMCUST_VM_APT_SOURCES:-}" ]; then
-        echo "$VMCUST_VM_APT_SOURCES"
-        return
-    fi
-    local f
-    for f in /etc/apt/sources.list.d/debian.sources /etc/apt/sources.list; do
-        if [ -s "$f" ] && grep -q "$suite" "$f"; then
-            echo "$f"
-            return
-        fi
-    done
-    die "no apt sources for $suite found on this host; set VMCUST_VM_APT_SOURCES to a sources file"
-}
-
 # ---------------------------------------------------------------------------------------
 # Images
 

@@ -4,18 +4,21 @@
 # shellcheck disable=SC2034,SC2154
 # A template without cloud-init that serves Terraform/govc users: guestinfo metadata with
 # a network matched by name (`match: name: "en*"`, as cloud-init's VMware docs write it)
-# and `#cloud-config` user-data creating a sudo user with an SSH key. vmcust applies both
-# itself; the user then logs in over SSH with the key and `sudo -n true` works. The second
-# boot changes nothing.
+# and `#cloud-config` user-data creating a sudo user with an SSH key, files, `bootcmd`,
+# `runcmd`, and a package from a local apt repository on the test disk (air-gapped: the
+# document points apt at it). vmcust applies all of it itself; the user then logs in over
+# SSH with the key and `sudo -n true` works. The second boot runs bootcmd again and
+# nothing else.
 stack=networkd
 variant=sealed
-describe="guestinfo #cloud-config without cloud-init: a sudo user with a key logs in over SSH (sudo -n true), the network matched by name; a second boot changes nothing"
+describe="guestinfo #cloud-config without cloud-init: a sudo user with a key logs in over SSH (sudo -n true), files, a package from a local repository, runcmd once, the network matched by name; a second boot runs bootcmd again and nothing else"
 
 scenario_prepare() {
     local g=$scn_dir/disk/host/guestinfo
     rm -f "$scn_dir/disk/host/id_ed25519" "$scn_dir/disk/host/id_ed25519.pub"
     ssh-keygen -q -t ed25519 -N '' -C alice@vmtest -f "$scn_dir/disk/host/id_ed25519"
     chmod 600 "$scn_dir/disk/host/id_ed25519"
+    local_repo "$scn_dir/disk/host/repo"
     cat >"$g/guestinfo.metadata" <<'META'
 instance-id: cc-native-0001
 local-hostname: cc-native
@@ -36,6 +39,22 @@ META
         printf '#cloud-config\ngroups: [ops]\nusers:\n  - name: alice\n'
         printf '    groups: [ops]\n    sudo: ALL=(ALL) NOPASSWD:ALL\n    shell: /bin/bash\n'
         printf '    ssh_authorized_keys:\n      - %s\n' "$(cat "$scn_dir/disk/host/id_ed25519.pub")"
+        cat <<'CC'
+bootcmd:
+  - [sh, -c, 'echo boot >> /var/lib/vmtest-bootcmd-runs']
+  - [sh, -c, 'rm -f /etc/apt/sources.list.d/*.sources; : > /etc/apt/sources.list']
+write_files:
+  - path: /etc/apt/sources.list.d/vmtest.list
+    content: "deb [trusted=yes] file:/vmtest/host/repo ./\n"
+  - path: /home/alice/welcome.txt
+    content: welcome alice
+    owner: alice:alice
+    permissions: '0640'
+    defer: true
+packages: [vmtest-hello]
+runcmd:
+  - [sh, -c, 'echo run >> /var/lib/vmtest-runcmd-runs']
+CC
     } | base64 -w0 >"$g/guestinfo.userdata"
     printf 'base64' >"$g/guestinfo.userdata.encoding"
     # At the console after each boot: log in as alice with the key, ask sudo, and note
@@ -50,8 +69,31 @@ ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
 echo "ssh exit=\$?" >>"\$out/ssh.txt"
 sha256sum /etc/passwd /etc/group /etc/shadow /etc/gshadow /etc/sudoers.d/* \\
     /home/alice/.ssh/authorized_keys >"\$out/accounts.sha" 2>&1
+cp /var/lib/vmtest-bootcmd-runs /var/lib/vmtest-runcmd-runs "\$out/" 2>&1
+stat -c '%a %U:%G' /home/alice/welcome.txt >"\$out/welcome.txt" 2>&1
+cat /home/alice/welcome.txt >>"\$out/welcome.txt" 2>&1
+dpkg-query -W -f='\${Status} \${Version}\n' vmtest-hello >"\$out/package.txt" 2>&1
 EOF
     done
+}
+
+# local_repo DIR: a flat apt repository with one package, vmtest-hello 1.0, built here.
+local_repo() {
+    local repo=$1 pkg=$scn_dir/vmtest-hello
+    rm -rf "$repo" "$pkg"
+    mkdir -p "$repo" "$pkg/DEBIAN" "$pkg/usr/share/vmtest-hello"
+    printf 'Package: vmtest-hello\nVersion: 1.0\nArchitecture: all\nMaintainer: vmcust tests <tests@vmcust.invalid>\nDescription: installed from the test disk by cloud-config packages\n' \
+        >"$pkg/DEBIAN/control"
+    echo hello >"$pkg/usr/share/vmtest-hello/hello"
+    dpkg-deb -b --root-owner-group "$pkg" "$repo/vmtest-hello_1.0_all.deb" >/dev/null
+    local deb=$repo/vmtest-hello_1.0_all.deb
+    {
+        dpkg-deb -f "$deb"
+        echo "Filename: ./vmtest-hello_1.0_all.deb"
+        echo "Size: $(stat -c %s "$deb")"
+        echo "SHA256: $(sha256sum "$deb" | cut -d' ' -f1)"
+        echo
+    } >"$repo/Packages"
 }
 
 scenario_boots() {
@@ -70,10 +112,17 @@ scenario_checks() {
     check "boot 1: sudo -n true works for alice" has 1 ssh.txt '^sudo-ok$'
     check "boot 1: vmcust status is ok (exit 0, nothing degraded)" has 1 vmcust-status.txt '^exit=0$'
     check "boot 1: sshd accepts its configuration" has 1 sshd-t.txt '^exit=0$'
+    check "boot 1: the package came from the local repository" has 1 package.txt '^install ok installed 1.0$'
+    check "boot 1: runcmd ran once" test "$(wc -l <"$(r 1 vmtest-runcmd-runs)")" -eq 1
+    check "boot 1: bootcmd ran once" test "$(wc -l <"$(r 1 vmtest-bootcmd-runs)")" -eq 1
+    check "boot 1: alice's deferred file, 0640 alice:alice" has 1 welcome.txt '^640 alice:alice$'
+    check "boot 1: alice's file holds what was written" has 1 welcome.txt '^welcome alice$'
     for n in 2; do
         check "boot $n: both vmcust units succeeded" units_ok "$n"
         check "boot $n: alice still logs in, sudo works" has "$n" ssh.txt '^sudo-ok$'
     done
+    check "boot 2: bootcmd ran again (twice in all)" test "$(wc -l <"$(r 2 vmtest-bootcmd-runs)")" -eq 2
+    check "boot 2: runcmd did not run again" test "$(wc -l <"$(r 2 vmtest-runcmd-runs)")" -eq 1
     check "boot 2: the account files are byte for byte those of boot 1" \
         cmp "$(r 1 accounts.sha)" "$(r 2 accounts.sha)"
     check "boot 2: the instance was not customized again" has 2 vmcust-journal.txt 'was customized already|guestinfo is not read this boot'
