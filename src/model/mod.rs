@@ -6,6 +6,8 @@
 mod glob;
 mod value;
 
+pub(crate) use value::string_value;
+
 use ipnet::IpNet;
 use serde::Serialize;
 

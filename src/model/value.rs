@@ -66,7 +66,7 @@ fn no_control(s: &str, what: &str) -> Result<(), String> {
 macro_rules! string_value {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
         #[serde(transparent)]
         pub struct $name(String);
 
@@ -77,13 +77,13 @@ macro_rules! string_value {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
 
-        impl Deref for $name {
+        impl ::std::ops::Deref for $name {
             type Target = str;
             fn deref(&self) -> &str {
                 &self.0
@@ -97,6 +97,9 @@ macro_rules! string_value {
         }
     };
 }
+/// For other modules' validated text types (the cloud-config accounts' names and
+/// values): one shape for every such type.
+pub(crate) use string_value;
 
 string_value!(
     /// An instance id: any printable text up to 256 characters. It names a record

@@ -241,27 +241,7 @@ fn field_safe(s: &str, what: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
-macro_rules! text_type {
-    ($(#[$doc:meta])* $name:ident) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-        #[serde(transparent)]
-        pub struct $name(String);
-
-        impl $name {
-            /// The value.
-            pub fn as_str(&self) -> &str {
-                &self.0
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&self.0)
-            }
-        }
-    };
-}
+use crate::model::string_value as text_type;
 
 text_type!(
     /// A group name, with `useradd`'s rules for names.
