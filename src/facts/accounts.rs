@@ -42,26 +42,8 @@ pub struct AccountFacts {
     pub ssh: Option<SshFacts>,
 }
 
-/// The current `/etc/shadow`. Its contents hold password hashes, so they are never shown by
-/// `Debug`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ShadowFile {
-    /// The file's bytes, exactly as on disk.
-    pub contents: Vec<u8>,
-    /// Its permission bits.
-    pub mode: u32,
-}
-
-impl fmt::Debug for ShadowFile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "ShadowFile {{ {} bytes, mode {:04o} }}",
-            self.contents.len(),
-            self.mode
-        )
-    }
-}
+/// The current `/etc/shadow`: an account database file (its `Debug` shows no hash).
+pub type ShadowFile = DbFile;
 
 /// Random bytes for a password salt.
 #[derive(Clone, Copy, PartialEq, Eq)]
