@@ -12,11 +12,11 @@
 
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -25,6 +25,8 @@ use vmcust::cloud_config::apply::{run_early, run_late, StageContext};
 use vmcust::cloud_config::document;
 use vmcust::model::InstanceId;
 use vmcust::root::Root;
+
+use support::kill::kill_tree;
 
 const DOC: &str = "bootcmd: ['echo bootcmd >> /root/ran; sleep 0.05']\n\
 write_files:\n- {path: /etc/cc-early, content: early}\n- {path: /etc/cc-late, content: late, defer: true}\n\
@@ -139,56 +141,6 @@ impl Rng {
     }
 }
 
-fn descendants(pid: i32) -> BTreeSet<i32> {
-    let mut parent = BTreeMap::new();
-    for e in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        if let Some(pp) = stat
-            .rsplit_once(") ")
-            .and_then(|(_, r)| r.split_whitespace().nth(1)?.parse::<i32>().ok())
-        {
-            parent.insert(p, pp);
-        }
-    }
-    let mut out = BTreeSet::new();
-    loop {
-        let before = out.len();
-        for (&p, &pp) in &parent {
-            if pp == pid || out.contains(&pp) {
-                out.insert(p);
-            }
-        }
-        if out.len() == before {
-            return out;
-        }
-    }
-}
-
-/// SIGKILL to the child and everything it started, stopped first so nothing escapes.
-fn kill_tree(c: &mut Child) {
-    let pid = c.id() as i32;
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let mut all = BTreeSet::new();
-    loop {
-        let new: BTreeSet<i32> = descendants(pid).difference(&all).copied().collect();
-        if new.is_empty() {
-            break;
-        }
-        for p in &new {
-            unsafe { libc::kill(*p, libc::SIGSTOP) };
-        }
-        all.extend(new);
-    }
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    for p in &all {
-        unsafe { libc::kill(*p, libc::SIGKILL) };
-    }
-    let _ = c.wait();
-}
-
 fn killed_run(dir: &Path, at: Duration, signal: i32) -> bool {
     let mut c = child(dir).stdout(Stdio::null()).spawn().unwrap();
     let t = Instant::now();
@@ -215,20 +167,7 @@ fn killed_run(dir: &Path, at: Duration, signal: i32) -> bool {
 
 #[test]
 fn random_kills_neither_repeat_nor_skip_a_module() {
-    let seed: u64 = std::env::var("VMCUST_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        })
-        | 1;
-    let rounds: usize = std::env::var("VMCUST_KILL_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(30);
+    let (seed, rounds) = support::kill::seed_and_rounds(30);
     eprintln!("cc kill loop: seed {seed} (VMCUST_KILL_SEED={seed} replays it), {rounds} rounds");
     // The uninterrupted run: its effects, its records and its length.
     let golden = scratch();

@@ -10,14 +10,15 @@
 
 mod support;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
-use std::process::{Child, Output};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use support::kill::kill_tree;
 use support::vm::Vm;
 
 const SPEC: &str = "[NETWORK]\nHOSTNAME = looped\n[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\n\
@@ -81,60 +82,6 @@ impl Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
     }
-}
-
-/// The processes that descend from `pid`, by their parent ids.
-fn descendants(pid: i32) -> BTreeSet<i32> {
-    let mut parent = BTreeMap::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let stat = fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        if let Some((_, rest)) = stat.rsplit_once(") ") {
-            if let Some(pp) = rest
-                .split_whitespace()
-                .nth(1)
-                .and_then(|x| x.parse::<i32>().ok())
-            {
-                parent.insert(p, pp);
-            }
-        }
-    }
-    let mut out = BTreeSet::new();
-    let mut grew = true;
-    while grew {
-        grew = false;
-        for (&p, &pp) in &parent {
-            if (pp == pid || out.contains(&pp)) && out.insert(p) {
-                grew = true;
-            }
-        }
-    }
-    out
-}
-
-/// SIGKILL as systemd's cgroup kill does it: the run and everything it started, at once.
-/// Everything is stopped first (so that nothing forks or exits meanwhile), then killed.
-fn kill_tree(child: &mut Child) {
-    let pid = child.id() as i32;
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
-    let mut all = BTreeSet::new();
-    loop {
-        let found: BTreeSet<i32> = descendants(pid).difference(&all).copied().collect();
-        if found.is_empty() {
-            break;
-        }
-        for p in &found {
-            unsafe { libc::kill(*p, libc::SIGSTOP) };
-        }
-        all.extend(found);
-    }
-    unsafe { libc::kill(pid, libc::SIGKILL) };
-    for p in &all {
-        unsafe { libc::kill(*p, libc::SIGKILL) };
-    }
-    let _ = child.wait();
 }
 
 /// Runs early then late, as a boot does, and returns their outputs and the time taken.
@@ -302,20 +249,7 @@ fn round(s: Scenario, g: &Golden, at: Duration, signal: i32) -> &'static str {
 // threat T13 (docs/security.md)
 #[test]
 fn two_hundred_random_kills_end_like_an_uninterrupted_run() {
-    let seed: u64 = std::env::var("VMCUST_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        })
-        | 1;
-    let rounds: usize = std::env::var("VMCUST_KILL_ROUNDS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200);
+    let (seed, rounds) = support::kill::seed_and_rounds(200);
     eprintln!("kill loop: seed {seed} (VMCUST_KILL_SEED={seed} replays it), {rounds} rounds");
     let goldens = [Scenario::Scripts, Scenario::UserData].map(|s| (s, golden(s)));
     for (s, g) in &goldens {

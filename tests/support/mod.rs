@@ -4,10 +4,11 @@
 //! ([`UPDATE_GOLDEN`]), and the rule for what a test needs from this machine: a missing
 //! tool or privilege fails the test and says what to install ([`require_tool`],
 //! [`require_root`]); nothing is skipped. `vm` is the fake VMware host of the boot tests,
-//! `network` the renderers' helpers.
+//! `network` the renderers' helpers, `kill` the kill loops'.
 
 #![allow(dead_code)]
 
+pub mod kill;
 pub mod network;
 pub mod vm;
 
