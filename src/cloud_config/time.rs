@@ -32,6 +32,10 @@ pub struct Ntp {
     pub servers: Vec<String>,
     /// Pools.
     pub pools: Vec<String>,
+    /// Peers (chrony's and ntpd's `peer`).
+    pub peers: Vec<String>,
+    /// Who may use this host as a server (chrony's `allow`): addresses, subnets or `all`.
+    pub allow: Vec<String>,
 }
 
 /// `timezone`.
@@ -63,13 +67,49 @@ fn server(r: &mut Reader, at: &str, node: &Node) -> Option<String> {
     }
 }
 
+/// An `allow` entry: what chrony's `allow` takes (an address, a subnet `ADDR/LEN`, a host
+/// name, or `all`), nothing that could carry a second directive.
+fn allowed(r: &mut Reader, at: &str, node: &Node) -> Option<String> {
+    let s = r.line(node, at, 253)?;
+    let subnet = s.split_once('/').is_some_and(|(addr, len)| {
+        addr.parse::<std::net::IpAddr>().is_ok_and(|a| {
+            let max = if a.is_ipv4() { 32 } else { 128 };
+            len.parse::<u8>().is_ok_and(|l| l <= max)
+        })
+    });
+    if s == "all" || subnet || s.parse::<std::net::IpAddr>().is_ok() || HostName::parse(&s).is_ok()
+    {
+        Some(s)
+    } else {
+        r.error(
+            node,
+            at,
+            format!(
+                "{} is not an address, subnet (ADDR/LEN), host name or all",
+                quote(&s)
+            ),
+        );
+        None
+    }
+}
+
+/// A list of servers, pools or peers (`entry` = [`server`]) or of `allow` entries.
 fn servers(r: &mut Reader, at: &str, node: &Node) -> Vec<String> {
+    hosts(r, at, node, server)
+}
+
+fn hosts(
+    r: &mut Reader,
+    at: &str,
+    node: &Node,
+    entry: fn(&mut Reader, &str, &Node) -> Option<String>,
+) -> Vec<String> {
     let Some(items) = r.list(node, at, MAX_NTP) else {
         return Vec::new();
     };
     let mut out: Vec<String> = Vec::new();
     for (i, n) in items.iter().enumerate() {
-        if let Some(s) = server(r, &index(at, i), n) {
+        if let Some(s) = entry(r, &index(at, i), n) {
             if out.contains(&s) {
                 r.error(n, &index(at, i), format!("{} is listed twice", quote(&s)));
             } else {
@@ -87,9 +127,19 @@ pub fn ntp(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
         ntp_client: "auto".into(),
         servers: Vec::new(),
         pools: Vec::new(),
+        peers: Vec::new(),
+        allow: Vec::new(),
     };
     if !matches!(node.value, Value::Null) {
-        let Some(map) = r.map(node, key, &["enabled", "ntp_client", "servers", "pools"]) else {
+        let known = [
+            "enabled",
+            "ntp_client",
+            "servers",
+            "pools",
+            "peers",
+            "allow",
+        ];
+        let Some(map) = r.map(node, key, &known) else {
             return;
         };
         for (k, v) in map {
@@ -109,6 +159,8 @@ pub fn ntp(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
                 }
                 "servers" => ntp.servers = servers(r, &at, v),
                 "pools" => ntp.pools = servers(r, &at, v),
+                "peers" => ntp.peers = servers(r, &at, v),
+                "allow" => ntp.allow = hosts(r, &at, v, allowed),
                 _ => unreachable!("map() keeps only the known keys"),
             }
         }
@@ -143,6 +195,13 @@ mod tests {
             ("ntp: {servers: [a.example, a.example]}", "listed twice"),
             ("ntp: {enabled: 1}", "ntp.enabled: is an integer"),
             ("ntp: [a]", "is a list; write a mapping"),
+            ("ntp: {peers: ['peer x; server y']}", "ntp.peers[0]"),
+            (
+                "ntp: {allow: ['10.0.0.0/33']}",
+                "ntp.allow[0]: \"10.0.0.0/33\" is not",
+            ),
+            ("ntp: {allow: [\"all\\nport 1\"]}", "ntp.allow[0]"),
+            ("ntp: {allow: [a, a]}", "listed twice"),
         ];
         for (doc, want) in table {
             let (_, p) = document::from_text(doc);
@@ -152,10 +211,17 @@ mod tests {
                 "{doc}: {p:?}"
             );
         }
-        let (_, p) = document::from_text("ntp: {peers: [x]}");
+        let (cfg, p) = document::from_text(
+            "ntp: {peers: [peer.example, 192.0.2.7], allow: [all, 10.0.0.0/8, 'fd00::/64', 192.0.2.9]}",
+        );
+        assert!(p.is_empty(), "{p:?}");
+        let n = cfg.ntp.unwrap();
+        assert_eq!(n.peers, ["peer.example", "192.0.2.7"]);
+        assert_eq!(n.allow, ["all", "10.0.0.0/8", "fd00::/64", "192.0.2.9"]);
+        let (_, p) = document::from_text("ntp: {peer: [x]}");
         assert_eq!(
             (p[0].severity, p[0].path.as_str()),
-            (Severity::Unknown, "ntp.peers")
+            (Severity::Unknown, "ntp.peer")
         );
     }
 }

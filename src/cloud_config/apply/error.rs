@@ -58,6 +58,17 @@ pub enum ModuleError {
     /// `ntp.ntp_client` names a client vmcust does not configure.
     #[error("ntp.ntp_client: {0} is not configured by vmcust; write auto, chrony, systemd-timesyncd or ntp")]
     NtpClientNotSupported(String),
+    /// `ntp.peers` or `ntp.allow` for a client whose configuration has no such thing.
+    #[error(
+        "ntp.{option}: {client} cannot be configured with {option}; install chrony in the \
+         template (ntp_client: chrony) or remove {option}"
+    )]
+    NtpOptionNotSupported {
+        /// `peers` or `allow`.
+        option: &'static str,
+        /// The client chosen.
+        client: &'static str,
+    },
     /// `ca_certs` on a root with neither Debian's nor RHEL's certificate tool.
     #[error(
         "ca_certs: the root has neither update-ca-certificates (Debian) nor update-ca-trust \

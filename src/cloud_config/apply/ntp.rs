@@ -100,15 +100,36 @@ pub fn plan_ntp(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<NtpPlan>, M
             c
         }
     };
-    let (servers, pools) = if ntp.servers.is_empty() && ntp.pools.is_empty() {
-        (Vec::new(), default_pools(&facts.os_id))
+    // What the client's configuration cannot say is refused, not dropped as cloud-init's
+    // templates drop it: timesyncd has no peers and no serving, ntpd's `restrict` is not
+    // chrony's `allow`.
+    let unsupported = match client {
+        Client::Chrony => None,
+        Client::Timesyncd if !ntp.peers.is_empty() => Some("peers"),
+        Client::Timesyncd | Client::Ntp if !ntp.allow.is_empty() => Some("allow"),
+        Client::Timesyncd | Client::Ntp => None,
+    };
+    if let Some(option) = unsupported {
+        return Err(ModuleError::NtpOptionNotSupported {
+            option,
+            client: client.name(),
+        });
+    }
+    let pools = if ntp.servers.is_empty() && ntp.pools.is_empty() {
+        default_pools(&facts.os_id)
     } else {
-        (ntp.servers.clone(), ntp.pools.clone())
+        ntp.pools.clone()
+    };
+    let hosts = Hosts {
+        servers: &ntp.servers,
+        pools: &pools,
+        peers: &ntp.peers,
+        allow: &ntp.allow,
     };
     let text = match client {
-        Client::Chrony => chrony_conf(facts.family, &servers, &pools),
-        Client::Timesyncd => timesyncd_conf(&servers, &pools),
-        Client::Ntp => ntp_conf(&servers, &pools),
+        Client::Chrony => chrony_conf(facts.family, &hosts),
+        Client::Timesyncd => timesyncd_conf(&hosts),
+        Client::Ntp => ntp_conf(&hosts),
     };
     let service = client.service(facts.family).to_string();
     let systemctl = |verb: &str| vec!["systemctl".to_string(), verb.to_string(), service.clone()];
@@ -142,20 +163,40 @@ pub fn default_pools(os_id: &str) -> Vec<String> {
 
 const HEADER: &str = "# Written by vmcust from the cloud-config's ntp key.\n";
 
+/// What a client's configuration lists (each entry validated by the reader: a host name,
+/// an address or, for `allow`, a subnet or `all`; none can carry a second directive).
+#[derive(Debug, Clone, Copy)]
+pub struct Hosts<'a> {
+    /// Servers.
+    pub servers: &'a [String],
+    /// Pools (cloud-init's defaults when neither servers nor pools were given).
+    pub pools: &'a [String],
+    /// Peers.
+    pub peers: &'a [String],
+    /// chrony's `allow`.
+    pub allow: &'a [String],
+}
+
 /// chrony.conf in the shape of cloud-init's `chrony.conf.<distro>` templates.
-pub fn chrony_conf(family: Family, servers: &[String], pools: &[String]) -> String {
+pub fn chrony_conf(family: Family, h: &Hosts<'_>) -> String {
     let mut s = String::from(HEADER);
-    if !pools.is_empty() {
+    if !h.pools.is_empty() {
         s.push_str("# pools\n");
-        for p in pools {
+        for p in h.pools {
             s.push_str(&format!("pool {p} iburst\n"));
         }
     }
-    if !servers.is_empty() {
+    if !h.servers.is_empty() {
         s.push_str("# servers\n");
-        for p in servers {
+        for p in h.servers {
             s.push_str(&format!("server {p} iburst\n"));
         }
+    }
+    for p in h.peers {
+        s.push_str(&format!("peer {p}\n"));
+    }
+    for a in h.allow {
+        s.push_str(&format!("allow {a}\n"));
     }
     s.push('\n');
     s.push_str(match family {
@@ -171,17 +212,24 @@ pub fn chrony_conf(family: Family, servers: &[String], pools: &[String]) -> Stri
     s
 }
 
-/// A timesyncd drop-in in the shape of cloud-init's `timesyncd.conf` template.
-pub fn timesyncd_conf(servers: &[String], pools: &[String]) -> String {
-    let all: Vec<&str> = servers.iter().chain(pools).map(String::as_str).collect();
+/// A timesyncd drop-in in the shape of cloud-init's `timesyncd.conf` template (no peers,
+/// no `allow`: [`plan_ntp`] refuses them for timesyncd).
+pub fn timesyncd_conf(h: &Hosts<'_>) -> String {
+    let all: Vec<&str> = h
+        .servers
+        .iter()
+        .chain(h.pools)
+        .map(String::as_str)
+        .collect();
     format!(
         "{HEADER}# See timesyncd.conf(5) for details.\n\n[Time]\nNTP={}\n",
         all.join(" ")
     )
 }
 
-/// ntp.conf in the shape of cloud-init's `ntp.conf.<distro>` templates.
-pub fn ntp_conf(servers: &[String], pools: &[String]) -> String {
+/// ntp.conf in the shape of cloud-init's `ntp.conf.<distro>` templates (no `allow`:
+/// [`plan_ntp`] refuses it for ntpd).
+pub fn ntp_conf(h: &Hosts<'_>) -> String {
     let mut s = String::from(HEADER);
     s.push_str(
         "driftfile /var/lib/ntp/ntp.drift\n\
@@ -189,11 +237,14 @@ pub fn ntp_conf(servers: &[String], pools: &[String]) -> String {
          restrict -6 default kod notrap nomodify nopeer noquery limited\n\
          restrict 127.0.0.1\nrestrict ::1\nrestrict source notrap nomodify noquery\n",
     );
-    for p in pools {
+    for p in h.pools {
         s.push_str(&format!("pool {p} iburst\n"));
     }
-    for p in servers {
+    for p in h.servers {
         s.push_str(&format!("server {p} iburst\n"));
+    }
+    for p in h.peers {
+        s.push_str(&format!("peer {p}\n"));
     }
     s
 }
@@ -279,6 +330,33 @@ mod tests {
         ] {
             let (cfg, _) = document::from_text(doc);
             let e = plan_ntp(&cfg, &f).unwrap_err().to_string();
+            assert!(e.contains(want), "{doc}: {e}");
+        }
+        let (cfg, _) = document::from_text(
+            "ntp: {servers: [ntp.example.com], peers: [peer.example], allow: [10.0.0.0/8]}",
+        );
+        let (_, text) = file(&plan_ntp(&cfg, &deb).unwrap().unwrap());
+        assert!(
+            text.contains("server ntp.example.com iburst\npeer peer.example\nallow 10.0.0.0/8\n\n"),
+            "{text}"
+        );
+        let (cfg, _) = document::from_text("ntp: {ntp_client: ntp, peers: [peer.example]}");
+        let (_, text) = file(&plan_ntp(&cfg, &rhel).unwrap().unwrap());
+        assert!(text.ends_with("peer peer.example\n"), "{text}");
+        for (doc, f, want) in [
+            (
+                "ntp: {peers: [peer.example]}",
+                &only_timesyncd,
+                "ntp.peers: systemd-timesyncd cannot",
+            ),
+            (
+                "ntp: {ntp_client: ntp, allow: [all]}",
+                &rhel,
+                "ntp.allow: ntp cannot",
+            ),
+        ] {
+            let (cfg, _) = document::from_text(doc);
+            let e = plan_ntp(&cfg, f).unwrap_err().to_string();
             assert!(e.contains(want), "{doc}: {e}");
         }
         let (cfg, _) = document::from_text("ntp: {enabled: false}");
