@@ -24,6 +24,9 @@ pub struct Mount {
     pub disk: Option<String>,
     /// Its partition number, if it is a partition.
     pub partition: Option<u32>,
+    /// The file system is known to span its whole device already (an ext2/3/4
+    /// superblock's size against the device's): resizing it would change nothing.
+    pub fills_device: bool,
 }
 
 /// What the disk modules need to know about the running system.
@@ -108,6 +111,10 @@ pub fn plan_resizefs(r: Option<ResizeRootfs>, cc: &CcFacts, disk: &DiskFacts) ->
     let Some(root) = disk.mounts.iter().find(|m| m.mount_point == "/") else {
         return Step::Skip("resize_rootfs: / is not a mounted block device".into());
     };
+    if root.fills_device {
+        // What resize2fs would find ("Nothing to do!"), without a process on every boot.
+        return Step::Skip("resize_rootfs: / already fills its device".into());
+    }
     let (tool, args): (&str, Vec<String>) = match root.fstype.as_str() {
         "ext2" | "ext3" | "ext4" => ("resize2fs", vec![root.device.clone()]),
         "xfs" => ("xfs_growfs", vec!["/".into()]),
@@ -136,24 +143,67 @@ pub fn plan_resizefs(r: Option<ResizeRootfs>, cc: &CcFacts, disk: &DiskFacts) ->
     Step::Run(vec![cmd])
 }
 
-/// Reads the mounts of the running system from `/proc/self/mountinfo` and `/sys`.
+/// Reads the mounts of the running system from `/proc/self/mountinfo` and `/sys`, and for
+/// an ext2/3/4 `/` whether it already fills its device.
 pub fn gather_live(root: &crate::root::Root) -> DiskFacts {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut mounts = mounts(&mountinfo, |majmin| {
+        let link = std::fs::canonicalize(format!("/sys/dev/block/{majmin}")).ok()?;
+        let name = link.file_name()?.to_string_lossy().into_owned();
+        let partition = std::fs::read_to_string(link.join("partition"))
+            .ok()
+            .and_then(|p| p.trim().parse().ok());
+        let disk = partition
+            .and(link.parent())
+            .and_then(|p| p.file_name())
+            .map(|d| format!("/dev/{}", d.to_string_lossy()));
+        Some((format!("/dev/{name}"), disk, partition))
+    });
+    for m in mounts
+        .iter_mut()
+        .filter(|m| m.mount_point == "/" && m.fstype.starts_with("ext"))
+    {
+        m.fills_device = ext_fills_device(&m.device).unwrap_or(false);
+    }
     DiskFacts {
         growroot_disabled: root.is_file(Path::new("/etc/growroot-disabled")),
-        mounts: mounts(&mountinfo, |majmin| {
-            let link = std::fs::canonicalize(format!("/sys/dev/block/{majmin}")).ok()?;
-            let name = link.file_name()?.to_string_lossy().into_owned();
-            let partition = std::fs::read_to_string(link.join("partition"))
-                .ok()
-                .and_then(|p| p.trim().parse().ok());
-            let disk = partition
-                .and(link.parent())
-                .and_then(|p| p.file_name())
-                .map(|d| format!("/dev/{}", d.to_string_lossy()));
-            Some((format!("/dev/{name}"), disk, partition))
-        }),
+        mounts,
     }
+}
+
+/// Whether the ext2/3/4 file system on `device` spans the device to its last whole block.
+fn ext_fills_device(device: &str) -> Option<bool> {
+    use std::io::Read;
+    let name = device.strip_prefix("/dev/")?;
+    let sectors: u64 = std::fs::read_to_string(format!("/sys/class/block/{name}/size"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    let mut superblock = [0u8; 1024];
+    let mut f = std::fs::File::open(device).ok()?;
+    std::io::Seek::seek(&mut f, std::io::SeekFrom::Start(1024)).ok()?;
+    f.read_exact(&mut superblock).ok()?;
+    let (blocks, block_size) = ext_size(&superblock)?;
+    Some(sectors.checked_mul(512)? / block_size == blocks)
+}
+
+/// An ext2/3/4 superblock's block count and block size, `None` if it is not one.
+pub fn ext_size(sb: &[u8; 1024]) -> Option<(u64, u64)> {
+    let u32_at = |o: usize| u32::from_le_bytes([sb[o], sb[o + 1], sb[o + 2], sb[o + 3]]);
+    if u16::from_le_bytes([sb[0x38], sb[0x39]]) != 0xEF53 {
+        return None;
+    }
+    let log = u32_at(0x18);
+    if log > 6 {
+        return None;
+    }
+    let mut blocks = u64::from(u32_at(0x04));
+    // INCOMPAT_64BIT: the high half of the count.
+    if u32_at(0x60) & 0x80 != 0 {
+        blocks |= u64::from(u32_at(0x150)) << 32;
+    }
+    Some((blocks, 1024 << log))
 }
 
 /// The block-device mounts of a mountinfo text; `sys` finds a device's node, disk and
@@ -177,6 +227,7 @@ pub fn mounts(
                 fstype: fstype.to_string(),
                 disk,
                 partition,
+                fills_device: false,
             })
         })
         .collect()
@@ -294,5 +345,54 @@ mod tests {
             plan_resizefs(Some(ResizeRootfs::No), &all, &disk("ext4")),
             Step::Skip(_)
         ));
+        let mut full = disk("ext4");
+        full.mounts[0].fills_device = true;
+        assert!(
+            matches!(plan_resizefs(None, &all, &full), Step::Skip(w) if w.contains("already fills"))
+        );
+    }
+
+    #[test]
+    fn ext_superblock_sizes() {
+        let mut sb = [0u8; 1024];
+        assert_eq!(ext_size(&sb), None, "no magic");
+        sb[0x38..0x3a].copy_from_slice(&0xEF53u16.to_le_bytes());
+        sb[0x04..0x08].copy_from_slice(&786_432u32.to_le_bytes());
+        sb[0x18..0x1c].copy_from_slice(&2u32.to_le_bytes());
+        assert_eq!(ext_size(&sb), Some((786_432, 4096)));
+        // The high half counts only with INCOMPAT_64BIT.
+        sb[0x150..0x154].copy_from_slice(&1u32.to_le_bytes());
+        assert_eq!(ext_size(&sb), Some((786_432, 4096)));
+        sb[0x60..0x64].copy_from_slice(&0x80u32.to_le_bytes());
+        assert_eq!(ext_size(&sb), Some(((1 << 32) + 786_432, 4096)));
+        sb[0x18..0x1c].copy_from_slice(&7u32.to_le_bytes());
+        assert_eq!(
+            ext_size(&sb),
+            None,
+            "a block size above 64 KiB is not ext's"
+        );
+    }
+
+    /// A real file system from mke2fs (e2fsprogs, in scripts/test-packages.txt): its
+    /// superblock says the size it was made with.
+    #[test]
+    fn ext_superblock_of_a_real_file_system() {
+        let mkfs = ["/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"]
+            .into_iter()
+            .find(|p| std::path::Path::new(p).exists())
+            .expect("mkfs.ext4 is missing: apt-get install e2fsprogs");
+        let dir = tempfile::tempdir().unwrap();
+        let img = dir.path().join("fs.img");
+        std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+        let ok = std::process::Command::new(mkfs)
+            .args(["-q", "-F", "-b", "4096"])
+            .arg(&img)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+        let bytes = std::fs::read(&img).unwrap();
+        let sb: [u8; 1024] = bytes[1024..2048].try_into().unwrap();
+        assert_eq!(ext_size(&sb), Some((2048, 4096)));
     }
 }
