@@ -410,3 +410,105 @@ apt_sources() {
     done
     die "no apt sources for $suite found on this host; set VMCUST_VM_APT_SOURCES to a sources file"
 }
+
+# free_port: a TCP port on 127.0.0.1 that nothing listens on, for a QEMU port forward.
+free_port() {
+    local p
+    for p in $(shuf -i 20000-40000 -n 50); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return
+        fi
+    done
+    die "no free TCP port on 127.0.0.1 for a port forward"
+}
+
+# ssh_from_host PORT KEY USER COMMAND: logs in to the guest from the host, through QEMU's
+# forward of 127.0.0.1:PORT to the guest's SSH port, with KEY (no password, no agent),
+# retrying while the guest boots (until $boot_timeout), and runs COMMAND. Prints
+# COMMAND's output, then "ssh exit=N" and how many attempts it took.
+ssh_from_host() {
+    local port=$1 key=$2 user=$3 cmd=$4 deadline=$((SECONDS + boot_timeout)) tries=0 rc=255 out
+    while [ $SECONDS -lt $deadline ]; do
+        tries=$((tries + 1))
+        rc=0
+        out=$(timeout 60 ssh -o BatchMode=yes -o IdentitiesOnly=yes -o StrictHostKeyChecking=no \
+            -o UserKnownHostsFile=/dev/null -o ConnectTimeout=15 -o LogLevel=ERROR \
+            -p "$port" -i "$key" "$user@127.0.0.1" "$cmd" 2>&1) || rc=$?
+        # 255: ssh itself failed (nothing listens yet, key refused before the user exists).
+        [ $rc -ne 255 ] && break
+        sleep 3
+    done
+    printf '%s\nssh exit=%s after %s attempts\n' "$out" "$rc" "$tries"
+}
+
+# compare_cloud_config: guestinfo metadata (a static address on the NIC matched by MAC)
+# and a `#cloud-config` userdata with users, a key, sudo, files, bootcmd and runcmd (no
+# packages: their time is the package manager's) for cloud-config-compare (vmcust) and
+# cloud-init-cloud-config (Debian's cloud-init): the same bytes to both, and an
+# after-boot-1 that records what each made of it.
+compare_cloud_config() {
+    local g=$scn_dir/disk/host/guestinfo key=$work/compare-id_ed25519
+    # One key for both sides of the pair (their records are compared).
+    [ -f "$key.pub" ] || ssh-keygen -q -t ed25519 -N '' -C alice@vmtest -f "$key" </dev/null
+    cat >"$g/guestinfo.metadata" <<META
+instance-id: cc-compare-0001
+local-hostname: cc-compare
+network:
+  version: 2
+  ethernets:
+    lan:
+      match:
+        macaddress: "$vm_mac"
+      addresses: [192.168.72.40/24]
+      gateway4: 192.168.72.1
+      nameservers:
+        addresses: [192.168.72.2]
+META
+    {
+        printf '#cloud-config\ngroups: [ops]\nusers:\n  - name: alice\n'
+        printf '    groups: [ops]\n    sudo: ALL=(ALL) NOPASSWD:ALL\n    shell: /bin/bash\n'
+        printf '    lock_passwd: true\n    ssh_authorized_keys:\n      - %s\n' "$(cat "$key.pub")"
+        cat <<'CC'
+bootcmd:
+  - [sh, -c, 'echo boot >> /var/lib/vmtest-bootcmd-runs']
+write_files:
+  - path: /etc/vmtest/site.conf
+    content: |
+      site = lab
+    permissions: '0644'
+  - path: /home/alice/welcome.txt
+    content: welcome alice
+    owner: alice:alice
+    permissions: '0640'
+    defer: true
+runcmd:
+  - [sh, -c, 'echo run >> /var/lib/vmtest-runcmd-runs']
+CC
+    } | base64 -w0 >"$g/guestinfo.userdata"
+    printf 'base64' >"$g/guestinfo.userdata.encoding"
+    cat >"$scn_dir/disk/host/after-boot-1" <<'AFTER'
+out=/vmtest/results/boot-1
+getent passwd alice >"$out/alice.txt" 2>&1
+id -Gn alice >>"$out/alice.txt" 2>&1
+cat /home/alice/.ssh/authorized_keys >"$out/alice-keys.txt" 2>&1
+grep -h alice /etc/sudoers.d/* >"$out/sudoers.txt" 2>&1
+stat -c '%a %U:%G %n' /etc/vmtest/site.conf /home/alice/welcome.txt >"$out/files.txt" 2>&1
+cat /etc/vmtest/site.conf /home/alice/welcome.txt >>"$out/files.txt" 2>&1
+cp /var/lib/vmtest-bootcmd-runs /var/lib/vmtest-runcmd-runs "$out/" 2>&1
+AFTER
+}
+
+# check_compare_cloud_config N: what compare_cloud_config asks for is in place after boot N.
+check_compare_cloud_config() {
+    local n=$1
+    check "boot $n: alice exists, bash, in ops" has "$n" alice.txt '^alice:x:[0-9]+:[0-9]+::/home/alice:/bin/bash$'
+    check "boot $n: alice is in ops" has "$n" alice.txt '(^| )ops( |$)'
+    check "boot $n: alice's key is in her authorized_keys" has "$n" alice-keys.txt 'alice@vmtest$'
+    check "boot $n: alice's sudo rule" has "$n" sudoers.txt '^alice ALL=\(ALL\) NOPASSWD:ALL$'
+    check "boot $n: /etc/vmtest/site.conf, 0644 root:root" has "$n" files.txt '^644 root:root /etc/vmtest/site.conf$'
+    check "boot $n: alice's deferred file, 0640 alice:alice" has "$n" files.txt '^640 alice:alice /home/alice/welcome.txt$'
+    check "boot $n: the files hold what was written" has "$n" files.txt '^welcome alice$'
+    check "boot $n: bootcmd ran once" test "$(wc -l <"$(r "$n" vmtest-bootcmd-runs)")" -eq 1
+    check "boot $n: runcmd ran once" test "$(wc -l <"$(r "$n" vmtest-runcmd-runs)")" -eq 1
+}

@@ -14,7 +14,9 @@
 #   --all            every scenario
 #   --list           list the scenarios with what each checks
 #   --compare-cloud-init  run ovf-iso and cloud-init-ovf (the same OVF ISO on the same
-#                    image, vmcust vs Debian's cloud-init) and print their units' times
+#                    image, vmcust vs Debian's cloud-init), and cloud-config-compare and
+#                    cloud-init-cloud-config (the same guestinfo #cloud-config), and
+#                    print their units' times
 #   --install-deps   apt-get install what the harness needs (idempotent)
 #
 # Environment:
@@ -52,7 +54,7 @@ ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso cloud-config-native
 # ---------------------------------------------------------------------------------------
 # Host dependencies
 
-deps="mmdebstrap qemu-system-x86 qemu-utils e2fsprogs genisoimage xorriso dosfstools mtools coreutils"
+deps="mmdebstrap qemu-system-x86 qemu-utils e2fsprogs genisoimage xorriso dosfstools mtools coreutils openssh-client"
 
 install_deps() {
     local missing=()
@@ -227,6 +229,13 @@ image() {
     done
     systemctl --root="$root" enable open-vm-tools.service vmtest-boot.service \
         vmtest-collect.service vmtest-late-cd.service >/dev/null 2>&1
+    if [ "$variant" = cloud-init ]; then
+        # On VMware the guestinfo store answers from power-on; the stand-in's lives on the
+        # test disk, so cloud-init's first unit (DefaultDependencies=no) waits for it.
+        mkdir -p "$root/etc/systemd/system/cloud-init-local.service.d"
+        printf '[Unit]\nRequiresMountsFor=/vmtest\n' \
+            >"$root/etc/systemd/system/cloud-init-local.service.d/vmtest.conf"
+    fi
     # An experiment on the image (e.g. trying a fix in the guest): a script run with the
     # image's root directory and the stack's name.
     if [ -n "${VMCUST_VM_IMAGE_HOOK:-}" ]; then
@@ -284,7 +293,8 @@ boot() {
         -append "root=LABEL=vmroot rw console=ttyS0,115200 net.ifnames=1 systemd.show_status=1${scenario_kernel_args:+ $scenario_kernel_args}"
         -drive "file=$scn_dir/disk.qcow2,if=virtio,format=qcow2"
         -drive "file=$scn_dir/test.img,if=virtio,format=raw"
-        -netdev user,id=n0
+        # A scenario may set QEMU user networking's addresses and port forwards.
+        -netdev "user,id=n0${scenario_netdev:+,$scenario_netdev}"
         -device "virtio-net-pci,netdev=n0,mac=$vm_mac,addr=0x3"
     )
     if [ "${scenario_vmware:-yes}" = yes ]; then
@@ -330,7 +340,18 @@ boot() {
         note "boot $n: power cut after \"$pattern\" at $((SECONDS - t0)) s"
         return
     fi
+    # What the host does while the guest runs (e.g. log in over a forwarded port): a
+    # scenario's scenario_during_boot N, started with QEMU and waited for after it.
+    local during=
+    if declare -F scenario_during_boot >/dev/null; then
+        scenario_during_boot "$n" &
+        during=$!
+    fi
     timeout --kill-after=10 "$boot_timeout" qemu-system-x86_64 "${args[@]}" || rc=$?
+    if [ -n "$during" ]; then
+        kill "$during" 2>/dev/null || true
+        wait "$during" 2>/dev/null || true
+    fi
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
         fail "boot $n: QEMU killed after ${boot_timeout} s (see $console)"
     elif [ $rc -ne 0 ]; then
@@ -382,13 +403,17 @@ unit_times() {
     fi
 }
 
-# compare_cloud_init: the table of --compare-cloud-init, from the first boots of ovf-iso
-# (vmcust) and cloud-init-ovf (Debian's cloud-init) of this run: each unit's run time
-# (main process start to exit, systemd's monotonic timestamps) and its time in
-# `systemd-analyze blame`, each side's total, and vmcust's total as a fraction of
-# cloud-init's. Also written to $work/compare-cloud-init.txt.
+# The pairs --compare-cloud-init boots: vmcust's scenario and cloud-init's, the same
+# input on the same image (networkd, and its cloud-init variant).
+compare_pairs="ovf-iso:cloud-init-ovf cloud-config-compare:cloud-init-cloud-config"
+
+# compare_cloud_init VMCUST CLOUD_INIT: the table of --compare-cloud-init, from the first
+# boots of scenario VMCUST (vmcust) and CLOUD_INIT (Debian's cloud-init) of this run: each
+# unit's run time (main process start to exit, systemd's monotonic timestamps) and its
+# time in `systemd-analyze blame`, each side's total, and vmcust's total as a fraction of
+# cloud-init's. Also written to $work/compare-VMCUST.txt.
 compare_cloud_init() {
-    local v=$work/scenarios/ovf-iso/results/boot-1 c=$work/scenarios/cloud-init-ovf/results/boot-1
+    local v=$work/scenarios/$1/results/boot-1 c=$work/scenarios/$2/results/boot-1
     local side dir units u t b total vtotal=0 ctotal=0 rows=()
     for side in vmcust cloud-init; do
         if [ $side = vmcust ]; then dir=$v units=$vmcust_units; else dir=$c units=$cloud_init_units; fi
@@ -407,6 +432,7 @@ compare_cloud_init() {
         if [ $side = vmcust ]; then vtotal=$total; else ctotal=$total; fi
     done
     {
+        printf '%s against %s\n' "$1" "$2"
         printf '%-12s %-26s %9s %9s\n' side unit "run (s)" "blame (s)"
         printf '%s\n' "${rows[@]}"
         awk -v v="$vtotal" -v c="$ctotal" 'BEGIN {
@@ -418,7 +444,22 @@ compare_cloud_init() {
         # The whole boot as systemd counts it (to multi-user.target), each side.
         printf 'systemd-analyze: vmcust image: %s\n' "$(head -n1 "$v/analyze.txt")"
         printf 'systemd-analyze: cloud-init image: %s\n' "$(head -n1 "$c/analyze.txt")"
-    } | tee "$work/compare-cloud-init.txt"
+    } | tee "$work/compare-$1.txt"
+    # Where both sides recorded what they made of the input (compare_cloud_config), the
+    # records must be the same: a booted cloud-init and vmcust agree on it.
+    if [ -f "$v/alice.txt" ] || [ -f "$c/alice.txt" ]; then
+        local f differ=no failures_file=$work/failed-$2
+        for f in alice.txt alice-keys.txt sudoers.txt files.txt vmtest-bootcmd-runs vmtest-runcmd-runs; do
+            if ! diff -u --label "cloud-init: $f" --label "vmcust: $f" "$c/$f" "$v/$f" >&2; then
+                differ=yes
+            fi
+        done
+        if [ $differ = yes ]; then
+            fail "$1 and $2: vmcust's results differ from cloud-init's (diff above)"
+        else
+            pass "$1 and $2: the same users, groups, keys, sudo rule, files and command runs"
+        fi
+    fi
 }
 
 # ---------------------------------------------------------------------------------------
@@ -484,7 +525,8 @@ main() {
         --all) all=yes ;;
         --compare-cloud-init)
             compare=yes
-            selection+=(ovf-iso cloud-init-ovf)
+            # shellcheck disable=SC2206
+            selection+=(${compare_pairs//:/ })
             ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -537,8 +579,11 @@ main() {
     for s in "${selection[@]}"; do run_scenario "$s"; done
 
     if [ $compare = yes ]; then
-        heading "vmcust against Debian's cloud-init, the same OVF ISO on the same image"
-        compare_cloud_init || true
+        local pair
+        for pair in $compare_pairs; do
+            heading "vmcust against Debian's cloud-init: the same input on the same image"
+            compare_cloud_init "${pair%%:*}" "${pair#*:}" || true
+        done
     fi
 
     heading "summary ($((SECONDS - t_start)) s)"

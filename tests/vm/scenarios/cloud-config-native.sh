@@ -6,8 +6,8 @@
 # a network matched by name (`match: name: "en*"`, as cloud-init's VMware docs write it)
 # and `#cloud-config` user-data creating a sudo user with an SSH key, files, `bootcmd`,
 # `runcmd`, and a package from a local apt repository on the test disk (air-gapped: the
-# document points apt at it). vmcust applies all of it itself; the user then logs in over
-# SSH with the key and `sudo -n true` works. The second boot runs bootcmd again and
+# document points apt at it). vmcust applies all of it itself; the user then logs in from the
+# host over SSH (QEMU's port forward) with the key and `sudo -n true` works. The second boot runs bootcmd again and
 # nothing else.
 stack=networkd
 variant=sealed
@@ -57,16 +57,17 @@ runcmd:
 CC
     } | base64 -w0 >"$g/guestinfo.userdata"
     printf 'base64' >"$g/guestinfo.userdata.encoding"
-    # At the console after each boot: log in as alice with the key, ask sudo, and note
-    # what the account files are, to compare the two boots.
+    # The host logs in as alice through QEMU's forward of a local port to the guest's
+    # SSH port (scenario_during_boot); the console, after each boot, waits until it has
+    # (its sudo leaves a mark) and notes what the account files are, to compare the boots.
+    ssh_port=$(free_port)
+    scenario_netdev="net=192.168.71.0/24,host=192.168.71.1,dns=192.168.71.2,hostfwd=tcp:127.0.0.1:$ssh_port-192.168.71.40:22"
     local n
     for n in 1 2; do
         cat >"$scn_dir/disk/host/after-boot-$n" <<EOF
 out=/vmtest/results/boot-$n
-ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \\
-    -i /vmtest/host/id_ed25519 alice@127.0.0.1 'id -un; id -Gn; sudo -n true && echo sudo-ok' \\
-    >"\$out/ssh.txt" 2>&1
-echo "ssh exit=\$?" >>"\$out/ssh.txt"
+for _ in \$(seq 100); do [ -e /run/vmtest-host-ssh-done ] && break; sleep 1; done
+ls -l /run/vmtest-host-ssh-done >"\$out/host-ssh-mark.txt" 2>&1
 sha256sum /etc/passwd /etc/group /etc/shadow /etc/gshadow /etc/sudoers.d/* \\
     /home/alice/.ssh/authorized_keys >"\$out/accounts.sha" 2>&1
 cp /var/lib/vmtest-bootcmd-runs /var/lib/vmtest-runcmd-runs "\$out/" 2>&1
@@ -76,6 +77,17 @@ dpkg-query -W -f='\${Status} \${Version}\n' vmtest-hello >"\$out/package.txt" 2>
 EOF
     done
 }
+
+# scenario_during_boot N: alice logs in from the host with her key, over the forwarded
+# port, and asks sudo (which leaves the mark the console waits for).
+scenario_during_boot() {
+    ssh_from_host "$ssh_port" "$scn_dir/disk/host/id_ed25519" alice \
+        'id -un; id -Gn; sudo -n true && echo sudo-ok; sudo -n touch /run/vmtest-host-ssh-done' \
+        >"$scn_dir/host-ssh-$1.txt"
+}
+
+# host_ssh N REGEX: what the host's SSH login of boot N printed matches REGEX.
+host_ssh() { grep -Eq -- "$2" "$scn_dir/host-ssh-$1.txt"; }
 
 # local_repo DIR: a flat apt repository with one package, vmtest-hello 1.0, built here.
 local_repo() {
@@ -107,9 +119,10 @@ scenario_checks() {
     check "boot 1: host name from the metadata" has 1 hostname.txt '^cc-native$'
     check "boot 1: $dev (matched by name en*) has exactly 192.168.71.40/24" exact_addresses 1 "$dev" 192.168.71.40/24
     check "boot 1: default route via 192.168.71.1" has 1 ip-route.txt "^default via 192.168.71.1 dev $dev"
-    check "boot 1: alice logs in over SSH with her key" has 1 ssh.txt '^alice$'
-    check "boot 1: alice is in ops" has 1 ssh.txt '(^| )ops( |$)'
-    check "boot 1: sudo -n true works for alice" has 1 ssh.txt '^sudo-ok$'
+    check "boot 1: alice logs in from the host over SSH (hostfwd) with her key" host_ssh 1 '^alice$'
+    check "boot 1: alice is in ops" host_ssh 1 '(^| )ops( |$)'
+    check "boot 1: sudo -n true works for alice" host_ssh 1 '^sudo-ok$'
+    check "boot 1: the console saw the host's login" has 1 host-ssh-mark.txt 'vmtest-host-ssh-done'
     check "boot 1: vmcust status is ok (exit 0, nothing degraded)" has 1 vmcust-status.txt '^exit=0$'
     check "boot 1: sshd accepts its configuration" has 1 sshd-t.txt '^exit=0$'
     check "boot 1: the package came from the local repository" has 1 package.txt '^install ok installed 1.0$'
@@ -119,7 +132,7 @@ scenario_checks() {
     check "boot 1: alice's file holds what was written" has 1 welcome.txt '^welcome alice$'
     for n in 2; do
         check "boot $n: both vmcust units succeeded" units_ok "$n"
-        check "boot $n: alice still logs in, sudo works" has "$n" ssh.txt '^sudo-ok$'
+        check "boot $n: alice still logs in from the host, sudo works" host_ssh "$n" '^sudo-ok$'
     done
     check "boot 2: bootcmd ran again (twice in all)" test "$(wc -l <"$(r 2 vmtest-bootcmd-runs)")" -eq 2
     check "boot 2: runcmd did not run again" test "$(wc -l <"$(r 2 vmtest-runcmd-runs)")" -eq 1

@@ -1,0 +1,19 @@
+# shellcheck shell=bash
+# Variables here (stack, describe) and the scenario_* functions are read by run.sh;
+# scn_dir, dev and the shared values come from run.sh and lib.sh.
+# shellcheck disable=SC2034,SC2154
+# vmcust's side of run.sh --compare-cloud-init for cloud-config: guestinfo metadata and a
+# `#cloud-config` (users, a key, sudo, files, bootcmd, runcmd; compare_cloud_config in
+# lib.sh) on the networkd template, applied natively. cloud-init-cloud-config gives the
+# same bytes to Debian's cloud-init on the same image.
+stack=networkd
+describe="guestinfo #cloud-config (users, key, sudo, files, bootcmd, runcmd) applied natively: vmcust's side of --compare-cloud-init"
+scenario_prepare() { compare_cloud_config; }
+scenario_boots() { boot 1; }
+scenario_checks() {
+    check "boot 1: both vmcust units succeeded" units_ok 1
+    check "boot 1: vmcust status is ok (exit 0, nothing degraded)" has 1 vmcust-status.txt '^exit=0$'
+    check "boot 1: host name from the metadata" has 1 hostname.txt '^cc-compare$'
+    check "boot 1: $dev (matched by MAC) has exactly 192.168.72.40/24" exact_addresses 1 "$dev" 192.168.72.40/24
+    check_compare_cloud_config 1
+}
