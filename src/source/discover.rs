@@ -75,7 +75,14 @@ pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<Gathered, F
     let mut all = Vec::new();
     for source in registry::SOURCES {
         if door.enabled.contains(source.names()[0]) {
+            let start = std::time::Instant::now();
             all.extend(source.read(door)?);
+            // On the boot path: which source a slow discovery spent its time in.
+            tracing::debug!(
+                "source {} read in {:.3} ms",
+                source.names()[0],
+                start.elapsed().as_secs_f64() * 1000.0
+            );
         }
     }
     let mut warnings = Vec::new();
