@@ -306,3 +306,146 @@ fn an_owned_file_is_unchanged_only_with_its_contents_mode_and_owner() {
     assert_eq!((m.uid(), m.gid(), m.mode() & 0o7777), (1500, 1700, 0o600));
     assert!(!format!("{plan:?}").contains("secret"));
 }
+
+/// A MIME multipart of `(headers, body)` parts.
+fn mime(parts: &[(&str, &str)]) -> String {
+    let mut s =
+        String::from("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XX\"\n\n");
+    for (headers, body) in parts {
+        s.push_str(&format!("--XX\n{headers}\n\n{body}\n"));
+    }
+    s + "--XX--\n"
+}
+
+/// Script parts over two boots: the boothook before bootcmd on every boot with
+/// `INSTANCE_ID`, the vendor script with its prefix, per-once once, per-boot on each boot,
+/// and scripts_user's scripts once in name order with runcmd's among them; a failing one
+/// fails scripts_user and stops none of the others.
+#[test]
+fn script_parts_run_in_cloud_inits_order_and_frequencies() {
+    let d = root();
+    let stop = AtomicBool::new(false);
+    let named = |n: &str| format!("Content-Disposition: attachment; filename=\"{n}\"");
+    let (zz, fail, every) = (named("zz.sh"), named("aa-fail.sh"), named("every.sh"));
+    let user = mime(&[
+        (
+            "Content-Type: text/cloud-config",
+            "#cloud-config\nbootcmd: ['echo bootcmd >> /root/log']\n\
+             runcmd: ['echo runcmd >> /root/log']\n\
+             vendor_data: {prefix: [/bin/sh, -c, 'echo \"prefixed $0\" >> /root/log; . \"$0\"']}",
+        ),
+        (
+            "Content-Type: text/cloud-boothook",
+            "#cloud-boothook\n#!/bin/sh\necho \"hook $INSTANCE_ID\" >> /root/log",
+        ),
+        (
+            &format!("Content-Type: text/x-shellscript\n{zz}"),
+            "#!/bin/sh\necho zz >> /root/log",
+        ),
+        (
+            "Content-Type: text/x-shellscript",
+            "#!/bin/sh\necho user >> /root/log",
+        ),
+        (
+            &format!("Content-Type: text/x-shellscript\n{fail}"),
+            "#!/bin/sh\necho fail >> /root/log\nexit 7",
+        ),
+        (
+            &format!("Content-Type: text/x-shellscript-per-boot\n{every}"),
+            "#!/bin/sh\necho boot >> /root/log",
+        ),
+        (
+            "Content-Type: text/x-shellscript-per-once",
+            "#!/bin/sh\necho once >> /root/log",
+        ),
+    ]);
+    let vendor = mime(&[(
+        "Content-Type: text/x-shellscript",
+        "#!/bin/sh\necho vendor >> /root/log",
+    )]);
+    let u = vmcust::cloud_config::userdata::read(user.as_bytes(), Some(vendor.as_bytes())).unwrap();
+    assert!(u.problems.is_empty(), "{:?}", u.problems);
+    let boot = |id: &str| {
+        let mut c = ctx(d.path(), id, &stop);
+        c.script_parts = u.scripts.clone();
+        let early = run_early(&c, &u.config);
+        let late = run_late(&c, &u.config);
+        (early, late)
+    };
+    let (early, late) = boot("boot-1");
+    let script = "/var/lib/vmcust/instances/i-test/scripts";
+    let first = format!(
+        "hook i-test\nbootcmd\nprefixed {script}/vendor/part-001\nvendor\nonce\nboot\nfail\nuser\nruncmd\nzz\n"
+    );
+    assert_eq!(read(d.path(), "/root/log"), first);
+    assert!(
+        matches!(outcome(&early, "boothooks"), ModuleOutcome::Ran { note } if note == "ran part-002"),
+        "{early:?}"
+    );
+    for m in [
+        "scripts_vendor",
+        "scripts_per_once",
+        "scripts_per_boot",
+        "runcmd",
+    ] {
+        assert!(
+            matches!(outcome(&late, m), ModuleOutcome::Ran { .. }),
+            "{m}: {late:?}"
+        );
+    }
+    assert!(
+        matches!(
+            outcome(&late, "scripts_per_instance"),
+            ModuleOutcome::Skipped { .. }
+        ),
+        "{late:?}"
+    );
+    match outcome(&late, "scripts_user") {
+        ModuleOutcome::Failed { why } => assert!(
+            why.starts_with("1 of 3 scripts failed: aa-fail.sh (user-data part 4)")
+                && why.contains("exited with status 7"),
+            "{why}"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let order: Vec<&str> = late.iter().map(|r| r.module).collect();
+    assert_eq!(order, vmcust::cloud_config::apply::driver::LATE_MODULES);
+    let order: Vec<&str> = early.iter().map(|r| r.module).collect();
+    assert_eq!(order, vmcust::cloud_config::apply::driver::EARLY_MODULES);
+    for f in [
+        "part-004",
+        "zz.sh",
+        "runcmd",
+        "per-boot/every.sh",
+        "per-once/part-007",
+    ] {
+        let m = fs::metadata(d.path().join(format!("{}/{f}", &script[1..]))).unwrap();
+        assert_eq!(m.mode() & 0o7777, 0o700, "{f}");
+    }
+    // The boothook is written without its #cloud-boothook line.
+    assert_eq!(
+        read(
+            d.path(),
+            "/var/lib/vmcust/instances/i-test/boothooks/part-002"
+        ),
+        "#!/bin/sh\necho \"hook $INSTANCE_ID\" >> /root/log"
+    );
+    // The same boot again (a restarted unit): nothing runs twice.
+    let (early, late) = boot("boot-1");
+    assert_eq!(read(d.path(), "/root/log"), first);
+    for r in early.iter().chain(&late) {
+        assert!(
+            !matches!(
+                r.outcome,
+                ModuleOutcome::Ran { .. } | ModuleOutcome::Failed { .. }
+            ) || r.module == "final_message",
+            "{r:?}"
+        );
+    }
+    // The next boot: the boothook, bootcmd and the per-boot script again, nothing else.
+    boot("boot-2");
+    assert_eq!(
+        read(d.path(), "/root/log"),
+        format!("{first}hook i-test\nbootcmd\nboot\n")
+    );
+}

@@ -1,6 +1,7 @@
 //! Exactly once for the cloud-config modules (src/cloud_config/apply/semaphore.rs): a
-//! boot's two stages (early, then late) with bootcmd, write_files (early and deferred),
-//! packages and runcmd, run in a child process on a scratch root and killed with SIGKILL
+//! boot's two stages (early, then late) with a boothook, bootcmd, write_files (early and
+//! deferred), packages, a per-boot script and runcmd between two user scripts, run in a
+//! child process on a scratch root and killed with SIGKILL
 //! (the whole process tree, as systemd's cgroup kill) or SIGTERM at a random point, then
 //! run again to the end as the unit's restart would, and once more. Every time: no
 //! module's effect happens twice, every module ends recorded, a module recorded as run
@@ -22,16 +23,44 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use vmcust::cloud_config::apply::{run_early, run_late, StageContext};
-use vmcust::cloud_config::document;
+use vmcust::cloud_config::userdata;
 use vmcust::model::InstanceId;
 use vmcust::root::Root;
 
 use support::kill::kill_tree;
 
-const DOC: &str = "bootcmd: ['echo bootcmd >> /root/ran; sleep 0.05']\n\
+const DOC: &str = "#cloud-config\nbootcmd: ['echo bootcmd >> /root/ran; sleep 0.05']\n\
 write_files:\n- {path: /etc/cc-early, content: early}\n- {path: /etc/cc-late, content: late, defer: true}\n\
 packages: [tool]\n\
 runcmd: ['echo runcmd >> /root/ran; sleep 0.05']\n";
+
+/// The user-data: [`DOC`] and script parts, each recording its name and working a little.
+fn user_data() -> String {
+    let script = |name: &str| format!("#!/bin/sh\necho {name} >> /root/ran\nsleep 0.05\n");
+    let parts = [
+        ("text/cloud-config", "", DOC.to_string()),
+        (
+            "text/cloud-boothook",
+            "",
+            format!("#cloud-boothook\n{}", script("hook")),
+        ),
+        ("text/x-shellscript-per-boot", "every.sh", script("every")),
+        ("text/x-shellscript", "zz.sh", script("zz")),
+        ("text/x-shellscript", "aa.sh", script("aa")),
+    ];
+    let mut s =
+        String::from("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XX\"\n\n");
+    for (ctype, name, body) in parts {
+        s.push_str(&format!("--XX\nContent-Type: {ctype}\n"));
+        if !name.is_empty() {
+            s.push_str(&format!(
+                "Content-Disposition: attachment; filename=\"{name}\"\n"
+            ));
+        }
+        s.push_str(&format!("\n{body}\n"));
+    }
+    s + "--XX--\n"
+}
 
 /// Our stand-in apt-get: records the command, then works a little.
 const APT: &str =
@@ -54,17 +83,18 @@ fn child_boot() {
     };
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t) };
-    let (cfg, problems) = document::from_text(DOC);
-    assert!(problems.is_empty(), "{problems:?}");
-    let ctx = StageContext::new(
+    let u = userdata::read(user_data().as_bytes(), None).unwrap();
+    assert!(u.problems.is_empty(), "{:?}", u.problems);
+    let mut ctx = StageContext::new(
         Root::new(Path::new(&dir)).unwrap(),
         InstanceId::parse("i-kill").unwrap(),
         "boot-1".into(),
         &STOP,
     );
-    let mut reports = run_early(&ctx, &cfg);
+    ctx.script_parts = u.scripts;
+    let mut reports = run_early(&ctx, &u.config);
     if !STOP.load(Ordering::SeqCst) {
-        reports.extend(run_late(&ctx, &cfg));
+        reports.extend(run_late(&ctx, &u.config));
     }
     println!("\nREPORTS {}", serde_json::to_string(&reports).unwrap());
 }
@@ -121,7 +151,7 @@ fn ran(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The note of a module's `done` record.
+/// The note of a module's (or a script's) `done` record.
 fn done(dir: &Path, module: &str) -> Option<String> {
     let p = dir.join(format!(
         "var/lib/vmcust/instances/i-kill/sem/config_{module}.done"
@@ -174,7 +204,16 @@ fn random_kills_neither_repeat_nor_skip_a_module() {
     let t = Instant::now();
     full_run(golden.path());
     let length = t.elapsed();
-    let want = ["bootcmd", "apt update", "apt tool", "runcmd"];
+    let want = [
+        "hook",
+        "bootcmd",
+        "apt update",
+        "apt tool",
+        "every",
+        "aa",
+        "runcmd",
+        "zz",
+    ];
     assert_eq!(ran(golden.path()), want);
     let mut rng = Rng(seed);
     let mut seen = BTreeMap::<String, usize>::new();
@@ -199,12 +238,16 @@ fn random_kills_neither_repeat_nor_skip_a_module() {
             );
         }
         for (module, effects) in [
+            ("boothooks+user+002", &["hook"][..]),
             ("bootcmd", &["bootcmd"][..]),
             (
                 "package_update_upgrade_install",
                 &["apt update", "apt tool"][..],
             ),
+            ("scripts+per-boot+every.sh", &["every"][..]),
+            ("scripts+aa.sh", &["aa"][..]),
             ("runcmd", &["runcmd"][..]),
+            ("scripts+zz.sh", &["zz"][..]),
         ] {
             let note = done(d.path(), module)
                 .unwrap_or_else(|| panic!("{ctx}: {module} has no done record; {reports}"));

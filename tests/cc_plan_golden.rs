@@ -77,6 +77,7 @@ fn module_previews_match_their_goldens() {
             &cfg,
             &facts(name.starts_with("rhel")),
             Some(&fallback),
+            &[],
         ));
         let golden = case.join("preview.txt");
         if update {

@@ -230,10 +230,110 @@ fn fake_next_boot(vm: &Vm) {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.to_string_lossy().contains("bootcmd") && p.to_string_lossy().contains("sem")
+            } else if p.to_string_lossy().contains("/sem/")
+                && fs::read_to_string(&p).is_ok_and(|t| t.starts_with("boot "))
             {
                 fs::remove_file(&p).unwrap();
             }
         }
     }
+}
+
+/// Script parts of MIME user-data: `plan` and `show` name each with its module, stage and
+/// frequency (never its body) and none is "not applied"; at boot the boothook runs on
+/// every boot, the per-boot script on every boot, the user script once, and the
+/// customization is not degraded.
+#[test]
+fn script_parts_are_shown_and_run_at_boot() {
+    let vm = vm_with_accounts();
+    let part = |ctype: &str, name: &str, body: &str| {
+        format!(
+            "--XX\nContent-Type: {ctype}\nContent-Disposition: attachment; filename=\"{name}\"\n\n{body}\n"
+        )
+    };
+    let doc = [
+        "MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XX\"\n\n".to_string(),
+        part(
+            "text/cloud-config",
+            "cc.yaml",
+            "#cloud-config\nruncmd: ['echo runcmd >> /var/tmp/ran']",
+        ),
+        part(
+            "text/cloud-boothook",
+            "hook.sh",
+            "#cloud-boothook\n#!/bin/sh\necho \"hook $INSTANCE_ID\" >> /var/tmp/ran",
+        ),
+        part(
+            "text/x-shellscript",
+            "setup.sh",
+            "#!/bin/sh\nTOKEN=s3cret-token\necho setup >> /var/tmp/ran",
+        ),
+        part(
+            "text/x-shellscript-per-boot",
+            "every.sh",
+            "#!/bin/sh\necho every >> /var/tmp/ran",
+        ),
+        "--XX--\n".to_string(),
+    ]
+    .concat();
+    user_data(&vm, &doc);
+    fs::create_dir_all(vm.path("/var/tmp")).unwrap();
+    let cli = |what: &str| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_vmcust"));
+        c.arg(what);
+        if what == "plan" {
+            c.arg("--root").arg(vm.root.path());
+        }
+        let out = c
+            .arg("--guestinfo-dir")
+            .arg(vm.host.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+        text(&out.stdout) + &text(&out.stderr)
+    };
+    let plan = cli("plan");
+    for want in [
+        "cloud-config boothooks (early): run hook.sh (user-data part 1",
+        "), on every boot",
+        "cloud-config scripts_per_boot (late): run every.sh (user-data part 3",
+        "cloud-config scripts_user (late): run runcmd (the 1 runcmd entries",
+        "cloud-config scripts_user (late): run setup.sh (user-data part 2",
+        "user-data part 2 setup.sh: text/x-shellscript",
+    ] {
+        assert!(plan.contains(want), "{want} not in {plan}");
+    }
+    assert!(!plan.contains("not applied"), "{plan}");
+    let show = cli("show");
+    assert!(
+        show.contains(
+            "script setup.sh (user-data part 2, 55 bytes): scripts_user (late stage), once per instance"
+        ),
+        "{show}"
+    );
+    assert!(show.contains("script hook.sh (user-data part 1"), "{show}");
+    for out in [&plan, &show] {
+        assert!(!out.contains("s3cret"), "{out}");
+    }
+    for boot in 1..=2 {
+        for stage in ["early", "late"] {
+            let out = vm.run(stage);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "boot {boot} {stage}: {}",
+                text(&out.stderr)
+            );
+            assert!(!text(&out.stderr).contains("s3cret"));
+        }
+        if boot == 1 {
+            fake_next_boot(&vm);
+        }
+    }
+    assert_eq!(
+        fs::read_to_string(vm.path("/var/tmp/ran")).unwrap(),
+        "hook cc-native-1\nevery\nruncmd\nsetup\nhook cc-native-1\nevery\n"
+    );
+    let (code, st) = status(&vm);
+    assert_eq!(code, Some(0), "{st}");
 }

@@ -31,12 +31,12 @@ fn part() -> impl Strategy<Value = (String, String, PartKind)> {
         1 => (
             "text/x-shellscript".into(),
             format!("#!/bin/sh\n# {text}\n"),
-            PartKind::Script(Frequency::PerInstance),
+            PartKind::Script,
         ),
         2 => (
             "text/x-shellscript-per-boot".into(),
             format!("#!/bin/sh\n{text}\n"),
-            PartKind::Script(Frequency::PerBoot),
+            PartKind::ScriptPer(Frequency::PerBoot),
         ),
         3 => (
             "text/cloud-boothook".into(),
@@ -46,7 +46,7 @@ fn part() -> impl Strategy<Value = (String, String, PartKind)> {
         _ => (
             "text/plain".into(),
             format!("#!/bin/bash\n{text}\n"),
-            PartKind::Script(Frequency::PerInstance),
+            PartKind::Script,
         ),
     })
 }

@@ -1,8 +1,9 @@
 //! Native cloud-config in the boot stages: the current instance's kept user-data (and
-//! vendor-data) read again, and its modules run by `cloud_config::apply`'s drivers — the
-//! early ones on every boot (`bootcmd` per boot, the others once per instance by their
-//! records), the late ones after network-online. Its accounts were applied with the plan
-//! (`engine::native`). A failed module is logged, recorded as degraded, and, in the late
+//! vendor-data) read again, and its modules and script parts run by
+//! `cloud_config::apply`'s drivers — the early ones on every boot (boothooks and `bootcmd`
+//! per boot, the others once per instance by their records), the late ones after
+//! network-online, also on every boot (`scripts_per_boot`, `final_message`; the others
+//! once by their records). Its accounts were applied with the plan (`engine::native`). A failed module is logged, recorded as degraded, and, in the late
 //! stage, fails the stage; a kill leaves the records for the next run.
 
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use super::late::{USER_DATA, USER_DATA_DONE};
 use super::state;
 use super::{Context, Ending};
 use crate::cloud_config::apply::{self, ModuleOutcome, ModuleReport, StageContext};
-use crate::cloud_config::{userdata, CloudConfig};
+use crate::cloud_config::userdata::{self, UserData};
 use crate::engine::customize::{user_data_disposition, UserDataDisposition};
 use crate::failure::{Failure, FailureKind};
 use crate::model::InstanceId;
@@ -49,7 +50,7 @@ fn current(ctx: &Context) -> Option<(InstanceId, PathBuf, String)> {
 }
 
 /// The kept user-data of `dir`, read and merged as at customization.
-fn config(ctx: &Context, dir: &Path) -> Result<CloudConfig, Failure> {
+fn config(ctx: &Context, dir: &Path) -> Result<UserData, Failure> {
     let read = |name: &str| {
         ctx.root
             .read(&dir.join(name))
@@ -57,9 +58,7 @@ fn config(ctx: &Context, dir: &Path) -> Result<CloudConfig, Failure> {
     };
     let user = read(USER_DATA)?.unwrap_or_default();
     let vendor = read(VENDOR_DATA)?;
-    let got =
-        userdata::read(&user, vendor.as_deref()).map_err(|e| Failure::invalid(e.to_string()))?;
-    Ok(got.config)
+    userdata::read(&user, vendor.as_deref()).map_err(|e| Failure::invalid(e.to_string()))
 }
 
 /// The early stage's modules for the current instance, on every boot; `Some` ending only
@@ -89,8 +88,24 @@ pub fn late(ctx: &mut Context, id: &InstanceId, dir: &Path) -> Result<Ending> {
     Ok(ending)
 }
 
+/// The late stage's modules again on a later boot, when `dir` is the current instance's
+/// and its user-data is applied natively: the per-boot ones do their work, the others are
+/// skipped by their records.
+pub fn late_again(ctx: &mut Context, dir: &Path) -> Result<Ending> {
+    match current(ctx) {
+        Some((id, current_dir, from)) if current_dir == dir => {
+            run(ctx, &id, dir, &from, Which::Late)
+        }
+        _ => Ok(Ending::Nothing),
+    }
+}
+
 fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which) -> Result<Ending> {
-    let cfg = match config(ctx, dir) {
+    let UserData {
+        config: cfg,
+        scripts,
+        ..
+    } = match config(ctx, dir) {
         Ok(c) => c,
         Err(f) => {
             tracing::error!("cloud-config of instance {id}: {}", f.reason);
@@ -101,6 +116,7 @@ fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which)
     let mut sctx = StageContext::new(ctx.root.clone(), id.clone(), boot_id, ctx.stop);
     sctx.command_timeout = ctx.settings.script_timeout;
     sctx.datasource = from.to_string();
+    sctx.script_parts = scripts;
     let (stage, reports) = match which {
         Which::Early => (
             "early",

@@ -1,6 +1,7 @@
 //! The late stage, after the network is online: the post-customization script that the
 //! early stage scheduled, and user-data — handed to cloud-init when it is installed,
-//! otherwise run once per instance when it is a `#!` script.
+//! otherwise run once per instance when it is a `#!` script, or applied natively (its
+//! late modules then run again on every boot, for its per-boot scripts).
 
 use std::path::Path;
 
@@ -54,8 +55,16 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
                 return Ok(ending);
             }
         }
-        if ctx.root.is_file(&dir.join(USER_DATA)) && !ctx.root.is_file(&dir.join(USER_DATA_DONE)) {
-            match user_data(ctx, &id, &dir)? {
+        if ctx.root.is_file(&dir.join(USER_DATA)) {
+            let handled = ctx.root.is_file(&dir.join(USER_DATA_DONE));
+            let end = if handled {
+                // Handled on an earlier boot: native cloud-config's late modules run on
+                // every boot as cloud-init's do, their records skipping what ran.
+                super::cloud_config::late_again(ctx, &dir)?
+            } else {
+                user_data(ctx, &id, &dir)?
+            };
+            match end {
                 Ending::Interrupted => return Ok(Ending::Interrupted),
                 Ending::Nothing => {}
                 other => ending = other,

@@ -216,6 +216,22 @@ fn summary(g: &crate::source::Gathered) -> String {
             ud.bytes.len(),
             ud.from
         );
+        // Its script parts, when vmcust would run them: name, module, stage, frequency
+        // (never a body). User-data it cannot read is reported by `plan` and the boot.
+        let vendor = g.vendordata.as_ref().map(|v| v.bytes.as_slice());
+        // (A top-level `#!` user-data is run whole by the late stage, not split.)
+        let read = (!ud.bytes.starts_with(b"#!"))
+            .then(|| crate::cloud_config::userdata::read(&ud.bytes, vendor).ok())
+            .flatten();
+        if let Some(read) = read {
+            let plan = crate::cloud_config::apply::scripts::plan(&read.scripts, &[]);
+            for s in &plan.scripts {
+                let _ = writeln!(out, "  script {}", s.describe());
+            }
+            for n in plan.notes.iter().chain(&plan.not_run) {
+                let _ = writeln!(out, "  script {n}");
+            }
+        }
     }
     if c.instance_id.is_some() && g.is_empty() {
         let _ = writeln!(out, "nothing to do: the sources ask for no change");

@@ -40,11 +40,27 @@ const MIME_SNIFF: usize = 4096;
 pub enum PartKind {
     /// `#cloud-config`, `text/cloud-config`: a cloud-config document.
     CloudConfig,
-    /// `#!`, `text/x-shellscript` (per instance, cloud-init's `scripts_user`), or
-    /// `text/x-shellscript-per-boot` / `-per-instance` / `-per-once`.
-    Script(Frequency),
+    /// `#!`, `text/x-shellscript`: run once per instance by cloud-init's `scripts_user`.
+    Script,
+    /// `text/x-shellscript-per-boot` / `-per-instance` / `-per-once` (cloud-init 22.1):
+    /// run by `scripts_per_boot` / `_per_instance` / `_per_once`.
+    ScriptPer(Frequency),
     /// `#cloud-boothook`, `text/cloud-boothook`: run early on every boot.
     Boothook,
+}
+
+impl PartKind {
+    /// The content type cloud-init's handlers take it by.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            PartKind::CloudConfig => "text/cloud-config",
+            PartKind::Script => "text/x-shellscript",
+            PartKind::ScriptPer(Frequency::PerBoot) => "text/x-shellscript-per-boot",
+            PartKind::ScriptPer(Frequency::PerOnce) => "text/x-shellscript-per-once",
+            PartKind::ScriptPer(_) => "text/x-shellscript-per-instance",
+            PartKind::Boothook => "text/cloud-boothook",
+        }
+    }
 }
 
 /// One part of the user-data, in the order cloud-init would hand it to its handler.
@@ -52,6 +68,10 @@ pub enum PartKind {
 pub struct Part {
     /// Its position among the parts, 0-based.
     pub index: usize,
+    /// Its position among all the leaves of its input, blank ones included, 1-based:
+    /// cloud-init numbers every part it attaches, and names an unnamed one `part-NNN` by
+    /// this number.
+    pub leaf: usize,
     /// What it is.
     pub kind: PartKind,
     /// Its file name (`Content-Disposition` `filename`, or the type's `name`), as given.
@@ -69,6 +89,7 @@ impl fmt::Debug for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Part")
             .field("index", &self.index)
+            .field("leaf", &self.leaf)
             .field("kind", &self.kind)
             .field("filename", &self.filename)
             .field("merge_type", &self.merge_type)
@@ -194,15 +215,17 @@ pub fn read(data: &[u8]) -> Result<Vec<Part>, PartsError> {
     };
     let head = &data[..data.len().min(MIME_SNIFF)];
     let mut out = Vec::new();
+    let mut leaves = 0;
     if head
         .to_ascii_lowercase()
         .windows(13)
         .any(|w| w == b"mime-version:")
     {
-        mime(data, &mut out)?;
+        mime(data, &mut out, &mut leaves)?;
     } else {
         leaf(
             &mut out,
+            &mut leaves,
             "text/x-not-multipart",
             data.to_vec(),
             None,
@@ -217,6 +240,7 @@ pub fn read(data: &[u8]) -> Result<Vec<Part>, PartsError> {
 /// checked.
 fn leaf(
     out: &mut Vec<Part>,
+    leaves: &mut usize,
     ctype: &str,
     body: Vec<u8>,
     filename: Option<String>,
@@ -224,6 +248,7 @@ fn leaf(
     first_line: Option<u32>,
 ) -> Result<(), PartsError> {
     let index = out.len();
+    *leaves += 1;
     let mut body = Zeroizing::new(body);
     let mut ctype = ctype.to_ascii_lowercase();
     let mut first_line = first_line;
@@ -264,11 +289,11 @@ fn leaf(
                     what: "a text/x-shellscript part that does not start with `#!`".into(),
                 });
             }
-            PartKind::Script(Frequency::PerInstance)
+            PartKind::Script
         }
-        "text/x-shellscript-per-boot" => PartKind::Script(Frequency::PerBoot),
-        "text/x-shellscript-per-instance" => PartKind::Script(Frequency::PerInstance),
-        "text/x-shellscript-per-once" => PartKind::Script(Frequency::PerOnce),
+        "text/x-shellscript-per-boot" => PartKind::ScriptPer(Frequency::PerBoot),
+        "text/x-shellscript-per-instance" => PartKind::ScriptPer(Frequency::PerInstance),
+        "text/x-shellscript-per-once" => PartKind::ScriptPer(Frequency::PerOnce),
         "text/cloud-boothook" => PartKind::Boothook,
         "text/x-include-url" => return Err(refuse("#include (text/x-include-url)", NO_NETWORK)),
         "text/x-include-once-url" => {
@@ -305,6 +330,7 @@ fn leaf(
     }
     out.push(Part {
         index,
+        leaf: *leaves,
         kind,
         filename,
         merge_type,
@@ -315,7 +341,7 @@ fn leaf(
 }
 
 /// Splits a MIME message, depth first, as Python's `Message.walk()` orders the leaves.
-fn mime(data: &[u8], out: &mut Vec<Part>) -> Result<(), PartsError> {
+fn mime(data: &[u8], out: &mut Vec<Part>, leaves: &mut usize) -> Result<(), PartsError> {
     let boundaries = data
         .split(|b| *b == b'\n')
         .filter(|l| l.starts_with(b"--"))
@@ -326,7 +352,7 @@ fn mime(data: &[u8], out: &mut Vec<Part>) -> Result<(), PartsError> {
         )));
     }
     let mail = mailparse::parse_mail(data).map_err(|e| PartsError::Mime(e.to_string()))?;
-    walk(data, &mail, 0, out)
+    walk(data, &mail, 0, out, leaves)
 }
 
 fn walk(
@@ -334,6 +360,7 @@ fn walk(
     mail: &mailparse::ParsedMail<'_>,
     depth: usize,
     out: &mut Vec<Part>,
+    leaves: &mut usize,
 ) -> Result<(), PartsError> {
     use mailparse::MailHeaderMap as _;
     if depth > MAX_MIME_DEPTH {
@@ -347,7 +374,7 @@ fn walk(
             )));
         }
         for sub in &mail.subparts {
-            walk(whole, sub, depth + 1, out)?;
+            walk(whole, sub, depth + 1, out, leaves)?;
         }
         return Ok(());
     }
@@ -389,7 +416,7 @@ fn walk(
         // No Content-Type: Python's email says text/plain, which is then guessed.
         "text/plain".to_string()
     };
-    leaf(out, &ctype, body, filename, merge_type, first_line)
+    leaf(out, leaves, &ctype, body, filename, merge_type, first_line)
 }
 
 /// The 1-based line of `whole` that `slice` (a sub-slice of it) starts on.
@@ -435,14 +462,10 @@ mod tests {
 
     #[test]
     fn single_parts_are_typed_by_their_first_line() {
-        use Frequency::*;
         let table: &[(&[u8], Result<&[PartKind], &str>)] = &[
             (b"#cloud-config\na: 1\n", Ok(&[PartKind::CloudConfig])),
             (b"  #Cloud-Config\n", Ok(&[PartKind::CloudConfig])),
-            (
-                b"#!/bin/sh\necho hi\n",
-                Ok(&[PartKind::Script(PerInstance)]),
-            ),
+            (b"#!/bin/sh\necho hi\n", Ok(&[PartKind::Script])),
             (b"#cloud-boothook\n#!/bin/sh\n", Ok(&[PartKind::Boothook])),
             (b"", Ok(&[])),
             (b" \n\t\n", Ok(&[])),
@@ -515,9 +538,9 @@ mod tests {
             got,
             [
                 PartKind::CloudConfig,
-                PartKind::Script(PerInstance),
-                PartKind::Script(PerBoot),
-                PartKind::Script(PerOnce),
+                PartKind::Script,
+                PartKind::ScriptPer(PerBoot),
+                PartKind::ScriptPer(PerOnce),
                 PartKind::Boothook,
                 PartKind::CloudConfig,
                 PartKind::CloudConfig,

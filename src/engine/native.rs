@@ -2,7 +2,8 @@
 //! [`CloudConfig`], the changes vmcust applies planned as ordinary plan actions (so they are
 //! atomic, rolled back on a failure and shown by `plan`), and everything else it was asked
 //! for and does not do named, so the customization ends *degraded* rather than dropping
-//! it silently (`docs/cloud-config.md`).
+//! it silently (`docs/cloud-config.md`). Script parts are run by the boot stages
+//! (`cloud_config::apply::scripts`); here they are previewed.
 
 use serde::Serialize;
 
@@ -27,7 +28,8 @@ pub struct NativeSummary {
     /// Groups created or changed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub groups: Vec<String>,
-    /// What the accounts planner left out and why (cloud-init's warnings).
+    /// What the accounts planner left out and why (cloud-init's warnings), and script
+    /// parts replaced by a later one of the same file name.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// What each module will do, and in which stage (nothing runs to show it).
@@ -63,7 +65,7 @@ pub fn plan_native(root: &Root, user: &[u8], vendor: Option<&[u8]>) -> Result<Na
     plan_accounts(root, cfg, &mut native)?;
     let facts =
         crate::cloud_config::apply::CcFacts::gather(root, cfg).map_err(|e| Failure::of(&e))?;
-    for p in crate::cloud_config::apply::preview::preview(cfg, &facts, None) {
+    for p in crate::cloud_config::apply::preview::preview(cfg, &facts, None, &read.scripts) {
         for line in &p.lines {
             native
                 .summary
@@ -71,7 +73,10 @@ pub fn plan_native(root: &Root, user: &[u8], vendor: Option<&[u8]>) -> Result<Na
                 .push(format!("{} ({}): {line}", p.module, p.stage));
         }
     }
+    let scripts = crate::cloud_config::apply::scripts::plan(&read.scripts, &cfg.runcmd);
+    native.summary.notes.extend(scripts.notes);
     native.summary.not_applied.extend(not_applied(&read));
+    native.summary.not_applied.extend(scripts.not_run);
     Ok(native)
 }
 
@@ -111,7 +116,7 @@ fn summary_of(read: &UserData) -> NativeSummary {
                     .filename
                     .as_deref()
                     .map_or(String::new(), |f| format!(" {f}"));
-                format!("part {}{name}: {:?}", p.part, p.kind).to_lowercase()
+                format!("part {}{name}: {}", p.part, p.kind.content_type())
             })
             .collect(),
         vendor_data: read.vendor_applied,
@@ -146,23 +151,11 @@ fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<
     Ok(())
 }
 
-/// Everything the document asks for that this vmcust does not apply: unknown keys (with
-/// cloud-init's module or a did-you-mean) and script parts.
+/// The unknown keys of the document, each with cloud-init's module or a did-you-mean.
 fn not_applied(read: &UserData) -> Vec<String> {
-    let mut out: Vec<String> = read
-        .problems
+    read.problems
         .iter()
         .filter(|p| p.severity == Severity::Unknown)
         .map(|p| format!("{}: {}", place(p.part, p.line, &p.path), p.message))
-        .collect();
-    for (part, p) in &read.scripts {
-        let what = match p.kind {
-            crate::cloud_config::parts::PartKind::Boothook => "cloud-boothook",
-            _ => "shell script",
-        };
-        out.push(format!(
-            "user-data part {part}: a {what} part is not run by this version of vmcust"
-        ));
-    }
-    out
+        .collect()
 }

@@ -1,7 +1,8 @@
 //! `bootcmd` and `runcmd`: the entries made into one shell script as cloud-init's
-//! `shellify` makes it (a string entry verbatim, a list entry's words each single-quoted),
-//! written into the instance's directory and run with the root's `/bin/sh` — `bootcmd`
-//! with `INSTANCE_ID` in its environment, as cloud-init's `cc_bootcmd`.
+//! `shellify` makes it (a string entry verbatim, a list entry's words each single-quoted).
+//! `bootcmd`'s is written into the instance's directory and run here with the root's
+//! `/bin/sh` and `INSTANCE_ID` in its environment, as cloud-init's `cc_bootcmd`; `runcmd`'s
+//! is one of the scripts `scripts_user` runs ([`super::scripts`]).
 
 use std::path::Path;
 use std::sync::atomic::AtomicBool;

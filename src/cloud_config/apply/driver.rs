@@ -3,12 +3,14 @@
 //! [`ModuleReport`] per module (ran, skipped and why, failed and why, interrupted) for the
 //! caller to log, record and turn into a degraded or failed ending.
 //!
-//! Early (cloud-init's init stage, before the network): `bootcmd`, `write_files`,
-//! `growpart`, `resizefs`, `set_hostname`, `update_etc_hosts`, `ca_certs` — the accounts
-//! modules (`users_groups`, `ssh`, `set_passwords`) follow them and are not run here.
-//! Late (config and final stages, after network-online): `ntp`, `timezone`,
-//! `package_update_upgrade_install`, `write_files_deferred`, `runcmd`, `final_message`,
-//! `power_state_change`.
+//! Early (cloud-init's init stage, before the network): the user-data's `boothooks`,
+//! `bootcmd`, `write_files`, `growpart`, `resizefs`, `set_hostname`, `update_etc_hosts`,
+//! `ca_certs` — the accounts modules (`users_groups`, `ssh`, `set_passwords`) follow them
+//! and are not run here. Late (config and final stages, after network-online): `ntp`,
+//! `timezone`, `package_update_upgrade_install`, `write_files_deferred`, the script
+//! modules (`scripts_vendor`, `scripts_per_once`, `scripts_per_boot`,
+//! `scripts_per_instance`, then `runcmd` and `scripts_user`, whose scripts run together in
+//! name order: [`super::scripts`]), `final_message`, `power_state_change`.
 
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
@@ -17,6 +19,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::cloud_config::parts::Part;
 use crate::cloud_config::power::{Condition, PowerMode, PowerState};
 use crate::cloud_config::registry::{self, Frequency};
 use crate::cloud_config::CloudConfig;
@@ -28,6 +31,7 @@ use super::exec::{self, Program, RunEnd};
 use super::facts::CcFacts;
 use super::files::{plan_write_files, Which};
 use super::power::{run_power_state, PowerEnd};
+use super::scripts::{self, Script, Turn};
 use super::semaphore::{Gate, Semaphores};
 use super::{certs, commands, disk, final_message, hostname, ntp, packages, timezone};
 
@@ -58,6 +62,9 @@ pub struct StageContext<'a> {
     pub datasource: String,
     /// The metadata's host name, used when the cloud-config names none.
     pub fallback_hostname: Option<HostName>,
+    /// The user-data's (then vendor-data's) script and boothook parts, as
+    /// [`UserData::scripts`](crate::cloud_config::userdata::UserData::scripts) holds them.
+    pub script_parts: Vec<(u16, Part)>,
 }
 
 impl<'a> StageContext<'a> {
@@ -73,6 +80,7 @@ impl<'a> StageContext<'a> {
             tool_timeout: TOOL_TIMEOUT,
             datasource: "guestinfo".into(),
             fallback_hostname: None,
+            script_parts: Vec::new(),
         }
     }
 
@@ -130,6 +138,7 @@ pub struct ModuleReport {
 
 /// The early stage's modules, in order.
 pub const EARLY_MODULES: &[&str] = &[
+    "boothooks",
     "bootcmd",
     "write_files",
     "growpart",
@@ -145,7 +154,12 @@ pub const LATE_MODULES: &[&str] = &[
     "timezone",
     "package_update_upgrade_install",
     "write_files_deferred",
+    "scripts_vendor",
+    "scripts_per_once",
+    "scripts_per_boot",
+    "scripts_per_instance",
     "runcmd",
+    "scripts_user",
     "final_message",
     "power_state_change",
 ];
@@ -226,6 +240,10 @@ impl<'c, 'a> Driver<'c, 'a> {
             return;
         }
         let outcome = self.gated(module, freq, body);
+        self.report(module, freq, outcome);
+    }
+
+    fn report(&mut self, module: &'static str, freq: Frequency, outcome: ModuleOutcome) {
         tracing::info!(module, outcome = ?outcome, "cloud-config module");
         if outcome == ModuleOutcome::Interrupted {
             self.interrupted = true;
@@ -235,6 +253,47 @@ impl<'c, 'a> Driver<'c, 'a> {
             frequency: freq,
             outcome,
         });
+    }
+
+    /// Runs `list` in order, each script gated by its own record, and reports each of
+    /// `modules` from its scripts' turns. A failing script does not stop the next.
+    fn scripts(
+        &mut self,
+        modules: &[&'static str],
+        list: &[&Script],
+        env: &[(String, String)],
+        prefix: &[String],
+    ) {
+        if self.interrupted {
+            return;
+        }
+        let mut turns: Vec<Option<Turn>> = vec![None; list.len()];
+        for (i, s) in list.iter().enumerate() {
+            if self.ctx.stopped() {
+                break;
+            }
+            let turn = scripts::run_one(self.ctx, &self.sems, s, env, prefix);
+            tracing::info!(module = s.module, script = %s.name, turn = ?turn, "script");
+            let stop = turn == Turn::Interrupted;
+            turns[i] = Some(turn);
+            if stop {
+                break;
+            }
+        }
+        for module in modules {
+            let mine: Vec<(&Script, Option<&Turn>)> = list
+                .iter()
+                .zip(&turns)
+                .filter(|(s, _)| s.module == *module)
+                .map(|(s, t)| (*s, t.as_ref()))
+                .collect();
+            let outcome = if self.ctx.stopped() && mine.is_empty() {
+                ModuleOutcome::Interrupted
+            } else {
+                scripts::outcome(module, &mine)
+            };
+            self.report(module, scripts::frequency(module), outcome);
+        }
     }
 
     /// Reports an outcome without touching the records (the root could not be read: the
@@ -347,6 +406,10 @@ fn gather(ctx: &StageContext, cfg: &CloudConfig) -> Result<CcFacts, ModuleOutcom
 /// Runs the early stage's modules of `cfg`.
 pub fn run_early(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
     let mut d = Driver::new(ctx);
+    // cloud-init runs them while it reads the user-data, before its init modules.
+    let plan = scripts::plan(&ctx.script_parts, &cfg.runcmd);
+    let env = [("INSTANCE_ID".to_string(), ctx.instance.to_string())];
+    d.scripts(&["boothooks"], &plan.of(&["boothooks"]), &env, &[]);
     d.module("bootcmd", freq("bootcmd"), |ctx, start| {
         if cfg.bootcmd.is_empty() {
             return absent("bootcmd");
@@ -551,25 +614,26 @@ pub fn run_late(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
             Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
         },
     );
-    d.module("runcmd", freq("runcmd"), |ctx, start| {
-        if cfg.runcmd.is_empty() {
-            return absent("runcmd");
-        }
-        if let Err(o) = start.now() {
-            return o;
-        }
-        let script = ctx.scripts_dir().join("runcmd");
-        let end = commands::run_commands(
-            &ctx.root,
-            "runcmd",
-            &script,
-            &cfg.runcmd,
-            Vec::new(),
-            ctx.command_timeout,
-            ctx.stop,
-        );
-        from_end(end, format!("{} command(s)", cfg.runcmd.len()))
-    });
+    let plan = scripts::plan(&ctx.script_parts, &cfg.runcmd);
+    for module in [
+        "scripts_vendor",
+        "scripts_per_once",
+        "scripts_per_boot",
+        "scripts_per_instance",
+    ] {
+        let prefix: &[String] = match module {
+            "scripts_vendor" => &cfg.vendor_data.prefix,
+            _ => &[],
+        };
+        d.scripts(&[module], &plan.of(&[module]), &[], prefix);
+    }
+    // runcmd's script is one of the files scripts_user runs, in name order.
+    d.scripts(
+        &["runcmd", "scripts_user"],
+        &plan.of(&["runcmd", "scripts_user"]),
+        &[],
+        &[],
+    );
     d.module("final_message", freq("final_message"), |ctx, _| {
         let text = final_message::render(
             cfg.final_message.as_deref(),

@@ -3,7 +3,7 @@
 //! [`facts::CcFacts`] into plan [`Action`](crate::plan::Action)s (write_files, host name
 //! and `/etc/hosts`, time zone, NTP, CA certificates, the final message), runners for
 //! what must run a program (bootcmd, runcmd, packages, growpart/resizefs, power_state,
-//! the NTP and CA follow-up commands), once-only records ([`semaphore`]) and a driver per
+//! the NTP and CA follow-up commands), the user-data's script parts ([`scripts`]), once-only records ([`semaphore`]) and a driver per
 //! boot stage ([`driver::run_early`], [`driver::run_late`]) returning one outcome per
 //! module. docs/cloud-config-modules.md describes each module.
 //!
@@ -24,6 +24,7 @@ pub mod ntp;
 pub mod packages;
 pub mod power;
 pub mod preview;
+pub mod scripts;
 pub mod semaphore;
 pub mod timezone;
 

@@ -1,10 +1,12 @@
 //! What the modules would do, for `vmcust plan` and `show`: each module of both stages
-//! with the files it writes (contents of user-data files never shown), the commands it
-//! runs and when, or why it does nothing. Nothing is run or written; the planners are the
+//! with the files it writes (contents of user-data files never shown), the commands and
+//! scripts it runs and when (a script part by its name, never its body), or why it does
+//! nothing. Nothing is run or written; the planners are the
 //! ones the drivers use.
 
 use serde::Serialize;
 
+use crate::cloud_config::parts::Part;
 use crate::cloud_config::power::Condition;
 use crate::cloud_config::CloudConfig;
 use crate::model::HostName;
@@ -13,6 +15,7 @@ use crate::plan::Action;
 use super::error::ModuleError;
 use super::facts::CcFacts;
 use super::files::{plan_write_files, Which};
+use super::scripts::{self, Scripts};
 use super::{certs, commands, hostname, ntp, packages, power, timezone};
 
 /// One module's preview.
@@ -87,8 +90,41 @@ fn run_lines(cmds: &[Vec<String>]) -> impl Iterator<Item = String> + '_ {
     cmds.iter().map(|c| format!("run: {}", c.join(" ")))
 }
 
-/// Every module of both stages, in order.
-pub fn preview(cfg: &CloudConfig, facts: &CcFacts, fallback: Option<&HostName>) -> Vec<Preview> {
+/// What a script module runs, one line per script in run order, or why nothing.
+fn script_lines(plan: &Scripts, module: &str, with_runcmd: bool) -> Vec<String> {
+    let mut modules = vec![module];
+    if with_runcmd {
+        modules.push("runcmd");
+    }
+    let list = plan.of(&modules);
+    if list.is_empty() {
+        let none = scripts::MODULES
+            .iter()
+            .find(|m| m.0 == module)
+            .map_or("", |m| m.3);
+        return vec![format!("nothing: {none}")];
+    }
+    list.iter()
+        .map(|s| {
+            format!(
+                "run {} ({}, {} bytes, contents not shown), {}",
+                s.name,
+                s.from,
+                s.body.len(),
+                scripts::how_often(s.frequency)
+            )
+        })
+        .collect()
+}
+
+/// Every module of both stages, in order; `parts` are the user-data's script parts.
+pub fn preview(
+    cfg: &CloudConfig,
+    facts: &CcFacts,
+    fallback: Option<&HostName>,
+    parts: &[(u16, Part)],
+) -> Vec<Preview> {
+    let plan = scripts::plan(parts, &cfg.runcmd);
     let mut out = Vec::new();
     let mut add = |module, stage, lines| {
         out.push(Preview {
@@ -97,6 +133,11 @@ pub fn preview(cfg: &CloudConfig, facts: &CcFacts, fallback: Option<&HostName>) 
             lines,
         })
     };
+    add(
+        "boothooks",
+        "early",
+        script_lines(&plan, "boothooks", false),
+    );
     add(
         "bootcmd",
         "early",
@@ -200,7 +241,21 @@ pub fn preview(cfg: &CloudConfig, facts: &CcFacts, fallback: Option<&HostName>) 
             "nothing: no write_files entry with defer: true",
         ),
     );
+    for module in [
+        "scripts_vendor",
+        "scripts_per_once",
+        "scripts_per_boot",
+        "scripts_per_instance",
+    ] {
+        add(module, "late", script_lines(&plan, module, false));
+    }
     add("runcmd", "late", script(&cfg.runcmd, "nothing: no runcmd"));
+    // runcmd's script is one of these: they run in name order.
+    add(
+        "scripts_user",
+        "late",
+        script_lines(&plan, "scripts_user", true),
+    );
     add(
         "final_message",
         "late",
