@@ -300,6 +300,73 @@ fn nocloud_vfat_at_boot() {
     boots_twice(&vm, "nc-fat-1", "nc-fat", "10.30.0.7/24", "seed.example");
 }
 
+/// A real cloud-init installed (`handler = auto`) or asked for (`handler = cloud-init`)
+/// is given the user-data through its NoCloud seed, with meta-data naming the instance id
+/// and host name vmcust applied: a NoCloud seed's own meta-data as it was, a NoCloud one
+/// made of a config drive's uuid and host name, guestinfo's metadata as it was. (The
+/// kept meta-data used to come only from a vSphere spec: a seed's instance was then
+/// handed over as just `instance-id`, without its host name.)
+#[test]
+fn a_real_cloud_init_is_given_the_same_instance_and_host_name() {
+    let seed_md = |vm: &Vm| read(vm, "/var/lib/cloud/seed/nocloud/meta-data");
+    let real_cloud_init = |vm: &Vm, settings: Option<&str>| {
+        let bin = vm.path("/usr/bin/cloud-init");
+        fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        fs::write(
+            bin,
+            "#!/bin/sh
+exit 0
+",
+        )
+        .unwrap();
+        if let Some(s) = settings {
+            vm.settings(s);
+        }
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let handler = Some("[user-data]\nhandler = cloud-init\n");
+
+    let files = nocloud("nc-ci-1", "nc-ci.example.com");
+    let image = iso(dir.path(), "cidata", &files);
+    let vm = new_vm();
+    real_cloud_init(&vm, None);
+    place(&vm, &image, "/dev/sr0");
+    boot(&vm);
+    assert_eq!(seed_md(&vm), files[0].1, "the seed's meta-data, as it was");
+    assert_eq!(
+        read(&vm, "/var/lib/cloud/seed/nocloud/user-data"),
+        USER_DATA
+    );
+
+    let dir2 = tempfile::tempdir().unwrap();
+    let image = iso(
+        dir2.path(),
+        "config-2",
+        &config_drive(&meta_data("cd-ci-1", "cd-ci.example.com"), None),
+    );
+    let vm = new_vm();
+    real_cloud_init(&vm, handler);
+    place(&vm, &image, "/dev/sr0");
+    boot(&vm);
+    let md: serde_norway::Mapping = serde_norway::from_str(&seed_md(&vm)).unwrap();
+    assert_eq!(md["instance-id"], "cd-ci-1", "{md:?}");
+    assert_eq!(md["local-hostname"], "cd-ci.example.com", "{md:?}");
+    assert_eq!(read(&vm, "/etc/hostname"), "cd-ci\n");
+
+    let vm = new_vm();
+    real_cloud_init(&vm, handler);
+    let gi = "instance-id: gi-ci-1\nlocal-hostname: gi-ci\n";
+    fs::write(vm.host.path().join("guestinfo.metadata"), gi).unwrap();
+    fs::write(vm.host.path().join("guestinfo.userdata"), USER_DATA).unwrap();
+    boot(&vm);
+    // As read from the host: the trailing newline is trimmed, as of every guestinfo value.
+    assert_eq!(
+        seed_md(&vm),
+        gi.trim_end(),
+        "guestinfo's metadata, as it was"
+    );
+}
+
 /// The trust rule of persistent media: on the VM customized before, a changed seed with
 /// a new instance is refused and nothing changes.
 #[test]

@@ -402,9 +402,7 @@ fn keep_cloud_init_data(ctx: &Context, g: &Gathered) -> Result<(), Failure> {
             .write_file(&dir.join(name), bytes, 0o600)
             .map_err(|e| Failure::new(FailureKind::UserDataFailed, format!("keeping {name}: {e}")))
     };
-    if let Some(md) = &g.raw_metadata {
-        keep(super::late::META_DATA, md)?;
-    }
+    keep(super::late::META_DATA, &g.cloud_init_meta_data())?;
     if let Some(ud) = &g.userdata {
         keep(super::late::USER_DATA, &ud.bytes)?;
     }

@@ -13,7 +13,7 @@
 use anyhow::Result;
 
 use super::apply_step::apply_prepared;
-use super::late::USER_DATA;
+use super::late::{META_DATA, USER_DATA};
 use super::state::{self, InstanceResult};
 use super::vm_identity::{self, Identity, Refusal};
 use super::{Context, Ending};
@@ -105,6 +105,9 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
         if let Some(ud) = &g.userdata {
             ctx.root
                 .write_file(&dir.join(USER_DATA), &ud.bytes, 0o600)?;
+            // For a real cloud-init given the user-data: the same instance id and host name.
+            let md = g.cloud_init_meta_data();
+            ctx.root.write_file(&dir.join(META_DATA), &md, 0o600)?;
         }
         if let Some(vd) = &g.vendordata {
             let path = dir.join(super::cloud_config::VENDOR_DATA);

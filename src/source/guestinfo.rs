@@ -53,6 +53,8 @@ pub enum GuestinfoError {
 pub struct GuestinfoData {
     /// The parsed metadata (empty when `guestinfo.metadata` is absent).
     pub metadata: Metadata,
+    /// The decoded metadata as received, for a real cloud-init's NoCloud seed.
+    pub raw_metadata: Option<Vec<u8>>,
     /// The decoded user-data (UTF-8 text bytes).
     pub userdata: Option<Vec<u8>>,
     /// The decoded vendor-data (UTF-8 text bytes).
@@ -107,6 +109,7 @@ pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoEr
     let (customization, warnings) = metadata::customization(METADATA, &metadata)?;
     Ok(Some(GuestinfoData {
         metadata,
+        raw_metadata: md,
         userdata,
         vendordata,
         customization,
@@ -165,6 +168,7 @@ impl super::Source for Guestinfo {
         out.customization = data.customization;
         out.user_data = data.userdata;
         out.vendor_data = data.vendordata;
+        out.raw_metadata = data.raw_metadata;
         out.redact = data.metadata.redact.clone();
         // Only when the metadata asks to wait: a field like any other, set or not.
         let w = data.metadata.wait_on_network;
