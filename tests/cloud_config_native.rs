@@ -221,6 +221,22 @@ fn bootcmd_every_boot_runcmd_and_files_once() {
     assert_eq!(code, Some(0), "{st}");
 }
 
+/// `manage_etc_hosts: true` without a host name in the cloud-config takes the metadata's
+/// `local-hostname`, as cloud-init's `update_etc_hosts` does (the boot path once passed
+/// the modules no fallback, and the module was skipped).
+#[test]
+fn manage_etc_hosts_uses_the_metadatas_host_name() {
+    let vm = vm_with_accounts();
+    user_data(&vm, "#cloud-config\nmanage_etc_hosts: true\n");
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let hosts = fs::read_to_string(vm.path("/etc/hosts")).unwrap();
+    assert!(
+        hosts.contains("manage_etc_hosts: true") && hosts.contains("\n127.0.1.1 cc-vm cc-vm\n"),
+        "{hosts}"
+    );
+}
+
 /// The per-boot records name the boot id they were made in: removing them is what a new
 /// boot id amounts to for the next run.
 fn fake_next_boot(vm: &Vm) {

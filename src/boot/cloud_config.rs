@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::late::{USER_DATA, USER_DATA_DONE};
+use super::late::{META_DATA, USER_DATA, USER_DATA_DONE};
 use super::state;
 use super::{Context, Ending};
 use crate::cloud_config::apply::{self, ModuleOutcome, ModuleReport, StageContext};
 use crate::cloud_config::userdata::{self, UserData};
 use crate::engine::customize::{user_data_disposition, UserDataDisposition};
 use crate::failure::{Failure, FailureKind};
-use crate::model::InstanceId;
+use crate::model::{HostName, InstanceId};
 
 /// The instance's vendor-data, as received.
 pub const VENDOR_DATA: &str = "vendor-data";
@@ -116,6 +116,7 @@ fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which)
     let mut sctx = StageContext::new(ctx.root.clone(), id.clone(), boot_id, ctx.stop);
     sctx.command_timeout = ctx.settings.script_timeout;
     sctx.datasource = from.to_string();
+    sctx.fallback_hostname = metadata_host_name(ctx, dir);
     sctx.script_parts = scripts;
     let (stage, reports) = match which {
         Which::Early => (
@@ -128,6 +129,14 @@ fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which)
         ),
     };
     Ok(ending_of(ctx, id, stage, &reports))
+}
+
+/// The kept meta-data's `local-hostname` (the host name the customization applied): what
+/// cloud-init's `set_hostname` and `update_etc_hosts` use when the cloud-config names none.
+fn metadata_host_name(ctx: &Context, dir: &Path) -> Option<HostName> {
+    let bytes = ctx.root.read(&dir.join(META_DATA)).ok().flatten()?;
+    let md = crate::source::metadata::parse("meta-data", std::str::from_utf8(&bytes).ok()?).ok()?;
+    HostName::parse(&md.local_hostname?).ok()
 }
 
 /// Logs each module's outcome and turns the reports into the stage's ending.
