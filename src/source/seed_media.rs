@@ -468,7 +468,17 @@ pub fn candidates(labels: &[&str]) -> Vec<String> {
 /// resolved inside the root). Unreadable or foreign devices are skipped; a medium that
 /// has the label but cannot be read is an error (it was meant for this VM).
 fn locate(root: &Root, labels: &[&str]) -> Result<Option<Medium>, Failure> {
+    // /dev listed once: most candidates (`/dev/xvdq`…) are not there.
+    let in_dev: std::collections::HashSet<String> = root
+        .list_dir(Path::new("/dev"))
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
     for dev in candidates(labels) {
+        let direct = dev.strip_prefix("/dev/").filter(|n| !n.contains('/'));
+        if direct.is_some_and(|n| !in_dev.contains(n)) {
+            continue;
+        }
         let Ok(path) = root.resolve(Path::new(&dev), true) else {
             continue;
         };

@@ -117,9 +117,23 @@ impl CcFacts {
             };
             appended.insert(f.path.clone(), now);
         }
+        // Each PATH directory listed once, and only a name it holds checked: looking for
+        // every program in every directory was ~400 system calls on every boot.
+        let listed: Vec<(&str, std::collections::HashSet<String>)> = PATH
+            .split(':')
+            .map(|dir| {
+                let names = root.list_dir(Path::new(dir)).unwrap_or_default();
+                (dir, names.into_iter().collect())
+            })
+            .collect();
         let mut programs = BTreeMap::new();
         for name in PROGRAMS {
-            if let Some(p) = which(root, name) {
+            let found = listed
+                .iter()
+                .filter(|(_, names)| names.contains(*name))
+                .map(|(dir, _)| format!("{dir}/{name}"))
+                .find(|p| root.is_file(Path::new(p)));
+            if let Some(p) = found {
                 programs.insert(name.to_string(), p);
             }
         }
