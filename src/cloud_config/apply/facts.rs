@@ -57,25 +57,26 @@ pub struct CcFacts {
     pub programs: BTreeMap<String, String>,
 }
 
-/// The programs the modules look for, by name on the fixed `PATH`.
-pub const PROGRAMS: &[&str] = &[
-    "apt-get",
-    "dnf",
-    "yum",
-    "zypper",
-    "chronyd",
-    "ntpd",
-    "systemctl",
-    "systemd-run",
-    "shutdown",
-    "growpart",
-    "resize2fs",
-    "xfs_growfs",
-    "btrfs",
-    "update-ca-certificates",
-    "update-ca-trust",
-    "sh",
-];
+/// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for: the disk
+/// modules' always (they run by default), the others' when their key is there.
+pub fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
+    let mut out = vec!["growpart", "resize2fs", "xfs_growfs", "btrfs"];
+    if super::packages::wanted(cfg) {
+        out.extend(["apt-get", "dnf", "yum", "zypper"]);
+    }
+    if cfg.ntp.is_some() {
+        out.extend(["chronyd", "ntpd", "systemctl"]);
+    }
+    if cfg.ca_certs.is_some() {
+        out.extend(["update-ca-certificates", "update-ca-trust"]);
+    }
+    if cfg.power_state.is_some() {
+        out.extend(["systemctl", "systemd-run", "shutdown"]);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
 
 /// Where systemd keeps `systemd-timesyncd` (it is not on `PATH`).
 pub const TIMESYNCD: &[&str] = &[
@@ -117,30 +118,20 @@ impl CcFacts {
             };
             appended.insert(f.path.clone(), now);
         }
-        // Each PATH directory listed once, and only a name it holds checked: looking for
-        // every program in every directory was ~400 system calls on every boot.
-        let listed: Vec<(&str, std::collections::HashSet<String>)> = PATH
-            .split(':')
-            .map(|dir| {
-                let names = root.list_dir(Path::new(dir)).unwrap_or_default();
-                (dir, names.into_iter().collect())
-            })
-            .collect();
+        // Only the programs this document's modules can use: looking for all of them in
+        // every PATH directory was ~200 system calls on every boot.
         let mut programs = BTreeMap::new();
-        for name in PROGRAMS {
-            let found = listed
-                .iter()
-                .filter(|(_, names)| names.contains(*name))
-                .map(|(dir, _)| format!("{dir}/{name}"))
-                .find(|p| root.is_file(Path::new(p)));
-            if let Some(p) = found {
+        for name in wanted_programs(cfg) {
+            if let Some(p) = which(root, name) {
                 programs.insert(name.to_string(), p);
             }
         }
-        for p in TIMESYNCD {
-            if root.is_file(Path::new(p)) {
-                programs.insert("systemd-timesyncd".into(), p.to_string());
-                break;
+        if cfg.ntp.is_some() {
+            for p in TIMESYNCD {
+                if root.is_file(Path::new(p)) {
+                    programs.insert("systemd-timesyncd".into(), p.to_string());
+                    break;
+                }
             }
         }
         Ok(CcFacts {
@@ -154,7 +145,7 @@ impl CcFacts {
         })
     }
 
-    /// Whether the root has `program` (a name from [`PROGRAMS`] or `systemd-timesyncd`).
+    /// Whether the root has `program` (a name from [`wanted_programs`] or `systemd-timesyncd`).
     pub fn has(&self, program: &str) -> bool {
         self.programs.contains_key(program)
     }
