@@ -21,6 +21,7 @@ pub mod registry;
 pub mod seed_media;
 pub mod sniff;
 pub mod timezone;
+pub mod udev_db;
 
 use std::path::PathBuf;
 

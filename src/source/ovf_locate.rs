@@ -137,6 +137,9 @@ pub fn locate(root: &Root, rpc: Option<&mut dyn GuestRpc>) -> Result<Option<Foun
     }
     for dev in CD_DEVICES {
         let path = root.resolve(Path::new(dev), true)?;
+        if super::udev_db::rules_out(root, &path, None) {
+            continue;
+        }
         let Ok(mut f) = File::open(&path) else {
             continue;
         };

@@ -482,7 +482,7 @@ fn locate(root: &Root, labels: &[&str]) -> Result<Option<Medium>, Failure> {
         let Ok(path) = root.resolve(Path::new(&dev), true) else {
             continue;
         };
-        if udev_rules_out(root, &path, labels) {
+        if super::udev_db::rules_out(root, &path, Some(labels)) {
             continue;
         }
         let Ok(mut file) = File::open(&path) else {
@@ -516,43 +516,6 @@ fn locate(root: &Root, labels: &[&str]) -> Result<Option<Medium>, Failure> {
         }
     }
     Ok(None)
-}
-
-/// Whether udev already probed the block device at `path` (its database entry names a
-/// file system or partition table) and found none of `labels`: then reading the device
-/// would find nothing either. Reading two sectors of each disk for each seed source cost
-/// a tenth of a second a boot under emulation. A device udev has not probed yet (early
-/// in boot) is read as before.
-fn udev_rules_out(root: &Root, path: &Path, labels: &[&str]) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let Ok(meta) = std::fs::metadata(path) else {
-        return false;
-    };
-    if !meta.file_type().is_block_device() {
-        return false;
-    }
-    let (major, minor) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
-    let entry = Path::new("/run/udev/data").join(format!("b{major}:{minor}"));
-    let Ok(Some(data)) = root.read(&entry) else {
-        return false;
-    };
-    udev_entry_rules_out(&String::from_utf8_lossy(&data), labels)
-}
-
-/// [`udev_rules_out`] on the text of a udev database entry (`E:KEY=VALUE` lines).
-fn udev_entry_rules_out(entry: &str, labels: &[&str]) -> bool {
-    let values = |key: &str| {
-        let prefix = format!("E:{key}=");
-        entry
-            .lines()
-            .filter_map(move |l| l.strip_prefix(&prefix).map(str::to_string))
-            .collect::<Vec<_>>()
-    };
-    let probed = !values("ID_FS_TYPE").is_empty() || !values("ID_PART_TABLE_TYPE").is_empty();
-    probed
-        && !values("ID_FS_LABEL")
-            .iter()
-            .any(|l| labels.contains(&l.as_str()))
 }
 
 #[cfg(test)]
@@ -633,25 +596,6 @@ mod tests {
         assert!(r.seek(SeekFrom::Current(-300_000)).is_err());
         assert!(r.write(b"x").is_err());
         assert_eq!(std::fs::read(&path).unwrap(), data);
-    }
-
-    #[test]
-    fn udev_entries_rule_out_only_probed_devices_without_the_label() {
-        let labels = ["cidata", "CIDATA"];
-        let table = [
-            ("E:ID_FS_TYPE=ext4\nE:ID_FS_LABEL=vmroot\n", true),
-            ("E:ID_PART_TABLE_TYPE=gpt\n", true),
-            ("E:ID_FS_TYPE=vfat\nE:ID_FS_LABEL=cidata\n", false),
-            ("E:ID_FS_TYPE=iso9660\nE:ID_FS_LABEL=CIDATA\n", false),
-            // Not probed (no medium, or udev has not run blkid yet): read the device.
-            ("E:ID_CDROM=1\n", false),
-            ("", false),
-            // A label is matched whole, not as a prefix.
-            ("E:ID_FS_TYPE=vfat\nE:ID_FS_LABEL=cidata2\n", true),
-        ];
-        for (entry, out) in table {
-            assert_eq!(udev_entry_rules_out(entry, &labels), out, "{entry:?}");
-        }
     }
 
     #[test]
