@@ -140,7 +140,7 @@ pub fn locate(root: &Root, rpc: Option<&mut dyn GuestRpc>) -> Result<Option<Foun
         if super::udev_db::rules_out(root, &path, None) {
             continue;
         }
-        let Ok(mut f) = File::open(&path) else {
+        let Ok(mut f) = super::seed_media::open_medium(&path) else {
             continue;
         };
         // An empty drive or a non-ISO medium is not an error, just not ours.

@@ -205,6 +205,17 @@ pub fn fat_label(sector: &[u8]) -> Option<String> {
     )
 }
 
+/// Opens a device or image for reading as blkid does, with `O_NONBLOCK`: the CD-ROM
+/// driver then skips its medium check at open (slow on an empty drive, which a VM
+/// usually has); a read of an empty drive fails at once instead.
+pub fn open_medium(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
 fn read_at(file: &mut File, offset: u64, buf: &mut [u8]) -> bool {
     file.seek(SeekFrom::Start(offset)).is_ok() && file.read_exact(buf).is_ok()
 }
@@ -239,7 +250,7 @@ impl Medium {
                 inner: Inner::Dir(path.to_path_buf()),
             }));
         }
-        let Ok(mut file) = File::open(path) else {
+        let Ok(mut file) = open_medium(path) else {
             return Ok(None);
         };
         match sniff(&mut file) {
@@ -485,7 +496,7 @@ fn locate(root: &Root, labels: &[&str]) -> Result<Option<Medium>, Failure> {
         if super::udev_db::rules_out(root, &path, Some(labels)) {
             continue;
         }
-        let Ok(mut file) = File::open(&path) else {
+        let Ok(mut file) = open_medium(&path) else {
             continue;
         };
         let label = match sniff(&mut file) {
