@@ -207,13 +207,37 @@ pub fn fat_label(sector: &[u8]) -> Option<String> {
 
 /// Opens a device or image for reading as blkid does, with `O_NONBLOCK`: the CD-ROM
 /// driver then skips its medium check at open (slow on an empty drive, which a VM
-/// usually has); a read of an empty drive fails at once instead.
+/// usually has). A CD-ROM drive that says it has no disc is an error here: reading it
+/// would fail only after the SCSI layer's retries.
 pub fn open_medium(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
+    let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
-        .open(path)
+        .open(path)?;
+    if drive_without_disc(&file) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "no disc in the drive",
+        ));
+    }
+    Ok(file)
+}
+
+/// Whether `file` is a CD-ROM drive whose status (`CDROM_DRIVE_STATUS`, one TEST UNIT
+/// READY) is "no disc" or "tray open". Anything else (a disk, an image, a drive that
+/// cannot tell) is not.
+fn drive_without_disc(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // linux/cdrom.h.
+    const CDROM_DRIVE_STATUS: libc::c_ulong = 0x5326;
+    const CDSL_CURRENT: libc::c_int = libc::c_int::MAX;
+    const CDS_NO_DISC: libc::c_int = 1;
+    const CDS_TRAY_OPEN: libc::c_int = 2;
+    // SAFETY: the descriptor is open for the whole call; this request takes its slot
+    // number by value and writes no memory. On anything but a CD-ROM it fails (ENOTTY).
+    let status = unsafe { libc::ioctl(file.as_raw_fd(), CDROM_DRIVE_STATUS, CDSL_CURRENT) };
+    status == CDS_NO_DISC || status == CDS_TRAY_OPEN
 }
 
 fn read_at(file: &mut File, offset: u64, buf: &mut [u8]) -> bool {
