@@ -429,6 +429,17 @@ fn line_at(whole: &[u8], slice: &[u8]) -> Option<u32> {
     u32::try_from(newlines + 1).ok()
 }
 
+/// For the crate's tests: a MIME multipart of `(headers, body)` parts.
+#[cfg(test)]
+pub(crate) fn test_multipart(parts: &[(&str, &str)]) -> String {
+    let mut s =
+        String::from("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XX\"\n\n");
+    for (headers, body) in parts {
+        s.push_str(&format!("--XX\n{headers}\n\n{body}\n"));
+    }
+    s + "--XX--\n"
+}
+
 #[cfg(test)]
 #[allow(clippy::type_complexity)]
 mod tests {

@@ -282,14 +282,7 @@ mod tests {
     use super::*;
     use crate::cloud_config::commands::Command;
 
-    fn mime(parts: &[(&str, &str)]) -> String {
-        let mut s =
-            String::from("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XX\"\n\n");
-        for (headers, body) in parts {
-            s.push_str(&format!("--XX\n{headers}\n\n{body}\n"));
-        }
-        s + "--XX--\n"
-    }
+    use crate::cloud_config::parts::test_multipart as mime;
 
     fn runcmd(u: &UserData) -> Vec<String> {
         u.config

@@ -498,15 +498,7 @@ mod tests {
     use super::*;
     use crate::cloud_config::userdata;
 
-    /// A MIME multipart of `(headers, body)` parts.
-    fn mime(parts: &[(&str, &str)]) -> String {
-        let mut s =
-            String::from("MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"XX\"\n\n");
-        for (headers, body) in parts {
-            s.push_str(&format!("--XX\n{headers}\n\n{body}\n"));
-        }
-        s + "--XX--\n"
-    }
+    use crate::cloud_config::parts::test_multipart as mime;
 
     fn planned(user: &str, vendor: Option<&str>) -> Scripts {
         let u = userdata::read(user.as_bytes(), vendor.map(str::as_bytes)).unwrap();
