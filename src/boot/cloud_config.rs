@@ -3,8 +3,9 @@
 //! `cloud_config::apply`'s drivers — the early ones on every boot (boothooks and `bootcmd`
 //! per boot, the others once per instance by their records), the late ones after
 //! network-online, also on every boot (`scripts_per_boot`, `final_message`; the others
-//! once by their records). Its accounts were applied with the plan (`engine::native`). A failed module is logged, recorded as degraded, and, in the late
-//! stage, fails the stage; a kill leaves the records for the next run.
+//! once by their records). Its accounts were applied with the plan (`engine::native`).
+//! A failed module is logged, recorded as degraded, and, in the late stage, fails the
+//! stage; a kill leaves the records for the next run.
 
 use std::path::{Path, PathBuf};
 
