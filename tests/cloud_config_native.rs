@@ -42,15 +42,6 @@ fn user_data(vm: &Vm, doc: &str) {
     fs::write(vm.host.path().join("guestinfo.userdata"), doc).unwrap();
 }
 
-fn status(vm: &Vm) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(["status", "--root"])
-        .arg(vm.root.path())
-        .output()
-        .unwrap();
-    (out.status.code(), text(&out.stdout))
-}
-
 #[test]
 fn a_sudo_user_with_a_key_is_created_without_cloud_init() {
     let vm = vm_with_accounts();
@@ -93,7 +84,7 @@ fn a_sudo_user_with_a_key_is_created_without_cloud_init() {
     );
     let late = vm.run("late");
     assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
-    let (code, st) = status(&vm);
+    let (code, st) = vm.status();
     assert_eq!(code, Some(0), "{st}");
     // A second boot changes nothing.
     let before = vm.state();
@@ -123,7 +114,7 @@ fn a_key_vmcust_does_not_apply_ends_degraded() {
         .contains("\nbob:"));
     let late = vm.run("late");
     assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
-    let (code, st) = status(&vm);
+    let (code, st) = vm.status();
     assert_eq!(code, Some(2), "{st}");
     assert!(st.contains("degraded: ") && st.contains("apt"), "{st}");
 }
@@ -217,7 +208,7 @@ fn bootcmd_every_boot_runcmd_and_files_once() {
         fs::read_to_string(vm.path("/etc/motd.d/welcome")).unwrap(),
         "hello"
     );
-    let (code, st) = status(&vm);
+    let (code, st) = vm.status();
     assert_eq!(code, Some(0), "{st}");
 }
 
@@ -350,6 +341,6 @@ fn script_parts_are_shown_and_run_at_boot() {
         fs::read_to_string(vm.path("/var/tmp/ran")).unwrap(),
         "hook cc-native-1\nevery\nruncmd\nsetup\nhook cc-native-1\nevery\n"
     );
-    let (code, st) = status(&vm);
+    let (code, st) = vm.status();
     assert_eq!(code, Some(0), "{st}");
 }

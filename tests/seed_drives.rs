@@ -196,14 +196,6 @@ fn place(vm: &Vm, image: &Path, dev: &str) {
     fs::copy(image, to).unwrap();
 }
 
-fn boot(vm: &Vm) -> (Output, Output) {
-    let early = vm.run("early");
-    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
-    let late = vm.run("late");
-    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
-    (early, late)
-}
-
 fn read(vm: &Vm, p: &str) -> String {
     fs::read_to_string(vm.path(p)).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
@@ -220,7 +212,7 @@ fn netplan(vm: &Vm) -> String {
 
 /// First boot applies everything and runs the user-data once; the second changes nothing.
 fn boots_twice(vm: &Vm, id: &str, host: &str, address: &str, dns: &str) {
-    let (early, _) = boot(vm);
+    let (early, _) = vm.boot();
     assert_eq!(
         read(vm, "/etc/hostname"),
         format!("{host}\n"),
@@ -234,7 +226,7 @@ fn boots_twice(vm: &Vm, id: &str, host: &str, address: &str, dns: &str) {
     let ran = format!("/var/lib/vmcust/instances/{id}/ud-ran");
     assert_eq!(read(vm, &ran), "ran\n", "user-data ran once");
     let before = vm.state();
-    boot(vm);
+    vm.boot();
     assert_eq!(vm.state(), before, "a second boot changes nothing");
     assert_eq!(read(vm, &ran), "ran\n", "user-data not run again");
 }
@@ -331,7 +323,7 @@ exit 0
     let vm = new_vm();
     real_cloud_init(&vm, None);
     place(&vm, &image, "/dev/sr0");
-    boot(&vm);
+    vm.boot();
     assert_eq!(seed_md(&vm), files[0].1, "the seed's meta-data, as it was");
     assert_eq!(
         read(&vm, "/var/lib/cloud/seed/nocloud/user-data"),
@@ -347,7 +339,7 @@ exit 0
     let vm = new_vm();
     real_cloud_init(&vm, handler);
     place(&vm, &image, "/dev/sr0");
-    boot(&vm);
+    vm.boot();
     let md: serde_norway::Mapping = serde_norway::from_str(&seed_md(&vm)).unwrap();
     assert_eq!(md["instance-id"], "cd-ci-1", "{md:?}");
     assert_eq!(md["local-hostname"], "cd-ci.example.com", "{md:?}");
@@ -358,7 +350,7 @@ exit 0
     let gi = "instance-id: gi-ci-1\nlocal-hostname: gi-ci\n";
     fs::write(vm.host.path().join("guestinfo.metadata"), gi).unwrap();
     fs::write(vm.host.path().join("guestinfo.userdata"), USER_DATA).unwrap();
-    boot(&vm);
+    vm.boot();
     // As read from the host: the trailing newline is trimmed, as of every guestinfo value.
     assert_eq!(
         seed_md(&vm),
@@ -379,7 +371,7 @@ fn a_changed_seed_on_the_same_vm_is_refused() {
     );
     let vm = new_vm();
     place(&vm, &first, "/dev/sr0");
-    boot(&vm);
+    vm.boot();
     assert_eq!(read(&vm, "/etc/hostname"), "first\n");
     let second_dir = tempfile::tempdir().unwrap();
     let second = iso(
@@ -389,7 +381,7 @@ fn a_changed_seed_on_the_same_vm_is_refused() {
     );
     place(&vm, &second, "/dev/sr0");
     let before = vm.state();
-    let (early, _) = boot(&vm);
+    let (early, _) = vm.boot();
     let log = text(&early.stderr);
     assert!(log.contains("refused: new instance cd-2"), "{log}");
     assert_eq!(vm.state(), before);

@@ -6,7 +6,7 @@ mod support;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
 use support::vm::Vm;
 use support::{example, ovf_env, text};
@@ -21,14 +21,6 @@ const EVIL_USERDATA: &str = "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/pwned\"\
 
 /// The message the early stage logs on the same VM instead of reading guestinfo.
 const NOT_READ: &str = "guestinfo is not read this boot";
-
-fn boot(vm: &Vm) -> (Output, Output) {
-    let early = vm.run("early");
-    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
-    let late = vm.run("late");
-    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
-    (early, late)
-}
 
 /// Forgets the RPCs recorded so far (the host's log of this VM).
 fn clear_rpcs(vm: &Vm) {
@@ -59,15 +51,6 @@ fn detect(vm: &Vm) -> serde_json::Value {
     serde_json::from_slice(&vm.vmcust(&["detect", "--format", "json"]).stdout).unwrap()
 }
 
-fn status(vm: &Vm) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .args(["status", "--root"])
-        .arg(vm.root.path())
-        .output()
-        .unwrap();
-    (out.status.code(), text(&out.stdout))
-}
-
 /// The second boot of an already customized VM after a local user wrote `keys`: nothing
 /// changes, no call reaches the host, the log says why, detect calls it refused.
 fn forged_guestinfo_changes_nothing(vm: &Vm, keys: &[(&str, &str)], refused_id: &str) {
@@ -78,7 +61,7 @@ fn forged_guestinfo_changes_nothing(vm: &Vm, keys: &[(&str, &str)], refused_id: 
     for (k, v) in keys {
         user_sets(vm, k, v);
     }
-    let (early, _late) = boot(vm);
+    let (early, _late) = vm.boot();
     assert_eq!(
         vm.rpcs(),
         Vec::<String>::new(),
@@ -112,7 +95,7 @@ fn t2_vsphere_customized_vm_ignores_user_set_guestinfo() {
         &fs::read_to_string(example("dhcp.cfg")).unwrap(),
         &[("nics.txt", "0")],
     );
-    boot(&vm);
+    vm.boot();
     assert!(vm.final_state().unwrap().contains(" 5 0 "));
     // The vSphere customization recorded the product UUID it was applied on.
     let recorded: Vec<String> = instance_dirs(&vm)
@@ -151,7 +134,7 @@ fn t2_guestinfo_deployed_vm_ignores_user_set_guestinfo_after_redaction() {
         "guestinfo.userdata",
         "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/ran\"\n",
     );
-    boot(&vm);
+    vm.boot();
     assert_eq!(
         fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
         "gi-host\n"
@@ -186,7 +169,7 @@ fn t3_ovfenv_deployed_vm_ignores_user_set_ovfenv_password() {
         "guestinfo.ovfEnv",
         &ovf_env(&[("instance-id", "ovf-1"), ("hostname", "from-ovfenv")]),
     );
-    boot(&vm);
+    vm.boot();
     assert_eq!(
         fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
         "from-ovfenv\n"
@@ -216,7 +199,7 @@ fn t5_a_clone_is_still_customized_from_guestinfo() {
         "guestinfo.metadata",
         "instance-id: gi-1\nlocal-hostname: first\n",
     );
-    boot(&vm);
+    vm.boot();
     assert_eq!(
         fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
         "first\n"
@@ -231,7 +214,7 @@ fn t5_a_clone_is_still_customized_from_guestinfo() {
         "guestinfo.metadata",
         "instance-id: clone-1\nlocal-hostname: clone\n",
     );
-    let (early, _) = boot(&vm);
+    let (early, _) = vm.boot();
     assert_eq!(
         fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
         "clone\n",
@@ -259,7 +242,7 @@ fn t2_unreadable_product_uuid_fails_closed() {
         "guestinfo.metadata",
         "instance-id: gi-1\nlocal-hostname: first\n",
     );
-    boot(&vm);
+    vm.boot();
     fs::remove_file(vm.path("/sys/class/dmi/id/product_uuid")).unwrap();
     forged_guestinfo_changes_nothing(&vm, &[("guestinfo.metadata", EVIL_METADATA)], "evil-1");
 }
@@ -289,12 +272,12 @@ fn ovf_iso(vm: &Vm, props: &[(&str, &str)]) {
 fn t4_a_changed_ovf_cd_on_the_same_vm_is_refused_and_status_says_so() {
     let vm = Vm::new();
     ovf_iso(&vm, &[("instance-id", "cd-1"), ("hostname", "from-cd")]);
-    boot(&vm);
+    vm.boot();
     assert_eq!(
         fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
         "from-cd\n"
     );
-    assert_eq!(status(&vm).0, Some(0));
+    assert_eq!(vm.status().0, Some(0));
 
     ovf_iso(
         &vm,
@@ -306,7 +289,7 @@ fn t4_a_changed_ovf_cd_on_the_same_vm_is_refused_and_status_says_so() {
     );
     let before = vm.state();
     clear_rpcs(&vm);
-    let (early, _) = boot(&vm);
+    let (early, _) = vm.boot();
     let log = text(&early.stderr);
     assert!(
         log.contains("warning: nothing was changed: refused: new instance cd-2"),
@@ -315,7 +298,7 @@ fn t4_a_changed_ovf_cd_on_the_same_vm_is_refused_and_status_says_so() {
     assert!(!log.contains("hunter2"), "no secret in the log: {log}");
     assert_eq!(vm.state(), before);
     assert_eq!(vm.rpcs(), Vec::<String>::new());
-    let (code, out) = status(&vm);
+    let (code, out) = vm.status();
     assert_eq!(code, Some(2), "{out}");
     assert!(out.contains("trust: refused: new instance cd-2"), "{out}");
     assert!(out.contains("health: degraded"), "{out}");
@@ -323,8 +306,8 @@ fn t4_a_changed_ovf_cd_on_the_same_vm_is_refused_and_status_says_so() {
     assert_eq!(d["trust"]["verdict"], "refused", "{d:#}");
 
     fs::remove_file(vm.path("/dev/sr0")).unwrap();
-    boot(&vm);
-    let (code, out) = status(&vm);
+    vm.boot();
+    let (code, out) = vm.status();
     assert_eq!(code, Some(0), "{out}");
     assert!(!out.contains("refused"), "{out}");
 }
@@ -335,9 +318,9 @@ fn t4_a_changed_ovf_cd_on_the_same_vm_is_refused_and_status_says_so() {
 #[test]
 fn t8_customized_vm_with_nothing_handed_over_makes_no_call() {
     let vm = Vm::new();
-    boot(&vm);
+    vm.boot();
     clear_rpcs(&vm);
-    boot(&vm);
+    vm.boot();
     assert!(
         vm.rpcs()
             .iter()
@@ -346,14 +329,14 @@ fn t8_customized_vm_with_nothing_handed_over_makes_no_call() {
         vm.rpcs()
     );
     ovf_iso(&vm, &[("instance-id", "cd-1"), ("hostname", "from-cd")]);
-    boot(&vm);
+    vm.boot();
     assert_eq!(
         fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
         "from-cd\n"
     );
     for _ in 0..2 {
         clear_rpcs(&vm);
-        boot(&vm);
+        vm.boot();
         assert_eq!(vm.rpcs(), Vec::<String>::new());
     }
 }
@@ -369,13 +352,13 @@ fn t6_recustomize_same_vm_reopens_guestinfo() {
         "guestinfo.metadata",
         "instance-id: gi-1\nlocal-hostname: first\n",
     );
-    boot(&vm);
+    vm.boot();
     user_sets(
         &vm,
         "guestinfo.metadata",
         "instance-id: gi-2\nlocal-hostname: second\n",
     );
-    let (early, _) = boot(&vm);
+    let (early, _) = vm.boot();
     assert!(!text(&early.stderr).contains(NOT_READ));
     assert_eq!(
         fs::read_to_string(vm.path("/etc/hostname")).unwrap(),

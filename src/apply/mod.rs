@@ -107,8 +107,8 @@ pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
             },
         ) => {
             contents.bytes() == have.as_slice()
-                && root.owner_and_mode(action.path())? == Some((*uid, *gid, *have_mode))
                 && mode == have_mode
+                && root.owner_and_mode(action.path())?.map(|(u, g, _)| (u, g)) == Some((*uid, *gid))
         }
         (Action::Symlink { target, .. }, Existing::Symlink(have)) => target == have,
         (Action::MakeDir { mode, uid, gid, .. }, Existing::Other) => {

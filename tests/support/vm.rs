@@ -100,6 +100,35 @@ impl Vm {
         self.command(stage, 0).output().unwrap()
     }
 
+    /// One boot: the early stage, then the late one; fails the test unless both exit 0.
+    pub fn boot(&self) -> (Output, Output) {
+        let early = self.run("early");
+        assert_eq!(
+            early.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&early.stderr)
+        );
+        let late = self.run("late");
+        assert_eq!(
+            late.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&late.stderr)
+        );
+        (early, late)
+    }
+
+    /// `vmcust status --root <root>`: its exit status and standard output.
+    pub fn status(&self) -> (Option<i32>, String) {
+        let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+            .args(["status", "--root"])
+            .arg(self.root.path())
+            .output()
+            .unwrap();
+        (out.status.code(), super::text(&out.stdout))
+    }
+
     pub fn rpcs(&self) -> Vec<String> {
         fs::read_to_string(self.host.path().join("rpc.log"))
             .unwrap_or_default()

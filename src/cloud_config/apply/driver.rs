@@ -378,25 +378,31 @@ fn follow_up(ctx: &StageContext, cc: &CcFacts, module: &str, cmds: &[Vec<String>
         if !ctx.live() && c.get(1).is_some_and(|v| v == "reload-or-restart") {
             continue;
         }
-        let Some(path) = cc.programs.get(&c[0]) else {
-            return RunEnd::Failed(format!(
-                "{module}: {} is not in the root; install it in the template",
-                c[0]
-            ));
-        };
-        let p = Program {
-            module,
-            program: path,
-            args: c[1..].to_vec(),
-            env: Vec::new(),
-            timeout: ctx.tool_timeout,
-        };
-        match exec::run(&ctx.root, &p, ctx.stop) {
+        match run_tool(ctx, cc, module, c) {
             RunEnd::Succeeded => {}
             other => return other,
         }
     }
     RunEnd::Succeeded
+}
+
+/// Runs one tool command (`[program, args…]`, the program found in the root by the
+/// facts) with the tool timeout.
+fn run_tool(ctx: &StageContext, cc: &CcFacts, module: &str, c: &[String]) -> RunEnd {
+    let Some(path) = cc.programs.get(&c[0]) else {
+        return RunEnd::Failed(format!(
+            "{module}: {} is not in the root; install it in the template",
+            c[0]
+        ));
+    };
+    let p = Program {
+        module,
+        program: path,
+        args: c[1..].to_vec(),
+        env: Vec::new(),
+        timeout: ctx.tool_timeout,
+    };
+    exec::run(&ctx.root, &p, ctx.stop)
 }
 
 fn gather(ctx: &StageContext, cfg: &CloudConfig) -> Result<CcFacts, ModuleOutcome> {
@@ -465,17 +471,7 @@ pub fn run_early(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
                 disk::Step::Fail(why) => failed(why),
                 disk::Step::Run(cmds) => {
                     for c in &cmds {
-                        let Some(path) = cc.programs.get(&c[0]) else {
-                            return failed(format!("{module}: no {} in the root", c[0]));
-                        };
-                        let p = Program {
-                            module,
-                            program: path,
-                            args: c[1..].to_vec(),
-                            env: Vec::new(),
-                            timeout: ctx.tool_timeout,
-                        };
-                        match exec::run(&ctx.root, &p, ctx.stop) {
+                        match run_tool(ctx, &cc, module, c) {
                             RunEnd::Succeeded => {}
                             // growpart's answer for a partition that fills its disk.
                             RunEnd::Failed(why) if why.contains("NOCHANGE") => {

@@ -121,17 +121,7 @@ fn string<'v>(c: &mut Ctx, place: &str, v: &'v Value) -> Option<&'v str> {
 /// A password as text: a string, or a number as cloud-init's `str()` makes it
 /// (`password: 12345`). The message names the type only, never the value.
 fn secret_text(c: &mut Ctx, place: &str, v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        other => {
-            c.err(
-                place,
-                format!("expected a password, found {}", type_name(other)),
-            );
-            None
-        }
-    }
+    text_of(c, place, v, "a password")
 }
 
 /// Whether a list is over [`MAX_LIST`] (reported: nothing of it is used).
@@ -148,13 +138,19 @@ fn too_long(c: &mut Ctx, place: &str, items: &[Value]) -> bool {
 
 /// A string or a number as text (uids, names written unquoted).
 fn scalar(c: &mut Ctx, place: &str, v: &Value) -> Option<String> {
+    text_of(c, place, v, "a string")
+}
+
+/// A string or a number as text; anything else is an error expecting `what` (its type
+/// named, never its value).
+fn text_of(c: &mut Ctx, place: &str, v: &Value, what: &str) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         other => {
             c.err(
                 place,
-                format!("expected a string, found {}", type_name(other)),
+                format!("expected {what}, found {}", type_name(other)),
             );
             None
         }
