@@ -394,6 +394,12 @@ fn spawn(cmd: &Cmd, chroot: Option<&Chroot>) -> io::Result<std::process::Child> 
         .env("LANG", "C")
         .envs(cmd.env.iter().map(|(k, v)| (k, v)));
     match chroot {
+        // Only where it is needed: a static build's std can change directory in the child
+        // only by forking (posix_spawn's chdir is looked up at run time, which a static
+        // binary cannot do), and a fork copies the page tables of this whole process,
+        // several times the cost of a spawn on an emulated guest's boot. The boot units
+        // run in `/`, the default.
+        None if std::env::current_dir().is_ok_and(|here| here == cwd) => {}
         None => {
             command.current_dir(cwd);
         }
@@ -600,6 +606,27 @@ mod tests {
         let relative = Path::new(&"../".repeat(up)).join(bin.path().strip_prefix("/").unwrap());
         assert!(relative.join("tool").is_file(), "{}", relative.display());
         assert_eq!(find_on_path("tool", &join(&[relative.as_path()])), None);
+    }
+
+    /// The child starts in its directory whether or not this process is there already
+    /// (where it is, none is set, so that the spawn need not fork).
+    #[test]
+    fn the_child_runs_in_its_directory() {
+        let no = AtomicBool::new(false);
+        let here = std::env::current_dir().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let other = other.path().canonicalize().unwrap();
+        for (cwd, want) in [
+            (None, PathBuf::from("/")),
+            (Some(here.clone()), here.clone()),
+            (Some(other.clone()), other.clone()),
+        ] {
+            let mut cmd = sh("pwd -P", LONG);
+            cmd.cwd = cwd.clone();
+            let f = run(&cmd, Output::Bytes(4096), &no).unwrap();
+            let got = String::from_utf8(f.stdout).unwrap();
+            assert_eq!(Path::new(got.trim_end()), want, "{cwd:?}");
+        }
     }
 
     #[test]

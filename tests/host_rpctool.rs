@@ -168,3 +168,106 @@ fn missing_tools() {
     let mut t = RpcTool::with_tools(Some(d.path().join("absent")), None);
     assert!(matches!(t.send("x"), Err(RpcError::Io { .. })));
 }
+
+/// A fake `vmware-rpctool` that answers only when `$N` calls run at the same time: each
+/// call marks that it started, waits up to 3 s for `$N` marks, and answers `together`,
+/// else fails. Calls made one after another can never all answer.
+fn barrier(dir: &Path, n: usize) {
+    let body = format!(
+        r#"#!/bin/sh
+d=$(dirname "$0")
+printf '%s\n' "$1" >> "$d/vmware-rpctool.log"
+mkdir -p "$d/started"
+: > "$d/started/$$"
+i=0
+while [ "$(ls "$d/started" | wc -l)" -lt {n} ]; do
+  i=$((i + 1))
+  if [ $i -gt 60 ]; then echo "alone" >&2; exit 1; fi
+  sleep 0.05
+done
+echo together
+"#
+    );
+    tool(dir, "vmware-rpctool", &body);
+}
+
+#[test]
+fn prefetched_reads_run_at_once_and_each_runs_once() {
+    let d = tempfile::tempdir().unwrap();
+    barrier(d.path(), 3);
+    let mut t = RpcTool::from_search_path(&search_path([d.path()]));
+    let keys = ["guestinfo.a", "guestinfo.b", "guestinfo.c"];
+    t.prefetch(&keys);
+    // Asked again while running: not started twice.
+    t.prefetch(&keys[..1]);
+    for key in keys {
+        assert_eq!(
+            t.get_guestinfo(key).unwrap().as_deref(),
+            Some(&b"together"[..]),
+            "{key}"
+        );
+    }
+    let mut log = calls(d.path(), "vmware-rpctool");
+    log.sort();
+    assert_eq!(
+        log,
+        [
+            "info-get guestinfo.a",
+            "info-get guestinfo.b",
+            "info-get guestinfo.c"
+        ]
+    );
+    // An answer is taken once: the next read is a call of its own.
+    t.get_guestinfo("guestinfo.a").unwrap();
+    assert_eq!(calls(d.path(), "vmware-rpctool").len(), 4);
+}
+
+#[test]
+fn set_many_runs_the_sets_at_once_and_keeps_the_order_of_results() {
+    let d = tempfile::tempdir().unwrap();
+    barrier(d.path(), 2);
+    let mut t = RpcTool::from_search_path(&search_path([d.path()]));
+    let results = t.set_many(&[("guestinfo.x", "1"), ("guestinfo.y", "2")]);
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    let mut log = calls(d.path(), "vmware-rpctool");
+    log.sort();
+    assert_eq!(log, ["info-set guestinfo.x 1", "info-set guestinfo.y 2"]);
+    // A key that cannot be sent fails alone, in its place.
+    let (_d, mut t) = both();
+    let results = t.set_many(&[("bad key", "1"), ("guestinfo.ok", "2")]);
+    assert!(matches!(results[0], Err(RpcError::InvalidKey(_))));
+    assert!(results[1].is_ok(), "{results:?}");
+}
+
+#[test]
+fn a_prefetched_read_falls_back_to_vmtoolsd_and_later_reads_are_one_by_one() {
+    let (d, mut t) = both();
+    let only_vmtoolsd_works = FAKE.replace(
+        "if [ \"$1\" = \"--cmd\" ]; then shift; fi",
+        "if [ \"$1\" = \"--cmd\" ]; then shift; else printf '%s|%s\\n' \"$#\" \"$1\" >> \"$0.log\"; echo 'Permission denied' >&2; exit 1; fi",
+    );
+    tool(d.path(), "vmware-rpctool", &only_vmtoolsd_works);
+    t.prefetch(&["guestinfo.metadata"]);
+    assert!(t.get_guestinfo("guestinfo.metadata").unwrap().is_some());
+    assert_eq!(t.name(), "vmtoolsd");
+    // vmtoolsd --cmd is never run concurrently: prefetch starts nothing.
+    t.prefetch(&["guestinfo.metadata", "guestinfo.missing"]);
+    assert!(calls(d.path(), "vmtoolsd").len() == 1);
+    assert_eq!(t.get_guestinfo("guestinfo.missing").unwrap(), None);
+    assert_eq!(calls(d.path(), "vmware-rpctool").len(), 1);
+    assert_eq!(calls(d.path(), "vmtoolsd").len(), 2);
+}
+
+#[test]
+fn a_transport_dropped_with_reads_running_waits_for_them() {
+    let d = tempfile::tempdir().unwrap();
+    tool(
+        d.path(),
+        "vmware-rpctool",
+        "#!/bin/sh\nsleep 0.3\n: > \"$(dirname \"$0\")/finished\"\necho x\n",
+    );
+    let mut t = RpcTool::from_search_path(&search_path([d.path()]));
+    t.prefetch(&["guestinfo.never-read"]);
+    drop(t);
+    assert!(d.path().join("finished").exists(), "no tool outlives it");
+}

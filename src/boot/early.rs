@@ -250,6 +250,7 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         }),
         given: None,
         mapping: Default::default(),
+        media: Default::default(),
     };
     let prepared =
         super::timed("discover (cust.cfg)", || discover(&mut door, &fallback)).and_then(|g| {

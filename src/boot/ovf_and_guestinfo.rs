@@ -47,6 +47,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
         imc: None,
         given: None,
         mapping: MappingSource::Root,
+        media: Default::default(),
     };
     let g = match super::timed("discover (OVF, seeds, guestinfo)", || {
         discover(&mut door, &fallback)

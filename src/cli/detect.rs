@@ -130,6 +130,7 @@ pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trus
         imc: None,
         given: None,
         mapping: Default::default(),
+        media: Default::default(),
     };
     let g = match discover(&mut door, &platform.instance_id_or_default()) {
         Ok(g) => g,

@@ -105,6 +105,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
             Some(p) => MappingSource::File(p.clone()),
             None => MappingSource::Root,
         },
+        media: Default::default(),
     };
     let fallback = Platform::detect(root.path()).instance_id_or_default();
     let gathered = discover(&mut door, &fallback).map_err(|f| {

@@ -117,14 +117,15 @@ pub fn publish(
         std::thread::sleep(poll.min(deadline - now));
         addresses = probe();
     }
-    let mut warnings = Vec::new();
-    for (key, value) in [(LOCAL_IPV4, &addresses.ipv4), (LOCAL_IPV6, &addresses.ipv6)] {
-        if let Some(v) = value {
-            if let Err(e) = rpc.set_guestinfo(key, v) {
-                warnings.push(format!("publishing {key}: {e}"));
-            }
-        }
-    }
+    let pairs: Vec<(&str, &str)> = [(LOCAL_IPV4, &addresses.ipv4), (LOCAL_IPV6, &addresses.ipv6)]
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, value.as_deref()?)))
+        .collect();
+    let warnings = pairs
+        .iter()
+        .zip(rpc.set_many(&pairs))
+        .filter_map(|((key, _), result)| Some(format!("publishing {key}: {}", result.err()?)))
+        .collect();
     Published {
         addresses,
         timed_out,

@@ -68,6 +68,10 @@ impl GuestRpc for Backdoor {
         self.tools.set_guestinfo(key, value)
     }
 
+    fn set_many(&mut self, pairs: &[(&str, &str)]) -> Vec<Result<(), RpcError>> {
+        self.tools.set_many(pairs)
+    }
+
     fn send(&mut self, rpc: &str) -> Result<String, RpcError> {
         self.tools.send(rpc)
     }

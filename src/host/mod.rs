@@ -92,9 +92,23 @@ pub trait GuestRpc {
     /// `guestinfo.metadata`. `Ok(None)` means the host has no value ("No value found").
     fn get_guestinfo(&mut self, key: &str) -> Result<Option<Vec<u8>>, RpcError>;
 
+    /// Starts reading `keys` ahead, where each read is slow (a process of its own): the
+    /// [`get_guestinfo`](GuestRpc::get_guestinfo) of one of them that follows takes the
+    /// answer. Transports whose reads are fast (the backdoor, a directory) do nothing.
+    fn prefetch(&mut self, _keys: &[&str]) {}
+
     /// Sets a guestinfo key (`info-set`). An empty value cannot be sent, so it is sent as a
     /// single space (the convention cloud-init uses to clear a key).
     fn set_guestinfo(&mut self, key: &str, value: &str) -> Result<(), RpcError>;
+
+    /// Sets several keys, at once where each call is slow (a process of its own); one
+    /// result per pair, in order.
+    fn set_many(&mut self, pairs: &[(&str, &str)]) -> Vec<Result<(), RpcError>> {
+        pairs
+            .iter()
+            .map(|(key, value)| self.set_guestinfo(key, value))
+            .collect()
+    }
 
     /// Sends any RPC (e.g. `deployPkg.update.state 4 103 …@nics`) and returns the host's
     /// reply text (`queryNicsSupported`, `connected`, or empty).
@@ -112,8 +126,14 @@ impl<T: GuestRpc + ?Sized> GuestRpc for Box<T> {
     fn get_guestinfo(&mut self, key: &str) -> Result<Option<Vec<u8>>, RpcError> {
         (**self).get_guestinfo(key)
     }
+    fn prefetch(&mut self, keys: &[&str]) {
+        (**self).prefetch(keys)
+    }
     fn set_guestinfo(&mut self, key: &str, value: &str) -> Result<(), RpcError> {
         (**self).set_guestinfo(key, value)
+    }
+    fn set_many(&mut self, pairs: &[(&str, &str)]) -> Vec<Result<(), RpcError>> {
+        (**self).set_many(pairs)
     }
     fn send(&mut self, rpc: &str) -> Result<String, RpcError> {
         (**self).send(rpc)

@@ -6,10 +6,16 @@
 //! exit 255 means "not in a VMware VM". Every call runs in its own process group with a
 //! timeout, and the whole group is killed when it expires (`vmtoolsd --cmd` is known to
 //! hang when called in quick succession).
+//!
+//! Each call is a process, which costs tens of milliseconds on an emulated guest's boot:
+//! [`GuestRpc::prefetch`] starts several `info-get`s at once, each `vmware-rpctool` in its
+//! own thread, and the reads that follow take their answers.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::{describe, info_get, info_set, short_reply, GuestRpc, RpcError, NO_VALUE_FOUND};
@@ -35,6 +41,35 @@ pub struct RpcTool {
     /// Set once `vmware-rpctool` failed and `vmtoolsd` worked: later calls go to
     /// `vmtoolsd` directly (as cloud-init does).
     prefer_vmtoolsd: bool,
+    /// `info-get`s started by [`GuestRpc::prefetch`], by key, not yet taken.
+    pending: Pending,
+}
+
+/// Running `vmware-rpctool info-get` calls, by key. A clone of the transport starts with
+/// none (a call's answer is taken once, by the transport that started it).
+#[derive(Default)]
+struct Pending(BTreeMap<String, Call>);
+
+impl Clone for Pending {
+    fn clone(&self) -> Pending {
+        Pending::default()
+    }
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys()).finish()
+    }
+}
+
+impl Drop for Pending {
+    /// Waits for calls nobody took: no tool outlives the transport (each is bounded by the
+    /// call timeout).
+    fn drop(&mut self) {
+        for (_, call) in std::mem::take(&mut self.0) {
+            let _ = call.join();
+        }
+    }
 }
 
 /// How one tool run ended.
@@ -63,6 +98,7 @@ impl RpcTool {
             vmtoolsd,
             timeout: DEFAULT_TIMEOUT,
             prefer_vmtoolsd: false,
+            pending: Pending::default(),
         }
     }
 
@@ -95,94 +131,136 @@ impl RpcTool {
         } else {
             self.rpctool.clone()
         };
-        let first_err = match rpctool {
-            Some(tool) => match self.run(&tool, &[], rpc) {
-                Ok(out) => return Ok(out),
-                Err(e) => e,
+        match rpctool {
+            Some(tool) => match run_tool(&tool, &[], rpc, self.timeout) {
+                Ok(out) => Ok(out),
+                Err(e) => self.fall_back(rpc, e),
             },
             None => match self.vmtoolsd.clone() {
-                Some(tool) => return self.run(&tool, &["--cmd"], rpc),
-                None => return Err(RpcError::NoTransport),
+                Some(tool) => run_tool(&tool, &["--cmd"], rpc, self.timeout),
+                None => Err(RpcError::NoTransport),
             },
-        };
+        }
+    }
+
+    /// After `vmware-rpctool` failed with `first_err`: the RPC again through `vmtoolsd
+    /// --cmd`, which later calls then use directly; `first_err` when there is none.
+    fn fall_back(&mut self, rpc: &str, first_err: RpcError) -> Result<Outcome, RpcError> {
         let Some(vmtoolsd) = self.vmtoolsd.clone() else {
             return Err(first_err);
         };
         tracing::debug!("{first_err}; trying {VMTOOLSD}");
-        let out = self.run(&vmtoolsd, &["--cmd"], rpc)?;
+        let out = run_tool(&vmtoolsd, &["--cmd"], rpc, self.timeout)?;
         self.prefer_vmtoolsd = true;
         Ok(out)
     }
 
-    /// Runs `tool [args…] rpc` with the timeout and interprets its exit.
-    fn run(&self, tool: &Path, args: &[&str], rpc: &str) -> Result<Outcome, RpcError> {
-        let name = tool
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| tool.display().to_string());
-        let io = |source| RpcError::Io {
-            tool: name.clone(),
-            source,
-        };
-        let cmd = Cmd {
-            program: tool.to_path_buf(),
-            args: args
-                .iter()
-                .map(|a| a.to_string())
-                .chain([rpc.to_string()])
-                .collect(),
-            cwd: None,
-            env: Vec::new(),
-            timeout: self.timeout,
-            grace: Duration::ZERO,
-        };
-        let never = AtomicBool::new(false);
-        let finished = run(&cmd, Output::Bytes(MAX_OUTPUT as usize), &never).map_err(io)?;
-        let (mut out, err) = (finished.stdout, finished.stderr);
-        let code = match finished.ended {
-            Ended::Exited(code) => Some(code),
-            Ended::TimedOut | Ended::Stopped => {
-                return Err(RpcError::Timeout {
-                    tool: name,
-                    rpc: describe(rpc),
-                    timeout: self.timeout,
-                })
+    /// Starts `vmware-rpctool RPC` in a thread of its own, so that several calls run at
+    /// once; `None` when only `vmtoolsd --cmd` is used, which hangs when called in quick
+    /// succession: its calls stay one by one.
+    fn start(&self, rpc: String) -> Option<Call> {
+        let tool = self.rpctool.clone().filter(|_| !self.prefer_vmtoolsd)?;
+        let timeout = self.timeout;
+        Some(std::thread::spawn(move || {
+            run_tool(&tool, &[], &rpc, timeout)
+        }))
+    }
+
+    /// The outcome of a [`start`](RpcTool::start)ed call, falling back to `vmtoolsd`
+    /// as [`call`](RpcTool::call) does.
+    fn answer(&mut self, rpc: &str, call: Call) -> Result<Outcome, RpcError> {
+        match call.join() {
+            Ok(Ok(out)) => Ok(out),
+            Ok(Err(e)) => self.fall_back(rpc, e),
+            // The thread panicked: the call again, here.
+            Err(_) => self.call(rpc),
+        }
+    }
+
+    /// The reply text of an RPC that is not a read: "No value found" is a failure.
+    fn reply(&self, rpc: &str, outcome: Outcome) -> Result<String, RpcError> {
+        match outcome {
+            Outcome::Reply(v) => Ok(String::from_utf8_lossy(&v).into_owned()),
+            Outcome::NoValue => Err(RpcError::Failed {
+                tool: self.name().to_string(),
+                rpc: describe(rpc),
+                reply: NO_VALUE_FOUND.to_string(),
+            }),
+        }
+    }
+}
+
+/// A tool run going on in a thread of its own.
+type Call = JoinHandle<Result<Outcome, RpcError>>;
+
+/// Runs `tool [args…] rpc` with the timeout and interprets its exit.
+fn run_tool(tool: &Path, args: &[&str], rpc: &str, timeout: Duration) -> Result<Outcome, RpcError> {
+    let name = tool
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| tool.display().to_string());
+    let io = |source| RpcError::Io {
+        tool: name.clone(),
+        source,
+    };
+    let cmd = Cmd {
+        program: tool.to_path_buf(),
+        args: args
+            .iter()
+            .map(|a| a.to_string())
+            .chain([rpc.to_string()])
+            .collect(),
+        cwd: None,
+        env: Vec::new(),
+        timeout,
+        grace: Duration::ZERO,
+    };
+    let never = AtomicBool::new(false);
+    let finished = run(&cmd, Output::Bytes(MAX_OUTPUT as usize), &never).map_err(io)?;
+    let (mut out, err) = (finished.stdout, finished.stderr);
+    let code = match finished.ended {
+        Ended::Exited(code) => Some(code),
+        Ended::TimedOut | Ended::Stopped => {
+            return Err(RpcError::Timeout {
+                tool: name,
+                rpc: describe(rpc),
+                timeout,
+            })
+        }
+        Ended::Signalled(_) => None,
+    };
+    match code {
+        Some(0) => {
+            if out.last() == Some(&b'\n') {
+                out.pop();
             }
-            Ended::Signalled(_) => None,
-        };
-        match code {
-            Some(0) => {
-                if out.last() == Some(&b'\n') {
-                    out.pop();
-                }
-                Ok(Outcome::Reply(out))
-            }
-            Some(1) => {
-                let text = String::from_utf8_lossy(&err);
-                let text = text.trim_end_matches(['\n', '\r']);
-                if text == NO_VALUE_FOUND {
-                    Ok(Outcome::NoValue)
-                } else {
-                    Err(RpcError::Failed {
-                        tool: name,
-                        rpc: describe(rpc),
-                        reply: short_reply(text),
-                    })
-                }
-            }
-            Some(255) => Err(RpcError::NotVmware { tool: name }),
-            code => {
-                let text = String::from_utf8_lossy(&err);
-                let how = match code {
-                    Some(c) => format!("exit status {c}"),
-                    None => "killed by a signal".to_string(),
-                };
+            Ok(Outcome::Reply(out))
+        }
+        Some(1) => {
+            let text = String::from_utf8_lossy(&err);
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text == NO_VALUE_FOUND {
+                Ok(Outcome::NoValue)
+            } else {
                 Err(RpcError::Failed {
                     tool: name,
                     rpc: describe(rpc),
-                    reply: format!("{how}: {}", short_reply(&text)),
+                    reply: short_reply(text),
                 })
             }
+        }
+        Some(255) => Err(RpcError::NotVmware { tool: name }),
+        code => {
+            let text = String::from_utf8_lossy(&err);
+            let how = match code {
+                Some(c) => format!("exit status {c}"),
+                None => "killed by a signal".to_string(),
+            };
+            Err(RpcError::Failed {
+                tool: name,
+                rpc: describe(rpc),
+                reply: format!("{how}: {}", short_reply(&text)),
+            })
         }
     }
 }
@@ -198,9 +276,31 @@ impl GuestRpc for RpcTool {
 
     fn get_guestinfo(&mut self, key: &str) -> Result<Option<Vec<u8>>, RpcError> {
         let rpc = info_get(key)?;
-        match self.call(&rpc)? {
+        let outcome = match self.pending.0.remove(key) {
+            Some(call) => self.answer(&rpc, call),
+            None => self.call(&rpc),
+        };
+        match outcome? {
             Outcome::Reply(v) => Ok(Some(v)),
             Outcome::NoValue => Ok(None),
+        }
+    }
+
+    /// Starts `vmware-rpctool info-get KEY` for each key at once (see
+    /// [`RpcTool::start`]).
+    fn prefetch(&mut self, keys: &[&str]) {
+        for &key in keys {
+            // A key that cannot be sent is left to get_guestinfo, which says why.
+            let Ok(rpc) = info_get(key) else { continue };
+            if self.pending.0.contains_key(key) {
+                continue;
+            }
+            match self.start(rpc) {
+                Some(call) => {
+                    self.pending.0.insert(key.to_string(), call);
+                }
+                None => return,
+            }
         }
     }
 
@@ -209,15 +309,32 @@ impl GuestRpc for RpcTool {
         self.send(&rpc).map(drop)
     }
 
+    /// Runs the `info-set`s at once (see [`RpcTool::start`]).
+    fn set_many(&mut self, pairs: &[(&str, &str)]) -> Vec<Result<(), RpcError>> {
+        let calls: Vec<_> = pairs
+            .iter()
+            .map(|(key, value)| {
+                let rpc = info_set(key, value)?;
+                let call = self.start(rpc.clone());
+                Ok((rpc, call))
+            })
+            .collect();
+        calls
+            .into_iter()
+            .map(|call| {
+                let (rpc, call) = call?;
+                let outcome = match call {
+                    Some(call) => self.answer(&rpc, call),
+                    None => self.call(&rpc),
+                };
+                self.reply(&rpc, outcome?).map(drop)
+            })
+            .collect()
+    }
+
     fn send(&mut self, rpc: &str) -> Result<String, RpcError> {
-        match self.call(rpc)? {
-            Outcome::Reply(v) => Ok(String::from_utf8_lossy(&v).into_owned()),
-            Outcome::NoValue => Err(RpcError::Failed {
-                tool: self.name().to_string(),
-                rpc: describe(rpc),
-                reply: NO_VALUE_FOUND.to_string(),
-            }),
-        }
+        let outcome = self.call(rpc)?;
+        self.reply(rpc, outcome)
     }
 
     fn log(&mut self, msg: &str) {

@@ -69,13 +69,18 @@ pub struct GuestinfoData {
 /// Reads one key and decodes it by its `.encoding`. `Ok(None)` when the key is absent,
 /// empty or `---`.
 pub fn read_key(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<Vec<u8>>, GuestinfoError> {
-    let Some(value) = get_normalized(rpc, key)? else {
-        return Ok(None);
-    };
+    match get_normalized(rpc, key)? {
+        Some(value) => decode_value(rpc, key, &value).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Decodes `value`, read from `key`, by the key's `.encoding`.
+fn decode_value(rpc: &mut dyn GuestRpc, key: &str, value: &str) -> Result<Vec<u8>, GuestinfoError> {
     let enc_key = format!("{key}.encoding");
     let enc = get_normalized(rpc, &enc_key)?;
     let enc = Encoding::parse(&enc_key, enc.as_deref())?;
-    Ok(Some(encoding::decode(key, enc, &value)?))
+    Ok(encoding::decode(key, enc, value)?)
 }
 
 fn get_normalized(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<String>, GuestinfoError> {
@@ -91,12 +96,29 @@ fn get_normalized(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<String>, G
     }
 }
 
-/// Reads metadata, user-data and vendor-data, in that order. `Ok(None)` when none of the
-/// three has a value (no guestinfo data for this VM).
+/// The keys [`read`] reads first; each one's `.encoding` only when it has a value.
+pub const KEYS: [&str; 3] = [METADATA, USERDATA, VENDORDATA];
+
+/// Reads metadata, user-data and vendor-data: the three values, then the encodings of
+/// those that have one (where the transport is slow, all three values at once and each
+/// encoding as soon as its value is there, see [`GuestRpc::prefetch`]). `Ok(None)` when none of the three has a value (no guestinfo
+/// data for this VM).
 pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoError> {
-    let md = read_key(rpc, METADATA)?;
-    let userdata = read_key(rpc, USERDATA)?;
-    let vendordata = read_key(rpc, VENDORDATA)?;
+    rpc.prefetch(&KEYS);
+    let mut values = Vec::new();
+    for key in KEYS {
+        let value = get_normalized(rpc, key)?;
+        if value.is_some() {
+            rpc.prefetch(&[&format!("{key}.encoding")]);
+        }
+        values.push(value);
+    }
+    let mut decoded = Vec::new();
+    for (key, value) in KEYS.into_iter().zip(values) {
+        decoded.push(value.map(|v| decode_value(rpc, key, &v)).transpose()?);
+    }
+    let [md, userdata, vendordata]: [Option<Vec<u8>>; 3] =
+        decoded.try_into().expect("one value per key");
     if md.is_none() && userdata.is_none() && vendordata.is_none() {
         return Ok(None);
     }
@@ -145,6 +167,10 @@ pub struct Guestinfo;
 impl super::Source for Guestinfo {
     fn names(&self) -> &'static [&'static str] {
         &["guestinfo"]
+    }
+
+    fn guestinfo_keys(&self) -> &'static [&'static str] {
+        &KEYS
     }
 
     fn describe(&self) -> &'static str {

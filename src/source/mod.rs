@@ -44,6 +44,11 @@ pub trait Source: Sync {
     fn describe(&self) -> &'static str;
     /// Finds the source through `door` and reads it; an empty list when it is not there.
     fn read(&self, door: &mut Door) -> Result<Vec<SourceData>, Failure>;
+    /// The guestinfo keys [`read`](Source::read) asks the host for, whatever it finds:
+    /// [`discover()`] starts reading them before the first source looks anywhere.
+    fn guestinfo_keys(&self) -> &'static [&'static str] {
+        &[]
+    }
 }
 
 /// Where the sources are looked for, and what they may use.
@@ -61,6 +66,8 @@ pub struct Door<'a> {
     pub given: Option<Given>,
     /// Where the OVF appliance property mapping comes from.
     pub mapping: appliance::MappingSource,
+    /// The devices looked at so far, each opened once for all sources.
+    pub media: seed_media::Probes,
 }
 
 /// Files the command line gives: each source reads only what is given.

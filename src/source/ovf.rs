@@ -141,6 +141,10 @@ impl super::Source for Ovf {
         "the OVF environment (seed file, guestinfo.ovfEnv, OVF transport CD), set at deployment; then the local seed its seedfrom names"
     }
 
+    fn guestinfo_keys(&self) -> &'static [&'static str] {
+        &[super::guestinfo::OVF_ENV]
+    }
+
     fn read(&self, door: &mut super::Door) -> Result<Vec<super::SourceData>, Failure> {
         let found = match &door.given {
             Some(given) => match &given.ovf {
@@ -152,6 +156,7 @@ impl super::Source for Ovf {
                 door.rpc
                     .as_mut()
                     .map(|r| &mut **r as &mut dyn crate::host::GuestRpc),
+                &door.media,
             )
             .map_err(|e| Failure::of(&e))?,
         };

@@ -10,6 +10,7 @@ use serde::Serialize;
 use vmcust_ovf::iso9660::{read_ovf_env, IsoLimits};
 
 use super::guestinfo::OVF_ENV;
+use super::seed_media::{Format, Probed, Probes};
 use crate::host::GuestRpc;
 use crate::root::Root;
 
@@ -110,8 +111,13 @@ fn read_iso(f: &mut File, path: &Path) -> Result<Option<FoundEnv>> {
 }
 
 /// Looks for an OVF environment in the documented order: seed files in the root, then
-/// `guestinfo.ovfEnv` (when a host is given), then the CD devices of the root.
-pub fn locate(root: &Root, rpc: Option<&mut dyn GuestRpc>) -> Result<Option<FoundEnv>> {
+/// `guestinfo.ovfEnv` (when a host is given), then the CD devices of the root (each
+/// opened once in a discovery, through `media`).
+pub fn locate(
+    root: &Root,
+    rpc: Option<&mut dyn GuestRpc>,
+    media: &Probes,
+) -> Result<Option<FoundEnv>> {
     for seed in SEED_FILES {
         let path = Path::new(seed);
         if root.is_file(path) {
@@ -140,14 +146,16 @@ pub fn locate(root: &Root, rpc: Option<&mut dyn GuestRpc>) -> Result<Option<Foun
         if super::udev_db::rules_out(root, &path, None) {
             continue;
         }
-        let Ok(mut f) = super::seed_media::open_medium(&path) else {
+        // An empty drive or a non-ISO medium is not an error, just not ours.
+        let Some(Probed {
+            format: Format::Iso9660,
+            mut file,
+            ..
+        }) = media.probe(&path)
+        else {
             continue;
         };
-        // An empty drive or a non-ISO medium is not an error, just not ours.
-        if !is_iso(&mut f).unwrap_or(false) {
-            continue;
-        }
-        match read_iso(&mut f, Path::new(dev)) {
+        match read_iso(&mut file, Path::new(dev)) {
             Ok(Some(found)) => return Ok(Some(found)),
             Ok(None) => {}
             Err(e) => tracing::warn!("{e:#}"),

@@ -4,6 +4,8 @@
 //! repo's own reader, vfat through the `fatfs` crate, a directory through the file
 //! system. Every read is bounded (docs/limits.md).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -258,6 +260,70 @@ fn sniff(file: &mut File) -> Option<Format> {
     None
 }
 
+/// What one discovery found on each device it opened, so that a device is opened once
+/// however many sources look at it: an empty CD-ROM drive takes about 70 ms to open on an
+/// emulated guest, even with `O_NONBLOCK` (docs/benchmarks.md), and the NoCloud, config
+/// drive and OVF sources all look at the same drives.
+#[derive(Debug, Default)]
+pub struct Probes(RefCell<HashMap<PathBuf, Option<Probed>>>);
+
+/// A device holding a medium of a format vmcust reads, as one discovery found it.
+#[derive(Debug)]
+pub struct Probed {
+    /// ISO9660 or vfat.
+    pub format: Format,
+    /// Its volume label, when it has one that could be read.
+    pub label: Option<String>,
+    /// The open device.
+    pub file: File,
+}
+
+impl Probes {
+    /// The medium at `path` (a host path), opened and looked at on the first call only;
+    /// `None` for an empty drive, a device that cannot be opened, or one that holds
+    /// neither ISO9660 nor FAT. Each call gets its own descriptor of the one open device.
+    pub fn probe(&self, path: &Path) -> Option<Probed> {
+        let mut seen = self.0.borrow_mut();
+        let probed = seen
+            .entry(path.to_path_buf())
+            .or_insert_with(|| probe_device(path))
+            .as_ref()?;
+        Some(Probed {
+            format: probed.format,
+            label: probed.label.clone(),
+            file: probed.file.try_clone().ok()?,
+        })
+    }
+}
+
+/// Opens the device at `path` and reads its format and label.
+fn probe_device(path: &Path) -> Option<Probed> {
+    let mut file = open_medium(path).ok()?;
+    let format = sniff(&mut file)?;
+    let label = match format {
+        Format::Iso9660 => vmcust_ovf::volume_label(
+            &mut file,
+            &IsoLimits {
+                max_image_bytes: u64::MAX,
+                max_file_bytes: 0,
+            },
+        )
+        .ok(),
+        Format::Vfat => {
+            let mut sector = [0u8; 512];
+            read_at(&mut file, 0, &mut sector)
+                .then(|| fat_label(&sector))
+                .flatten()
+        }
+        Format::Directory => None,
+    };
+    Some(Probed {
+        format,
+        label,
+        file,
+    })
+}
+
 fn invalid(place: &str, what: impl std::fmt::Display) -> Failure {
     Failure::invalid(format!("seed medium {place}: {what}"))
 }
@@ -274,9 +340,15 @@ impl Medium {
                 inner: Inner::Dir(path.to_path_buf()),
             }));
         }
-        let Ok(mut file) = open_medium(path) else {
-            return Ok(None);
-        };
+        match open_medium(path) {
+            Ok(file) => Medium::from_file(file, place),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Reads the medium on the open device or image `file`, shown as `place`; `Ok(None)`
+    /// when it is neither ISO9660 nor FAT.
+    pub fn from_file(mut file: File, place: &str) -> Result<Option<Medium>, Failure> {
         match sniff(&mut file) {
             Some(Format::Iso9660) => {
                 let limits = IsoLimits {
@@ -475,7 +547,7 @@ pub fn find(
             }
             Ok(None)
         }
-        None => locate(door.root, labels),
+        None => locate(door.root, &door.media, labels),
     }
 }
 
@@ -502,7 +574,7 @@ pub fn candidates(labels: &[&str]) -> Vec<String> {
 /// Finds a medium labelled one of `labels` among the root's devices (every path
 /// resolved inside the root). Unreadable or foreign devices are skipped; a medium that
 /// has the label but cannot be read is an error (it was meant for this VM).
-fn locate(root: &Root, labels: &[&str]) -> Result<Option<Medium>, Failure> {
+fn locate(root: &Root, media: &Probes, labels: &[&str]) -> Result<Option<Medium>, Failure> {
     // /dev listed once: most candidates (`/dev/xvdq`…) are not there.
     let in_dev: std::collections::HashSet<String> = root
         .list_dir(Path::new("/dev"))
@@ -520,31 +592,13 @@ fn locate(root: &Root, labels: &[&str]) -> Result<Option<Medium>, Failure> {
         if super::udev_db::rules_out(root, &path, Some(labels)) {
             continue;
         }
-        let Ok(mut file) = open_medium(&path) else {
+        let Some(probed) = media.probe(&path) else {
             continue;
         };
-        let label = match sniff(&mut file) {
-            Some(Format::Iso9660) => vmcust_ovf::volume_label(
-                &mut file,
-                &IsoLimits {
-                    max_image_bytes: u64::MAX,
-                    max_file_bytes: 0,
-                },
-            )
-            .ok(),
-            Some(Format::Vfat) => {
-                let mut sector = [0u8; 512];
-                read_at(&mut file, 0, &mut sector)
-                    .then(|| fat_label(&sector))
-                    .flatten()
-            }
-            _ => None,
-        };
-        if !label.is_some_and(|l| labels.contains(&l.as_str())) {
+        if !probed.label.as_deref().is_some_and(|l| labels.contains(&l)) {
             continue;
         }
-        drop(file);
-        if let Some(m) = Medium::open(&path, &dev)? {
+        if let Some(m) = Medium::from_file(probed.file, &dev)? {
             if m.has_label(labels) {
                 return Ok(Some(m));
             }
@@ -592,6 +646,38 @@ mod tests {
         bad[54..57].copy_from_slice(b"EXT");
         assert_eq!(fat_label(&bad), None);
         assert_eq!(fat_label(&[0u8; 100]), None);
+    }
+
+    /// A discovery opens each device once: what the first look found (a medium, or
+    /// nothing) is what every later source is told, and the next discovery looks again.
+    #[test]
+    fn each_device_is_opened_once_per_discovery() {
+        let d = tempfile::tempdir().unwrap();
+        let disk = d.path().join("vdb");
+        std::fs::write(&disk, boot_sector(false, b"cidata     ")).unwrap();
+        let empty = d.path().join("sr0");
+        let probes = Probes::default();
+        let first = probes.probe(&disk).expect("a FAT medium");
+        assert_eq!(
+            (first.format, first.label.as_deref()),
+            (Format::Vfat, Some("cidata"))
+        );
+        assert!(probes.probe(&empty).is_none(), "nothing there");
+        // Gone and arrived since the first look: this discovery keeps what it saw, on the
+        // descriptor it opened.
+        std::fs::remove_file(&disk).unwrap();
+        std::fs::write(&empty, boot_sector(true, b"config-2   ")).unwrap();
+        let again = probes.probe(&disk).expect("still the opened device");
+        assert_eq!(again.label.as_deref(), Some("cidata"));
+        let mut sector = [0u8; 512];
+        assert!(read_at(&mut { again.file }, 0, &mut sector));
+        assert!(probes.probe(&empty).is_none());
+        let next = Probes::default();
+        assert!(next.probe(&disk).is_none());
+        assert_eq!(
+            next.probe(&empty).and_then(|p| p.label).as_deref(),
+            Some("config-2")
+        );
     }
 
     /// Reads through the block cache give the file's bytes wherever they start and end,
