@@ -171,6 +171,12 @@ unit_secs() {
         -v e="$(unit_prop "$1" "$2" ExecMainExitTimestampMonotonic)" \
         'BEGIN { if (s > 0 && e >= s) printf "%.2f\n", (e - s) / 1e6 }'
 }
+# unit_cpu_secs FILE UNIT: the CPU time UNIT's processes used, in seconds (systemd's CPU
+# accounting, ns), or nothing when it was not counted.
+unit_cpu_secs() {
+    awk -v n="$(unit_prop "$1" "$2" CPUUsageNSec)" \
+        'BEGIN { if (n ~ /^[0-9]+$/) printf "%.2f\n", n / 1e9 }'
+}
 # unit_start_secs FILE UNIT: when UNIT's main process started, in seconds since boot.
 unit_start_secs() {
     awk -v s="$(unit_prop "$1" "$2" ExecMainStartTimestampMonotonic)" \

@@ -409,34 +409,40 @@ compare_pairs="ovf-iso:cloud-init-ovf cloud-config-compare:cloud-init-cloud-conf
 
 # compare_cloud_init VMCUST CLOUD_INIT: the table of --compare-cloud-init, from the first
 # boots of scenario VMCUST (vmcust) and CLOUD_INIT (Debian's cloud-init) of this run: each
-# unit's run time (main process start to exit, systemd's monotonic timestamps) and its
-# time in `systemd-analyze blame`, each side's total, and vmcust's total as a fraction of
-# cloud-init's. Also written to $work/compare-VMCUST.txt.
+# unit's run time (main process start to exit, systemd's monotonic timestamps), its time
+# in `systemd-analyze blame` and the CPU time its processes used (less at the mercy of
+# what else the one emulated CPU runs meanwhile), each side's totals, and vmcust's run
+# time as a fraction of cloud-init's. Also written to $work/compare-VMCUST.txt.
 compare_cloud_init() {
     local v=$work/scenarios/$1/results/boot-1 c=$work/scenarios/$2/results/boot-1
-    local side dir units u t b total vtotal=0 ctotal=0 rows=()
+    local side dir units u t b cpu total cputotal vtotal=0 ctotal=0 vcpu=0 ccpu=0 rows=()
     for side in vmcust cloud-init; do
         if [ $side = vmcust ]; then dir=$v units=$vmcust_units; else dir=$c units=$cloud_init_units; fi
         [ -f "$dir/units.txt" ] || {
             echo "no results of $side's boot in $dir" >&2
             return 1
         }
-        total=0
+        total=0 cputotal=0
         for u in $units; do
             t=$(unit_secs "$dir/units.txt" "$u")
             b=$(blame_secs "$dir/blame.txt" "$u")
-            rows+=("$(printf '%-12s %-26s %9s %9s' "$side" "$u" "${t:--}" "${b:--}")")
+            cpu=$(unit_cpu_secs "$dir/units.txt" "$u")
+            rows+=("$(printf '%-12s %-26s %9s %9s %9s' "$side" "$u" "${t:--}" "${b:--}" "${cpu:--}")")
             total=$(awk -v a="$total" -v b="${t:-0}" 'BEGIN { printf "%.2f", a + b }')
+            cputotal=$(awk -v a="$cputotal" -v b="${cpu:-0}" 'BEGIN { printf "%.2f", a + b }')
         done
-        rows+=("$(printf '%-12s %-26s %9s' "$side" total "$total")")
-        if [ $side = vmcust ]; then vtotal=$total; else ctotal=$total; fi
+        rows+=("$(printf '%-12s %-26s %9s %9s %9s' "$side" total "$total" "" "$cputotal")")
+        if [ $side = vmcust ]; then vtotal=$total vcpu=$cputotal; else ctotal=$total ccpu=$cputotal; fi
     done
     {
         printf '%s against %s\n' "$1" "$2"
-        printf '%-12s %-26s %9s %9s\n' side unit "run (s)" "blame (s)"
+        printf '%-12s %-26s %9s %9s %9s\n' side unit "run (s)" "blame (s)" "CPU (s)"
         printf '%s\n' "${rows[@]}"
         awk -v v="$vtotal" -v c="$ctotal" 'BEGIN {
             if (c > 0 && v > 0) printf "vmcust / cloud-init = %.2f / %.2f s = 1/%.1f (%.1f %%; target at most 1/20)\n", v, c, c / v, 100 * v / c
+        }'
+        awk -v v="$vcpu" -v c="$ccpu" 'BEGIN {
+            if (c > 0 && v > 0) printf "CPU time: vmcust / cloud-init = %.2f / %.2f s = 1/%.1f\n", v, c, c / v
         }'
         printf 'first unit started, seconds into boot: vmcust %s; cloud-init %s\n' \
             "$(unit_start_secs "$v/units.txt" vmcust-early.service) s" \
