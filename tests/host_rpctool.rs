@@ -271,3 +271,35 @@ fn a_transport_dropped_with_reads_running_waits_for_them() {
     drop(t);
     assert!(d.path().join("finished").exists(), "no tool outlives it");
 }
+
+#[test]
+fn a_follow_up_read_is_made_ahead_only_when_the_first_has_a_value() {
+    let (d, mut t) = both();
+    let non_blank = |v: &[u8]| !v.is_empty();
+    t.prefetch_then("guestinfo.metadata", "guestinfo.twolines", non_blank);
+    t.prefetch_then("guestinfo.missing", "guestinfo.denied", non_blank);
+    assert!(t.get_guestinfo("guestinfo.metadata").unwrap().is_some());
+    assert_eq!(t.get_guestinfo("guestinfo.missing").unwrap(), None);
+    // Dropped without asking for either follow-up: the transport waits for its calls.
+    drop(t);
+    let mut log = calls(d.path(), "vmware-rpctool");
+    log.sort();
+    assert_eq!(
+        log,
+        [
+            "1|info-get guestinfo.metadata",
+            "1|info-get guestinfo.missing",
+            "1|info-get guestinfo.twolines",
+        ],
+        "the follow-up of a key with a value is read ahead; of one without, never"
+    );
+    // Taken when asked for: no second call.
+    let mut t = RpcTool::from_search_path(&search_path([d.path()]));
+    t.prefetch_then("guestinfo.metadata", "guestinfo.twolines", non_blank);
+    assert!(t.get_guestinfo("guestinfo.metadata").unwrap().is_some());
+    assert_eq!(
+        t.get_guestinfo("guestinfo.twolines").unwrap().as_deref(),
+        Some(&b"x\n"[..])
+    );
+    assert_eq!(calls(d.path(), "vmware-rpctool").len(), 5);
+}

@@ -97,6 +97,11 @@ pub trait GuestRpc {
     /// answer. Transports whose reads are fast (the backdoor, a directory) do nothing.
     fn prefetch(&mut self, _keys: &[&str]) {}
 
+    /// As [`prefetch`](GuestRpc::prefetch) for `key`, and `then` read right after it when
+    /// `key`'s value is one `wanted` accepts (a guestinfo value's `.encoding`, asked for
+    /// only where there is a value). Transports whose reads are fast do nothing.
+    fn prefetch_then(&mut self, _key: &str, _then: &str, _wanted: fn(&[u8]) -> bool) {}
+
     /// Sets a guestinfo key (`info-set`). An empty value cannot be sent, so it is sent as a
     /// single space (the convention cloud-init uses to clear a key).
     fn set_guestinfo(&mut self, key: &str, value: &str) -> Result<(), RpcError>;
@@ -128,6 +133,9 @@ impl<T: GuestRpc + ?Sized> GuestRpc for Box<T> {
     }
     fn prefetch(&mut self, keys: &[&str]) {
         (**self).prefetch(keys)
+    }
+    fn prefetch_then(&mut self, key: &str, then: &str, wanted: fn(&[u8]) -> bool) {
+        (**self).prefetch_then(key, then, wanted)
     }
     fn set_guestinfo(&mut self, key: &str, value: &str) -> Result<(), RpcError> {
         (**self).set_guestinfo(key, value)

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::{channel, Receiver};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -41,14 +42,25 @@ pub struct RpcTool {
     /// Set once `vmware-rpctool` failed and `vmtoolsd` worked: later calls go to
     /// `vmtoolsd` directly (as cloud-init does).
     prefer_vmtoolsd: bool,
-    /// `info-get`s started by [`GuestRpc::prefetch`], by key, not yet taken.
+    /// Calls started ahead ([`GuestRpc::prefetch`], [`GuestRpc::set_many`]).
     pending: Pending,
 }
 
-/// Running `vmware-rpctool info-get` calls, by key. A clone of the transport starts with
-/// none (a call's answer is taken once, by the transport that started it).
+/// Calls running in threads of their own: each key's answer to come, and the threads, so
+/// that no tool outlives the transport. A clone of the transport starts with none (an
+/// answer is taken once, by the transport that started the call).
 #[derive(Default)]
-struct Pending(BTreeMap<String, Call>);
+struct Pending {
+    answers: BTreeMap<String, Answer>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+/// A read made right after another when that one's value passes the test.
+type FollowUp<'a> = (&'a str, fn(&[u8]) -> bool);
+
+/// Where a call started ahead sends its outcome; closed without one when the call was not
+/// made after all (a follow-up read whose first read found nothing).
+type Answer = Receiver<Result<Outcome, RpcError>>;
 
 impl Clone for Pending {
     fn clone(&self) -> Pending {
@@ -58,16 +70,15 @@ impl Clone for Pending {
 
 impl std::fmt::Debug for Pending {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.0.keys()).finish()
+        f.debug_list().entries(self.answers.keys()).finish()
     }
 }
 
 impl Drop for Pending {
-    /// Waits for calls nobody took: no tool outlives the transport (each is bounded by the
-    /// call timeout).
+    /// Waits for the calls nobody took (each is bounded by the call timeout).
     fn drop(&mut self) {
-        for (_, call) in std::mem::take(&mut self.0) {
-            let _ = call.join();
+        for worker in std::mem::take(&mut self.workers) {
+            let _ = worker.join();
         }
     }
 }
@@ -155,25 +166,62 @@ impl RpcTool {
         Ok(out)
     }
 
-    /// Starts `vmware-rpctool RPC` in a thread of its own, so that several calls run at
-    /// once; `None` when only `vmtoolsd --cmd` is used, which hangs when called in quick
-    /// succession: its calls stay one by one.
-    fn start(&self, rpc: String) -> Option<Call> {
+    /// The tool and timeout of calls that may run at once: `vmware-rpctool`, not
+    /// `vmtoolsd --cmd`, which hangs when called in quick succession (its calls stay one
+    /// by one).
+    fn concurrent_tool(&self) -> Option<(PathBuf, Duration)> {
         let tool = self.rpctool.clone().filter(|_| !self.prefer_vmtoolsd)?;
-        let timeout = self.timeout;
-        Some(std::thread::spawn(move || {
-            run_tool(&tool, &[], &rpc, timeout)
-        }))
+        Some((tool, self.timeout))
     }
 
-    /// The outcome of a [`start`](RpcTool::start)ed call, falling back to `vmtoolsd`
-    /// as [`call`](RpcTool::call) does.
-    fn answer(&mut self, rpc: &str, call: Call) -> Result<Outcome, RpcError> {
-        match call.join() {
-            Ok(Ok(out)) => Ok(out),
-            Ok(Err(e)) => self.fall_back(rpc, e),
-            // The thread panicked: the call again, here.
-            Err(_) => self.call(rpc),
+    /// Starts `info-get KEY` in a thread of its own and, when the value it gets is one
+    /// `follow`'s test accepts, `info-get` of `follow`'s key right after it in the same
+    /// thread. `false` when calls cannot run at once.
+    fn start_reads(&mut self, key: &str, follow: Option<FollowUp>) -> bool {
+        let Some((tool, timeout)) = self.concurrent_tool() else {
+            return false;
+        };
+        let mut ask = |key: &str| {
+            // A key that cannot be sent, or one already asked, is left to get_guestinfo.
+            let rpc = info_get(key)
+                .ok()
+                .filter(|_| !self.pending.answers.contains_key(key))?;
+            let (tx, rx) = channel();
+            self.pending.answers.insert(key.to_string(), rx);
+            Some((rpc, tx))
+        };
+        let first = ask(key);
+        let then = follow.and_then(|(k, wanted)| Some((ask(k)?, wanted)));
+        if first.is_none() && then.is_none() {
+            return true;
+        }
+        let worker = std::thread::spawn(move || {
+            let mut value = None;
+            if let Some((rpc, tx)) = first {
+                let outcome = run_tool(&tool, &[], &rpc, timeout);
+                if let Ok(Outcome::Reply(v)) = &outcome {
+                    value = Some(v.clone());
+                }
+                let _ = tx.send(outcome);
+            }
+            if let Some(((rpc, tx), wanted)) = then {
+                if value.as_deref().is_some_and(wanted) {
+                    let _ = tx.send(run_tool(&tool, &[], &rpc, timeout));
+                }
+            }
+        });
+        self.pending.workers.push(worker);
+        true
+    }
+
+    /// The outcome of the call started ahead for `key`, if there is one, falling back to
+    /// `vmtoolsd` as [`call`](RpcTool::call) does; a call made here when none was.
+    fn take(&mut self, key: &str, rpc: &str) -> Result<Outcome, RpcError> {
+        match self.pending.answers.remove(key).map(|answer| answer.recv()) {
+            Some(Ok(Ok(out))) => Ok(out),
+            Some(Ok(Err(e))) => self.fall_back(rpc, e),
+            // Not made after all, or the thread panicked: the call, here.
+            Some(Err(_)) | None => self.call(rpc),
         }
     }
 
@@ -189,9 +237,6 @@ impl RpcTool {
         }
     }
 }
-
-/// A tool run going on in a thread of its own.
-type Call = JoinHandle<Result<Outcome, RpcError>>;
 
 /// Runs `tool [args…] rpc` with the timeout and interprets its exit.
 fn run_tool(tool: &Path, args: &[&str], rpc: &str, timeout: Duration) -> Result<Outcome, RpcError> {
@@ -276,32 +321,24 @@ impl GuestRpc for RpcTool {
 
     fn get_guestinfo(&mut self, key: &str) -> Result<Option<Vec<u8>>, RpcError> {
         let rpc = info_get(key)?;
-        let outcome = match self.pending.0.remove(key) {
-            Some(call) => self.answer(&rpc, call),
-            None => self.call(&rpc),
-        };
-        match outcome? {
+        match self.take(key, &rpc)? {
             Outcome::Reply(v) => Ok(Some(v)),
             Outcome::NoValue => Ok(None),
         }
     }
 
-    /// Starts `vmware-rpctool info-get KEY` for each key at once (see
-    /// [`RpcTool::start`]).
+    /// Starts `vmware-rpctool info-get KEY` for each key at once, each in a thread of
+    /// its own.
     fn prefetch(&mut self, keys: &[&str]) {
-        for &key in keys {
-            // A key that cannot be sent is left to get_guestinfo, which says why.
-            let Ok(rpc) = info_get(key) else { continue };
-            if self.pending.0.contains_key(key) {
-                continue;
-            }
-            match self.start(rpc) {
-                Some(call) => {
-                    self.pending.0.insert(key.to_string(), call);
-                }
-                None => return,
+        for key in keys {
+            if !self.start_reads(key, None) {
+                return;
             }
         }
+    }
+
+    fn prefetch_then(&mut self, key: &str, then: &str, wanted: fn(&[u8]) -> bool) {
+        self.start_reads(key, Some((then, wanted)));
     }
 
     fn set_guestinfo(&mut self, key: &str, value: &str) -> Result<(), RpcError> {
@@ -309,23 +346,31 @@ impl GuestRpc for RpcTool {
         self.send(&rpc).map(drop)
     }
 
-    /// Runs the `info-set`s at once (see [`RpcTool::start`]).
+    /// Runs the `info-set`s at once, each `vmware-rpctool` in a thread of its own.
     fn set_many(&mut self, pairs: &[(&str, &str)]) -> Vec<Result<(), RpcError>> {
         let calls: Vec<_> = pairs
             .iter()
             .map(|(key, value)| {
                 let rpc = info_set(key, value)?;
-                let call = self.start(rpc.clone());
-                Ok((rpc, call))
+                let answer = self.concurrent_tool().map(|(tool, timeout)| {
+                    let (tx, rx) = channel();
+                    let call = rpc.clone();
+                    self.pending.workers.push(std::thread::spawn(move || {
+                        let _ = tx.send(run_tool(&tool, &[], &call, timeout));
+                    }));
+                    rx
+                });
+                Ok((rpc, answer))
             })
             .collect();
         calls
             .into_iter()
             .map(|call| {
-                let (rpc, call) = call?;
-                let outcome = match call {
-                    Some(call) => self.answer(&rpc, call),
-                    None => self.call(&rpc),
+                let (rpc, answer) = call?;
+                let outcome = match answer.map(|a| a.recv()) {
+                    Some(Ok(Ok(out))) => Ok(out),
+                    Some(Ok(Err(e))) => self.fall_back(&rpc, e),
+                    Some(Err(_)) | None => self.call(&rpc),
                 };
                 self.reply(&rpc, outcome?).map(drop)
             })

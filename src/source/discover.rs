@@ -123,13 +123,12 @@ impl Gathered {
 pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<Gathered, Failure> {
     // The host's answers come while the seed sources look at the root's media: through
     // the tools each read is a process, tens of milliseconds on an emulated boot.
-    let keys: Vec<&str> = registry::SOURCES
-        .iter()
-        .filter(|s| door.enabled.contains(s.names()[0]))
-        .flat_map(|s| s.guestinfo_keys().iter().copied())
-        .collect();
     if let Some(rpc) = door.rpc.as_mut() {
-        rpc.prefetch(&keys);
+        for source in registry::SOURCES {
+            if door.enabled.contains(source.names()[0]) {
+                source.prefetch(&mut **rpc);
+            }
+        }
     }
     let mut all = Vec::new();
     for source in registry::SOURCES {

@@ -99,19 +99,23 @@ fn get_normalized(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<String>, G
 /// The keys [`read`] reads first; each one's `.encoding` only when it has a value.
 pub const KEYS: [&str; 3] = [METADATA, USERDATA, VENDORDATA];
 
+/// Starts the reads of [`read`] where the transport is slow: the three values at once,
+/// each one's `.encoding` as soon as its value is there.
+pub fn prefetch(rpc: &mut dyn GuestRpc) {
+    for key in KEYS {
+        let has_value = |raw: &[u8]| matches!(encoding::normalize("", raw), Ok(Some(_)));
+        rpc.prefetch_then(key, &format!("{key}.encoding"), has_value);
+    }
+}
+
 /// Reads metadata, user-data and vendor-data: the three values, then the encodings of
-/// those that have one (where the transport is slow, all three values at once and each
-/// encoding as soon as its value is there, see [`GuestRpc::prefetch`]). `Ok(None)` when none of the three has a value (no guestinfo
+/// those that have one (where the transport is slow, started ahead: [`prefetch`]). `Ok(None)` when none of the three has a value (no guestinfo
 /// data for this VM).
 pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoError> {
-    rpc.prefetch(&KEYS);
+    prefetch(rpc);
     let mut values = Vec::new();
     for key in KEYS {
-        let value = get_normalized(rpc, key)?;
-        if value.is_some() {
-            rpc.prefetch(&[&format!("{key}.encoding")]);
-        }
-        values.push(value);
+        values.push(get_normalized(rpc, key)?);
     }
     let mut decoded = Vec::new();
     for (key, value) in KEYS.into_iter().zip(values) {
@@ -169,8 +173,8 @@ impl super::Source for Guestinfo {
         &["guestinfo"]
     }
 
-    fn guestinfo_keys(&self) -> &'static [&'static str] {
-        &KEYS
+    fn prefetch(&self, rpc: &mut dyn GuestRpc) {
+        prefetch(rpc);
     }
 
     fn describe(&self) -> &'static str {

@@ -44,11 +44,10 @@ pub trait Source: Sync {
     fn describe(&self) -> &'static str;
     /// Finds the source through `door` and reads it; an empty list when it is not there.
     fn read(&self, door: &mut Door) -> Result<Vec<SourceData>, Failure>;
-    /// The guestinfo keys [`read`](Source::read) asks the host for, whatever it finds:
-    /// [`discover()`] starts reading them before the first source looks anywhere.
-    fn guestinfo_keys(&self) -> &'static [&'static str] {
-        &[]
-    }
+    /// Starts the host reads [`read`](Source::read) makes whatever it finds
+    /// ([`GuestRpc::prefetch`]): [`discover()`] calls it for every source before the
+    /// first one looks anywhere.
+    fn prefetch(&self, _rpc: &mut dyn GuestRpc) {}
 }
 
 /// Where the sources are looked for, and what they may use.

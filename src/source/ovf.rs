@@ -141,8 +141,8 @@ impl super::Source for Ovf {
         "the OVF environment (seed file, guestinfo.ovfEnv, OVF transport CD), set at deployment; then the local seed its seedfrom names"
     }
 
-    fn guestinfo_keys(&self) -> &'static [&'static str] {
-        &[super::guestinfo::OVF_ENV]
+    fn prefetch(&self, rpc: &mut dyn crate::host::GuestRpc) {
+        rpc.prefetch(&[super::guestinfo::OVF_ENV]);
     }
 
     fn read(&self, door: &mut super::Door) -> Result<Vec<super::SourceData>, Failure> {
