@@ -49,6 +49,16 @@ fn both() -> (tempfile::TempDir, RpcTool) {
     (d, t)
 }
 
+/// Makes the fake `vmware-rpctool` in `dir` refuse every RPC (it still records them), so
+/// that only `vmtoolsd --cmd` answers.
+fn only_vmtoolsd_works(dir: &Path) {
+    let refusing = FAKE.replace(
+        "if [ \"$1\" = \"--cmd\" ]; then shift; fi",
+        "if [ \"$1\" = \"--cmd\" ]; then shift; else printf '%s|%s\\n' \"$#\" \"$1\" >> \"$0.log\"; echo 'Permission denied' >&2; exit 1; fi",
+    );
+    tool(dir, "vmware-rpctool", &refusing);
+}
+
 #[test]
 fn reads_trim_one_newline_and_missing_is_none() {
     let (d, mut t) = both();
@@ -97,11 +107,7 @@ fn set_and_send_use_one_argument() {
 #[test]
 fn falls_back_to_vmtoolsd_and_stays_there() {
     let (d, mut t) = both();
-    let only_vmtoolsd_works = FAKE.replace(
-        "if [ \"$1\" = \"--cmd\" ]; then shift; fi",
-        "if [ \"$1\" = \"--cmd\" ]; then shift; else printf '%s|%s\\n' \"$#\" \"$1\" >> \"$0.log\"; echo 'Permission denied' >&2; exit 1; fi",
-    );
-    tool(d.path(), "vmware-rpctool", &only_vmtoolsd_works);
+    only_vmtoolsd_works(d.path());
     assert!(t.get_guestinfo("guestinfo.metadata").unwrap().is_some());
     assert_eq!(t.name(), "vmtoolsd");
     assert!(t.get_guestinfo("guestinfo.metadata").unwrap().is_some());
@@ -242,11 +248,7 @@ fn set_many_runs_the_sets_at_once_and_keeps_the_order_of_results() {
 #[test]
 fn a_prefetched_read_falls_back_to_vmtoolsd_and_later_reads_are_one_by_one() {
     let (d, mut t) = both();
-    let only_vmtoolsd_works = FAKE.replace(
-        "if [ \"$1\" = \"--cmd\" ]; then shift; fi",
-        "if [ \"$1\" = \"--cmd\" ]; then shift; else printf '%s|%s\\n' \"$#\" \"$1\" >> \"$0.log\"; echo 'Permission denied' >&2; exit 1; fi",
-    );
-    tool(d.path(), "vmware-rpctool", &only_vmtoolsd_works);
+    only_vmtoolsd_works(d.path());
     t.prefetch(&["guestinfo.metadata"]);
     assert!(t.get_guestinfo("guestinfo.metadata").unwrap().is_some());
     assert_eq!(t.name(), "vmtoolsd");
