@@ -109,8 +109,8 @@ pub fn prefetch(rpc: &mut dyn GuestRpc) {
 }
 
 /// Reads metadata, user-data and vendor-data: the three values, then the encodings of
-/// those that have one (where the transport is slow, started ahead: [`prefetch`]). `Ok(None)` when none of the three has a value (no guestinfo
-/// data for this VM).
+/// those that have one (where the transport is slow, started ahead: [`prefetch`]).
+/// `Ok(None)` when none of the three has a value (no guestinfo data for this VM).
 pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoError> {
     prefetch(rpc);
     let mut values = Vec::new();
