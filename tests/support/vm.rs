@@ -102,21 +102,17 @@ impl Vm {
 
     /// One boot: the early stage, then the late one; fails the test unless both exit 0.
     pub fn boot(&self) -> (Output, Output) {
-        let early = self.run("early");
-        assert_eq!(
-            early.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&early.stderr)
-        );
-        let late = self.run("late");
-        assert_eq!(
-            late.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&late.stderr)
-        );
-        (early, late)
+        let stage = |name| {
+            let out = self.run(name);
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            out
+        };
+        (stage("early"), stage("late"))
     }
 
     /// `vmcust status --root <root>`: its exit status and standard output.
