@@ -217,10 +217,17 @@ impl RpcTool {
     /// The outcome of the call started ahead for `key`, if there is one, falling back to
     /// `vmtoolsd` as [`call`](RpcTool::call) does; a call made here when none was.
     fn take(&mut self, key: &str, rpc: &str) -> Result<Outcome, RpcError> {
-        match self.pending.answers.remove(key).map(|answer| answer.recv()) {
+        let answer = self.pending.answers.remove(key);
+        self.outcome(rpc, answer)
+    }
+
+    /// The outcome `answer` brings, falling back to `vmtoolsd` as [`call`](RpcTool::call)
+    /// does; without an answer (none started, not made after all, the thread panicked),
+    /// the call made here.
+    fn outcome(&mut self, rpc: &str, answer: Option<Answer>) -> Result<Outcome, RpcError> {
+        match answer.map(|a| a.recv()) {
             Some(Ok(Ok(out))) => Ok(out),
             Some(Ok(Err(e))) => self.fall_back(rpc, e),
-            // Not made after all, or the thread panicked: the call, here.
             Some(Err(_)) | None => self.call(rpc),
         }
     }
@@ -367,12 +374,8 @@ impl GuestRpc for RpcTool {
             .into_iter()
             .map(|call| {
                 let (rpc, answer) = call?;
-                let outcome = match answer.map(|a| a.recv()) {
-                    Some(Ok(Ok(out))) => Ok(out),
-                    Some(Ok(Err(e))) => self.fall_back(&rpc, e),
-                    Some(Err(_)) | None => self.call(&rpc),
-                };
-                self.reply(&rpc, outcome?).map(drop)
+                let outcome = self.outcome(&rpc, answer)?;
+                self.reply(&rpc, outcome).map(drop)
             })
             .collect()
     }
