@@ -56,18 +56,33 @@ ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso cloud-config-native
 
 deps="mmdebstrap qemu-system-x86 qemu-utils e2fsprogs genisoimage xorriso dosfstools mtools coreutils openssh-client"
 
-install_deps() {
-    local missing=()
+# missing_deps: the packages of $deps that are not installed, one per line.
+missing_deps() {
+    local p
     for p in $deps; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"
     done
-    if [ ${#missing[@]} -eq 0 ]; then
+}
+
+install_deps() {
+    local missing pass
+    missing=$(missing_deps)
+    if [ -z "$missing" ]; then
         note "host packages present: $deps"
         return
     fi
-    note "installing ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Two passes: installing one package may remove another that conflicts with it (a
+    # backported qemu-utils goes when Debian's qemu-system-x86 comes); the second pass
+    # installs the removed one again, in the version that fits.
+    for pass in 1 2; do
+        note "installing $(echo $missing) (pass $pass)"
+        # shellcheck disable=SC2086 # one package name per word
+        DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends $missing >/dev/null
+        missing=$(missing_deps)
+        [ -z "$missing" ] && return
+    done
+    die "still not installed after two passes of apt-get: $(echo $missing)"
 }
 
 # ---------------------------------------------------------------------------------------
