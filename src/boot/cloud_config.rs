@@ -84,7 +84,7 @@ pub fn late(ctx: &mut Context, id: &InstanceId, dir: &Path) -> Result<Ending> {
     let ending = run(ctx, id, dir, &from, Which::Late)?;
     if ending != Ending::Interrupted {
         ctx.root
-            .write_file(&dir.join(USER_DATA_DONE), b"applied natively\n", 0o644)?;
+            .write_record(&dir.join(USER_DATA_DONE), b"applied natively\n", 0o644)?;
     }
     Ok(ending)
 }

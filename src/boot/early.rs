@@ -219,7 +219,8 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         .ok()
         .flatten()
         .map(|t| t.chars().take(1024).collect::<String>());
-    let mut journal = Journal::open(&root.resolve(&pending.join("journal"), false)?)?;
+    let mut journal =
+        Journal::open(&root.resolve(&pending.join("journal"), false)?)?.for_writes_to(&root);
     let fallback = ctx.default_instance_id();
 
     let parsed = match vmcust_imc::Spec::parse(&bytes) {
@@ -503,6 +504,11 @@ fn finish(
              (vCenter has it, or reports a timeout)"
         );
     } else if !journal.is_done(Step::Reported) {
+        // What the customization wrote is on disk before vCenter hears it is done (a
+        // host may power off or snapshot the VM at once); outside the window above.
+        if let Err(e) = ctx.root.sync() {
+            tracing::warn!("could not make the customization's files durable: {e}");
+        }
         if let Err(e) = journal.record_unsynced(Step::Reporting) {
             tracing::warn!("could not record that the final state is being sent: {e}");
         }

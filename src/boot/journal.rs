@@ -8,6 +8,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::root::Root;
+
 /// The steps of one customization, in the order they happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Step {
@@ -70,6 +72,9 @@ impl Step {
 pub struct Journal {
     path: PathBuf,
     done: BTreeSet<Step>,
+    /// The root the steps write to: made durable before each record that says a step is
+    /// done ([`Root::sync`]).
+    root: Option<Root>,
 }
 
 impl Journal {
@@ -104,7 +109,15 @@ impl Journal {
                 .lines()
                 .filter_map(Step::from_name)
                 .collect(),
+            root: None,
         })
+    }
+
+    /// The journal of steps that write to `root`: each record first makes what they wrote
+    /// durable, so that a step recorded as done is done on disk too.
+    pub fn for_writes_to(mut self, root: &Root) -> Journal {
+        self.root = Some(root.clone());
+        self
     }
 
     /// Whether `step` completed in this or an earlier run.
@@ -116,7 +129,12 @@ impl Journal {
     /// run even when writing fails (a full disk): the caller decides whether a step that
     /// cannot be made durable may go ahead.
     pub fn record(&mut self, step: Step) -> io::Result<()> {
+        self.sync_root()?;
         self.append(step)?.sync_all()
+    }
+
+    fn sync_root(&self) -> io::Result<()> {
+        self.root.as_ref().map_or(Ok(()), Root::sync)
     }
 
     /// Records `step` without waiting for the disk: it survives a kill (the kernel has it)
@@ -129,6 +147,7 @@ impl Journal {
 
     /// Waits until every record is on the disk.
     pub fn sync(&self) -> io::Result<()> {
+        self.sync_root()?;
         OpenOptions::new().append(true).open(&self.path)?.sync_all()
     }
 

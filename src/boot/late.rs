@@ -140,7 +140,7 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
              run; it is not run a second time"
                 .into(),
         )
-    } else if let Err(e) = ctx.root.write_file(&started, b"", 0o600) {
+    } else if let Err(e) = ctx.root.write_record(&started, b"", 0o600) {
         ScriptEnd::Failed(format!(
             "could not record that the post-customization script starts ({e}); it is not \
              run, as it could then run twice"
@@ -193,7 +193,7 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
     let bytes = ctx.root.read(&dir.join(USER_DATA))?.unwrap_or_default();
     let done = |ctx: &Context, note: &str| {
         ctx.root
-            .write_file(&dir.join(USER_DATA_DONE), note.as_bytes(), 0o644)
+            .write_record(&dir.join(USER_DATA_DONE), note.as_bytes(), 0o644)
     };
     let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
     // The same decision `vmcust plan` shows.
@@ -234,10 +234,9 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
     }
     let script = dir.join("user-data.sh");
     ctx.root.write_file(&script, &bytes, 0o700)?;
-    // Durable before the script starts (`write_file` syncs the file and its directory); a
-    // record that cannot be written stops the run before the script, which the next boot
-    // then runs once.
-    ctx.root.write_file(&started, b"", 0o600)?;
+    // Durable before the script starts, with the script (a record); a record that cannot
+    // be written stops the run before the script, which the next boot then runs once.
+    ctx.root.write_record(&started, b"", 0o600)?;
     let path = ctx.root.resolve(&script, true)?;
     let end = super::run_script(ctx, &path, Phase::UserData);
     if end == ScriptEnd::Interrupted {

@@ -101,7 +101,8 @@ impl Context<'_> {
     }
 }
 
-/// Runs `stage`.
+/// Runs `stage`. What it wrote is on disk once the caller syncs the root (`vmcust run`
+/// does, after its own last records) or drops its last clone.
 pub fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
     match stage {
         Stage::Early => {

@@ -152,6 +152,9 @@ pub fn ingest(root: &Root) -> Result<Ingested> {
         root.write_file(&Path::new(PENDING_NEW).join(&name), &bytes, 0o600)
             .with_context(|| format!("copying {name} into {PENDING_NEW}"))?;
     }
+    // The copies on disk before the rename makes them the pending customization.
+    root.sync()
+        .with_context(|| format!("syncing {PENDING_NEW}"))?;
     super::journal::crash_point_at("ingest-copied");
     let pending = root.resolve(Path::new(PENDING_DIR), false)?;
     fs::rename(&new, &pending)
@@ -301,7 +304,7 @@ pub fn check_handover(root: &Root) -> Option<String> {
 /// [`MAX_REFUSED`] are kept. Moving aside is best effort (the state directory may be
 /// full or read-only); the removal is not.
 pub fn refuse_handover(root: &Root, reason: &str) -> Result<()> {
-    if let Err(e) = move_aside(root, reason) {
+    if let Err(e) = move_aside(root, reason).and_then(|()| Ok(root.sync()?)) {
         tracing::warn!("could not keep the refused hand-over in {REFUSED_DIR}: {e:#}");
     }
     remove_handover(root)
@@ -354,7 +357,9 @@ fn remove_tree(root: &Root, path: &str) -> Result<()> {
 pub fn write_result(root: &Root, result: &InstanceResult) -> Result<()> {
     let path = instance_dir(&result.instance_id).join("result.json");
     let text = serde_json::to_string_pretty(result)? + "\n";
-    root.write_file(&path, text.as_bytes(), 0o644)
+    // A record: the instance counts as customized once it is on disk, so what it
+    // vouches for goes to disk first.
+    root.write_record(&path, text.as_bytes(), 0o644)
         .with_context(|| format!("writing {}", path.display()))
 }
 

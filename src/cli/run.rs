@@ -148,6 +148,10 @@ pub fn run(
     status(&root, state, stage_name, error);
     crate::applied::flush_scripts(&root);
     crate::timings::record_stage(&root, stage_name, ending_word(&ending));
+    // The stage's files and the records above on disk, however it ended.
+    if let Err(e) = root.sync() {
+        tracing::warn!("could not make this stage's files durable: {e}");
+    }
     ending?;
     Ok(code)
 }

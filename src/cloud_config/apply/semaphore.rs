@@ -95,27 +95,35 @@ impl Semaphores {
     /// Records, durably, that `module` starts (before a module that must not run twice).
     pub fn start(&self, module: &str, freq: Frequency) -> io::Result<()> {
         match self.record(module, freq, "started") {
-            Some((path, key)) => self
-                .root
-                .write_file(&path, format!("{key}\n").as_bytes(), 0o600),
+            Some((path, key)) => {
+                self.root
+                    .write_record(&path, format!("{key}\n").as_bytes(), 0o600)
+            }
             None => Ok(()),
         }
     }
 
-    /// Records, durably, that `module` ended (`note`: how), then drops its `started`
-    /// record. A kill between the two leaves both: `done` wins.
+    /// Records that `module` ended (`note`: how), then drops its `started` record: durably
+    /// for a module that has one (a kill or power cut between the two leaves both: `done`
+    /// wins), with the stage's other writes for one harmless to repeat.
     pub fn finish(&self, module: &str, freq: Frequency, note: &str) -> io::Result<()> {
         let Some((path, key)) = self.record(module, freq, "done") else {
             return Ok(());
         };
         let note = note.replace(['\n', '\r'], " ");
-        self.root
-            .write_file(&path, format!("{key}\n{note}\n").as_bytes(), 0o600)?;
-        if let Some((started, _)) = self.record(module, freq, "started") {
-            crate::boot::late::remove_durably(&self.root, &started)
-                .map_err(|e| io::Error::other(e.to_string()))?;
-        }
-        Ok(())
+        let record = format!("{key}\n{note}\n");
+        let started = self
+            .record(module, freq, "started")
+            .filter(|(p, _)| self.root.is_file(p));
+        let Some((started, _)) = started else {
+            // A module harmless to repeat: a `done` lost to a power cut only runs it
+            // again, so it goes to disk with the stage's other writes.
+            return self.root.write_file(&path, record.as_bytes(), 0o600);
+        };
+        // `done` on disk before `started` goes: a power cut in between leaves both, and
+        // `done` wins, so the removal itself can wait for the next sync.
+        self.root.write_record(&path, record.as_bytes(), 0o600)?;
+        self.root.remove_file(&started)
     }
 }
 
