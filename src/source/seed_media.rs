@@ -213,6 +213,12 @@ pub fn fat_label(sector: &[u8]) -> Option<String> {
 /// would fail only after the SCSI layer's retries.
 pub fn open_medium(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
+    if kernel_found_no_disc(path) {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "no disc in the drive (as the kernel last found it)",
+        ));
+    }
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -224,6 +230,32 @@ pub fn open_medium(path: &Path) -> io::Result<File> {
         ));
     }
     Ok(file)
+}
+
+/// The block major of SCSI CD-ROM drives (`/dev/sr*`).
+const SCSI_CDROM_MAJOR: u32 = 11;
+
+/// The size Linux's CD-ROM driver gives a drive in which it found no disc when it last
+/// looked (at boot, or at the last open or media-change event): `0x1fffff` sectors of 512
+/// bytes, which is not a whole number of a disc's 2048-byte blocks, so never a disc's size.
+const NO_DISC_SECTORS: &str = "2097151";
+
+/// Whether `path` is a SCSI CD-ROM drive the kernel found empty, read from sysfs without
+/// opening the drive: opening an empty drive makes the kernel ask it for a disc, 72 ms
+/// under emulation (docs/benchmarks.md), and udev early in boot has not said yet. A disc
+/// put in later is seen once the drive is opened or polled (systemd polls every 2 s), so
+/// at worst a disc inserted in the last seconds is found by the next look, not this one.
+fn kernel_found_no_disc(path: &Path) -> bool {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    let (major, minor) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
+    if !meta.file_type().is_block_device() || major != SCSI_CDROM_MAJOR {
+        return false;
+    }
+    std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/size"))
+        .is_ok_and(|size| size.trim() == NO_DISC_SECTORS)
 }
 
 /// Whether `file` is a CD-ROM drive whose status (`CDROM_DRIVE_STATUS`, one TEST UNIT
@@ -298,7 +330,18 @@ impl Probes {
 
 /// Opens the device at `path` and reads its format and label.
 fn probe_device(path: &Path) -> Option<Probed> {
-    let mut file = open_medium(path).ok()?;
+    let started = std::time::Instant::now();
+    let opened = open_medium(path);
+    tracing::debug!(
+        "{}: {} in {:.3} ms",
+        path.display(),
+        match &opened {
+            Ok(_) => "opened".to_string(),
+            Err(e) => format!("not opened ({e})"),
+        },
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    let mut file = opened.ok()?;
     let format = sniff(&mut file)?;
     let label = match format {
         Format::Iso9660 => vmcust_ovf::volume_label(

@@ -16,4 +16,9 @@ scenario_checks() {
     check "boot 1: host name from the metadata" has 1 hostname.txt '^cc-compare$'
     check "boot 1: $dev (matched by MAC) has exactly 192.168.72.40/24" exact_addresses 1 "$dev" 192.168.72.40/24
     check_compare_cloud_config 1
+    # The debug log (the harness's default level) says how each device was looked at:
+    # the empty drive is ruled out by udev's verdict or, before udev has one, by sysfs,
+    # never opened (opened, it would be "opened" or "no disc in the drive)" from the ioctl).
+    check "boot 1: the empty CD drive was not opened" \
+        lacks 1 vmcust-journal.txt 'sr0: (opened|not opened \(no disc in the drive\))'
 }
