@@ -174,19 +174,11 @@ fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
     }
 }
 
-/// Removes a record and makes the removal durable; already gone is fine.
+/// Removes a record and makes the removal durable (with whatever else is still to be
+/// synced); already gone is fine.
 pub(crate) fn remove_durably(root: &crate::root::Root, path: &Path) -> Result<()> {
-    let real = root.resolve(path, false)?;
-    match std::fs::remove_file(&real) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
-        _ => {}
-    }
-    if let Some(parent) = real.parent() {
-        if let Ok(d) = std::fs::File::open(parent) {
-            let _ = d.sync_all();
-        }
-    }
-    Ok(())
+    root.remove_file(path)?;
+    Ok(root.sync()?)
 }
 
 fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {

@@ -246,14 +246,9 @@ const NO_DISC_SECTORS: &str = "2097151";
 /// put in later is seen once the drive is opened or polled (systemd polls every 2 s), so
 /// at worst a disc inserted in the last seconds is found by the next look, not this one.
 fn kernel_found_no_disc(path: &Path) -> bool {
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Some((major @ SCSI_CDROM_MAJOR, minor)) = super::udev_db::block_device_numbers(path) else {
         return false;
     };
-    let (major, minor) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
-    if !meta.file_type().is_block_device() || major != SCSI_CDROM_MAJOR {
-        return false;
-    }
     std::fs::read_to_string(format!("/sys/dev/block/{major}:{minor}/size"))
         .is_ok_and(|size| size.trim() == NO_DISC_SECTORS)
 }

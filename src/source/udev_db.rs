@@ -16,18 +16,24 @@ const UDEV_DATA: &str = "/run/udev/data";
 /// a partition table) whose label is none of them. A device udev has not probed yet
 /// (early in boot, or just plugged) is never ruled out: it is read as before.
 pub fn rules_out(root: &Root, path: &Path, labels: Option<&[&str]>) -> bool {
-    let Ok(meta) = std::fs::metadata(path) else {
+    let Some((major, minor)) = block_device_numbers(path) else {
         return false;
     };
-    if !meta.file_type().is_block_device() {
-        return false;
-    }
-    let (major, minor) = (libc::major(meta.rdev()), libc::minor(meta.rdev()));
     let entry = Path::new(UDEV_DATA).join(format!("b{major}:{minor}"));
     let Ok(Some(data)) = root.read(&entry) else {
         return false;
     };
     entry_rules_out(&String::from_utf8_lossy(&data), labels)
+}
+
+/// The major and minor number of the block device at `path` (a host path, symlinks
+/// followed); `None` for anything else.
+pub fn block_device_numbers(path: &Path) -> Option<(u32, u32)> {
+    let meta = std::fs::metadata(path).ok()?;
+    let rdev = meta.rdev();
+    meta.file_type()
+        .is_block_device()
+        .then(|| (libc::major(rdev), libc::minor(rdev)))
 }
 
 /// [`rules_out`] on the text of a udev database entry.
@@ -115,5 +121,21 @@ mod tests {
         std::fs::write(&file, b"an image file standing in for a drive").unwrap();
         assert!(!rules_out(&root, &file, Some(&["cidata"])));
         assert!(!rules_out(&root, &dir.path().join("missing"), None));
+        assert_eq!(block_device_numbers(&file), None);
+    }
+
+    /// A block device node gives its numbers, wherever it is (the tests run as root).
+    #[test]
+    fn a_block_device_node_gives_its_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("sr200");
+        nix::sys::stat::mknod(
+            &node,
+            nix::sys::stat::SFlag::S_IFBLK,
+            nix::sys::stat::Mode::from_bits_truncate(0o600),
+            libc::makedev(11, 200),
+        )
+        .unwrap();
+        assert_eq!(block_device_numbers(&node), Some((11, 200)));
     }
 }
