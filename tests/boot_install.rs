@@ -71,6 +71,7 @@ fn unit_ordering_and_timeouts() {
         "KillMode=mixed",
         "TimeoutStopSec=5",
         "ExecStart=/usr/bin/vmcust run --stage early",
+        "StartupCPUWeight=1000",
     ] {
         assert!(early.lines().any(|l| l == line), "early unit lacks {line}");
     }
@@ -82,6 +83,8 @@ fn unit_ordering_and_timeouts() {
         "Wants=network-online.target",
         "ExecStart=/usr/bin/vmcust run --stage late",
         "KillMode=mixed",
+        // The end of the boot waits for it, as networking waits for the early unit.
+        "StartupCPUWeight=1000",
     ] {
         assert!(late.lines().any(|l| l == line), "late unit lacks {line}");
     }

@@ -107,6 +107,54 @@ fn runcmd_runs_once_per_instance_and_bootcmd_once_per_boot() {
     );
 }
 
+/// One list entry runs without the shell, with the same effect: its program's parent is
+/// vmcust itself (no `sh` in between), and the script is written as cloud-init writes it.
+/// A builtin, or a program without `#!` that the shell reads as a script, still goes
+/// through the shell, with the shell's result.
+#[test]
+fn a_single_list_entry_runs_without_the_shell_as_the_shell_would_run_it() {
+    let d = root();
+    let plain = d.path().join("bin/plain");
+    fs::write(&plain, "echo plain >> /root/log\n").unwrap();
+    fs::set_permissions(&plain, fs::Permissions::from_mode(0o755)).unwrap();
+    let stop = AtomicBool::new(false);
+    let c = cfg(
+        "bootcmd:\n- [sh, -c, 'echo \"boot $PPID $INSTANCE_ID\" >> /root/log']\n\
+         runcmd:\n- [sh, -c, 'echo \"run $PPID\" >> /root/log']\n",
+    );
+    run_early(&ctx(d.path(), "boot-1", &stop), &c);
+    run_late(&ctx(d.path(), "boot-1", &stop), &c);
+    let me = std::process::id();
+    assert_eq!(
+        read(d.path(), "/root/log"),
+        format!("boot {me} i-test\nrun {me}\n")
+    );
+    assert_eq!(
+        read(d.path(), "/var/lib/vmcust/instances/i-test/scripts/runcmd"),
+        "#!/bin/sh\n'sh' '-c' 'echo \"run $PPID\" >> /root/log'\n"
+    );
+    let d = root();
+    fs::write(d.path().join("bin/plain"), "echo plain >> /root/log\n").unwrap();
+    fs::set_permissions(
+        d.path().join("bin/plain"),
+        fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let c = cfg("bootcmd:\n- [plain]\nruncmd:\n- [cd, /nowhere]\n");
+    let early = run_early(&ctx(d.path(), "boot-1", &stop), &c);
+    assert!(
+        matches!(outcome(&early, "bootcmd"), ModuleOutcome::Ran { .. }),
+        "{early:?}"
+    );
+    assert_eq!(read(d.path(), "/root/log"), "plain\n");
+    // `cd` is the shell's: its failure is the shell's (there is no program `cd` to run).
+    let late = run_late(&ctx(d.path(), "boot-1", &stop), &c);
+    match outcome(&late, "runcmd") {
+        ModuleOutcome::Failed { why } => assert!(why.contains("exited with status 2"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_failing_or_hanging_runcmd_fails_the_module_once() {
     let d = root();

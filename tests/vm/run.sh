@@ -584,8 +584,12 @@ main() {
         binary=$repo/target/pkg/vmcust
     fi
     # The rpctool stand-in is a small static program, as the real tool is: a script would
-    # add its own start-up to every RPC vmcust makes during boot.
-    rustc --edition 2021 -O -C target-feature=+crt-static -C strip=symbols \
+    # add its own start-up to every RPC vmcust makes during boot. Not position-independent:
+    # QEMU's TCG translates a process's code anew wherever ASLR loads it, so a PIE stand-in
+    # cost 36-42 ms a call in the guest against 17 ms at a fixed address (10 calls timed in
+    # a booted guest, docs/benchmarks.md). On a VMware host vmcust makes its RPCs over the
+    # backdoor, in its own process; the stand-in's start-up is the harness's, not vmcust's.
+    rustc --edition 2021 -O -C target-feature=+crt-static -C relocation-model=static -C strip=symbols \
         -o "$work/vmware-rpctool" "$here/guest/vmware-rpctool.rs"
     # Each image (stack and variant) once, before any boot.
     local images i st va

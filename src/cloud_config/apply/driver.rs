@@ -401,6 +401,7 @@ fn run_tool(ctx: &StageContext, cc: &CcFacts, module: &str, c: &[String]) -> Run
         args: c[1..].to_vec(),
         env: Vec::new(),
         timeout: ctx.tool_timeout,
+        hide_args: false,
     };
     exec::run(&ctx.root, &p, ctx.stop)
 }

@@ -40,6 +40,9 @@ pub struct Program<'a> {
     pub env: Vec<(String, String)>,
     /// How long it may run.
     pub timeout: Duration,
+    /// The arguments are a user's command words, which may hold secrets (as a script's
+    /// body may): the log gives only how many there are.
+    pub hide_args: bool,
 }
 
 /// Runs `p` inside `root` until it ends, its timeout passes or `stop` is set.
@@ -73,7 +76,12 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
         }
         tail.push_back(line);
     };
-    tracing::info!(module, program = p.program, args = ?p.args, "running");
+    if p.hide_args {
+        let args = format!("{} (not shown)", p.args.len());
+        tracing::info!(module, program = p.program, args, "running");
+    } else {
+        tracing::info!(module, program = p.program, args = ?p.args, "running");
+    }
     let finished = if live {
         process::run(&cmd, Output::Lines(&mut take), stop)
     } else {

@@ -137,6 +137,7 @@ pub fn programs<'a>(
             args,
             env: env.clone(),
             timeout,
+            hide_args: false,
         })
         .collect()
 }

@@ -114,6 +114,7 @@ pub fn run_power_state(root: &Root, ps: &PowerState, cc: &CcFacts, stop: &Atomic
                 args,
                 env: Vec::new(),
                 timeout,
+                hide_args: false,
             };
             match exec::run(root, &cond, stop) {
                 RunEnd::Succeeded => {}
@@ -140,6 +141,7 @@ pub fn run_power_state(root: &Root, ps: &PowerState, cc: &CcFacts, stop: &Atomic
         args: args.clone(),
         env: Vec::new(),
         timeout: Duration::from_secs(30),
+        hide_args: false,
     };
     match exec::run(root, &p, stop) {
         RunEnd::Succeeded => PowerEnd::Scheduled(format!("{program} {}", args.join(" "))),

@@ -32,7 +32,7 @@ use crate::cloud_config::parts::{Part, PartKind};
 use crate::cloud_config::registry::{Frequency, Stage};
 use crate::cloud_config::userdata::VENDOR_PART;
 
-use super::commands::shellify;
+use super::commands::{direct_program, shellify, single_argv};
 use super::driver::{ModuleOutcome, StageContext};
 use super::exec::{self, Program, RunEnd};
 use super::facts::which;
@@ -102,6 +102,9 @@ pub struct Script {
     pub from: String,
     /// What it is, to run: may hold secrets, never shown.
     pub body: Zeroizing<Vec<u8>>,
+    /// `runcmd`'s one list entry, which may run without the shell
+    /// ([`super::commands::direct_program`]).
+    pub direct: Option<Vec<String>>,
 }
 
 impl fmt::Debug for Script {
@@ -250,6 +253,7 @@ pub fn plan(parts: &[(u16, Part)], runcmd: &[Command]) -> Scripts {
                     record: format!("boothooks+{which}+{:03}", p.leaf),
                     from,
                     body: Zeroizing::new(boothook_body(&p.body)),
+                    direct: None,
                 });
                 continue;
             }
@@ -299,6 +303,7 @@ pub fn plan(parts: &[(u16, Part)], runcmd: &[Command]) -> Scripts {
             frequency: freq,
             from,
             body: Zeroizing::new(dos2unix(&p.body)),
+            direct: None,
         });
     }
     if !runcmd.is_empty() {
@@ -311,6 +316,7 @@ pub fn plan(parts: &[(u16, Part)], runcmd: &[Command]) -> Scripts {
             record: "runcmd".into(),
             from: format!("the {} runcmd entries", runcmd.len()),
             body: Zeroizing::new(shellify(runcmd).into_bytes()),
+            direct: single_argv(runcmd).map(<[String]>::to_vec),
         });
     }
     // One file each: a later part (or runcmd's script) written to the same file replaces
@@ -403,8 +409,13 @@ pub fn run_one(
     let path = crate::boot::state::instance_dir(&ctx.instance).join(&s.rel);
     let script = path.display().to_string();
     // cloud-init runs `prefix + [script]`, the prefix's program found on `PATH`.
+    let direct = prefix
+        .is_empty()
+        .then(|| direct_program(&ctx.root, s.direct.as_deref()?))
+        .flatten();
+    let hide_args = direct.is_some();
     let (program, mut args) = match prefix.split_first() {
-        None => (script.clone(), Vec::new()),
+        None => direct.unwrap_or_else(|| (script.clone(), Vec::new())),
         Some((p, rest)) if p.contains('/') => (p.clone(), rest.to_vec()),
         Some((p, rest)) => match which(&ctx.root, p) {
             Some(found) => (found, rest.to_vec()),
@@ -439,6 +450,7 @@ pub fn run_one(
         args,
         env: env.to_vec(),
         timeout: ctx.command_timeout,
+        hide_args,
     };
     match exec::run(&ctx.root, &p, ctx.stop) {
         RunEnd::Succeeded => finish(&format!("ran: {}", s.from), Turn::Ran),
