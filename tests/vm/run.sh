@@ -6,8 +6,8 @@
 # and open-vm-tools' hand-over play the host (tests/vm/guest/), and checks on the host
 # what the guest recorded on its test disk. See tests/vm/README.md.
 #
-# usage: tests/vm/run.sh [--install-deps] [--ci | --all | SCENARIO...]
-#        tests/vm/run.sh --compare-cloud-init
+# usage: tests/vm/run.sh [--install-deps] [--rounds N] [--ci | --all | SCENARIO...]
+#        tests/vm/run.sh --compare-cloud-init [--rounds N]
 #        tests/vm/run.sh --list
 #   (no scenario)    the CI subset, as --ci but without installing packages
 #   --ci             install the Debian packages needed, then run the CI subset
@@ -17,6 +17,10 @@
 #                    image, vmcust vs Debian's cloud-init), and cloud-config-compare and
 #                    cloud-init-cloud-config (the same guestinfo #cloud-config), and
 #                    print their units' times
+#   --rounds N       boot the selection N times over (each round every scenario anew, the
+#                    rounds one after another); with --compare-cloud-init, print each
+#                    round's ratios and their median: one boot's time under TCG on a
+#                    shared host varies by a third from run to run
 #   --install-deps   apt-get install what the harness needs (idempotent)
 #
 # Environment:
@@ -427,7 +431,8 @@ compare_pairs="ovf-iso:cloud-init-ovf cloud-config-compare:cloud-init-cloud-conf
 # unit's run time (main process start to exit, systemd's monotonic timestamps), its time
 # in `systemd-analyze blame` and the CPU time its processes used (less at the mercy of
 # what else the one emulated CPU runs meanwhile), each side's totals, and vmcust's run
-# time as a fraction of cloud-init's. Also written to $work/compare-VMCUST.txt.
+# time as a fraction of cloud-init's. Also written to $work/compare-VMCUST.txt; the totals
+# are appended to $work/compare-VMCUST-totals.txt.
 compare_cloud_init() {
     local v=$work/scenarios/$1/results/boot-1 c=$work/scenarios/$2/results/boot-1
     local side dir units u t b cpu total cputotal vtotal=0 ctotal=0 vcpu=0 ccpu=0 rows=()
@@ -435,6 +440,7 @@ compare_cloud_init() {
         if [ $side = vmcust ]; then dir=$v units=$vmcust_units; else dir=$c units=$cloud_init_units; fi
         [ -f "$dir/units.txt" ] || {
             echo "no results of $side's boot in $dir" >&2
+            echo "0 0 0 0" >>"$work/compare-$1-totals.txt"
             return 1
         }
         total=0 cputotal=0
@@ -466,6 +472,8 @@ compare_cloud_init() {
         printf 'systemd-analyze: vmcust image: %s\n' "$(head -n1 "$v/analyze.txt")"
         printf 'systemd-analyze: cloud-init image: %s\n' "$(head -n1 "$c/analyze.txt")"
     } | tee "$work/compare-$1.txt"
+    # One line a call, for --rounds: vmcust's and cloud-init's totals, run then CPU.
+    printf '%s %s %s %s\n' "$vtotal" "$ctotal" "$vcpu" "$ccpu" >>"$work/compare-$1-totals.txt"
     # Where both sides recorded what they made of the input (compare_cloud_config), the
     # records must be the same: a booted cloud-init and vmcust agree on it.
     if [ -f "$v/alice.txt" ] || [ -f "$c/alice.txt" ]; then
@@ -481,6 +489,27 @@ compare_cloud_init() {
             pass "$1 and $2: the same users, groups, keys, sudo rule, files and command runs"
         fi
     fi
+}
+
+# compare_rounds VMCUST: each round's ratios of the pair whose vmcust scenario is VMCUST
+# (from compare_cloud_init's totals file), then the median of the rounds' ratios, run time
+# and CPU time each. Also written to $work/compare-VMCUST-rounds.txt.
+compare_rounds() {
+    local totals=$work/compare-$1-totals.txt
+    [ -s "$totals" ] || return 0
+    awk -v name="$1" '
+        function median(a, n,   i, j, t) {
+            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        }
+        !($1 > 0 && $2 > 0 && $3 > 0 && $4 > 0) { printf "%s round %d: a side recorded no times\n", name, NR; next }
+        {
+            n++; run[n] = $2 / $1; cpu[n] = $4 / $3
+            printf "%s round %d: %.2f / %.2f s = 1/%.1f; CPU %.2f / %.2f s = 1/%.1f\n", name, NR, $1, $2, run[n], $3, $4, cpu[n]
+        }
+        END {
+            if (n) printf "%s median of %d rounds: run time 1/%.1f, CPU time 1/%.1f (target at most 1/20)\n", name, n, median(run, n), median(cpu, n)
+        }' "$totals" | tee "$work/compare-$1-rounds.txt"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -501,14 +530,13 @@ list() {
     done
 }
 
-# run_scenario NAME: prepares the test disk, boots, checks. Runs in a subshell; the
-# number of failed checks goes to $work/failed-NAME.
+# run_scenario NAME: prepares the test disk, boots, checks. Runs in a subshell; its failed
+# checks are appended to $work/failed-NAME (so that --rounds keeps every round's).
 run_scenario() {
     local name=$1
     (
         scn_dir=$work/scenarios/$name
         failures_file=$work/failed-$name
-        : >"$failures_file"
         # shellcheck source=/dev/null
         . "$here/scenarios/$name.sh"
         image=$(image_name "$stack" "${variant:-}")
@@ -530,7 +558,7 @@ run_scenario() {
 }
 
 main() {
-    local want_deps=no selection=() all=no compare=no
+    local want_deps=no selection=() all=no compare=no rounds=1
     while [ $# -gt 0 ]; do
         case "$1" in
         --list)
@@ -548,6 +576,11 @@ main() {
             compare=yes
             # shellcheck disable=SC2206
             selection+=(${compare_pairs//:/ })
+            ;;
+        --rounds)
+            [[ "${2:-}" =~ ^[1-9][0-9]?$ ]] || die "--rounds needs a number of rounds, 1 to 99"
+            rounds=$2
+            shift
             ;;
         -h | --help)
             sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
@@ -573,7 +606,7 @@ main() {
 
     local t_start=$SECONDS
     mkdir -p "$work" "$cache"
-    rm -rf "$work/images" "$work"/failed-*
+    rm -rf "$work/images" "$work"/failed-* "$work"/compare-*
     mkdir -p "$work/images"
     if [ -n "${VMCUST_VM_BINARY:-}" ]; then
         binary=$VMCUST_VM_BINARY
@@ -601,14 +634,21 @@ main() {
     done
     note "images ready after $((SECONDS - t_start)) s"
 
-    for s in "${selection[@]}"; do run_scenario "$s"; done
-
-    if [ $compare = yes ]; then
-        local pair
-        for pair in $compare_pairs; do
-            heading "vmcust against Debian's cloud-init: the same input on the same image"
-            compare_cloud_init "${pair%%:*}" "${pair#*:}" || true
-        done
+    local round pair
+    for round in $(seq "$rounds"); do
+        [ "$rounds" = 1 ] || heading "round $round of $rounds"
+        for s in "${selection[@]}"; do run_scenario "$s"; done
+        if [ $compare = yes ]; then
+            for pair in $compare_pairs; do
+                heading "vmcust against Debian's cloud-init: the same input on the same image"
+                compare_cloud_init "${pair%%:*}" "${pair#*:}" || true
+                [ "$rounds" = 1 ] || cp "$work/compare-${pair%%:*}.txt" "$work/compare-${pair%%:*}-round$round.txt"
+            done
+        fi
+    done
+    if [ $compare = yes ] && [ "$rounds" != 1 ]; then
+        heading "vmcust against Debian's cloud-init: $rounds rounds"
+        for pair in $compare_pairs; do compare_rounds "${pair%%:*}"; done
     fi
 
     heading "summary ($((SECONDS - t_start)) s)"
