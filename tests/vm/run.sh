@@ -426,15 +426,18 @@ unit_times() {
 # input on the same image (networkd, and its cloud-init variant).
 compare_pairs="ovf-iso:cloud-init-ovf cloud-config-compare:cloud-init-cloud-config"
 
-# compare_cloud_init VMCUST CLOUD_INIT: the table of --compare-cloud-init, from the first
+# compare_cloud_init VMCUST CLOUD_INIT [ROUND]: the table of --compare-cloud-init, from the first
 # boots of scenario VMCUST (vmcust) and CLOUD_INIT (Debian's cloud-init) of this run: each
 # unit's run time (main process start to exit, systemd's monotonic timestamps), its time
 # in `systemd-analyze blame` and the CPU time its processes used (less at the mercy of
 # what else the one emulated CPU runs meanwhile), each side's totals, and vmcust's run
-# time as a fraction of cloud-init's. Also written to $work/compare-VMCUST.txt; the totals
-# are appended to $work/compare-VMCUST-totals.txt.
+# time as a fraction of cloud-init's. Also written to $work/compare-VMCUST.txt (and, with
+# ROUND, to $work/compare-VMCUST-roundROUND.txt); the totals are appended to
+# $work/compare-VMCUST-totals.txt, "0 0 0 0" when a side recorded nothing.
 compare_cloud_init() {
     local v=$work/scenarios/$1/results/boot-1 c=$work/scenarios/$2/results/boot-1
+    local tables=("$work/compare-$1.txt")
+    [ -z "${3:-}" ] || tables+=("$work/compare-$1-round$3.txt")
     local side dir units u t b cpu total cputotal vtotal=0 ctotal=0 vcpu=0 ccpu=0 rows=()
     for side in vmcust cloud-init; do
         if [ $side = vmcust ]; then dir=$v units=$vmcust_units; else dir=$c units=$cloud_init_units; fi
@@ -471,7 +474,7 @@ compare_cloud_init() {
         # The whole boot as systemd counts it (to multi-user.target), each side.
         printf 'systemd-analyze: vmcust image: %s\n' "$(head -n1 "$v/analyze.txt")"
         printf 'systemd-analyze: cloud-init image: %s\n' "$(head -n1 "$c/analyze.txt")"
-    } | tee "$work/compare-$1.txt"
+    } | tee "${tables[@]}"
     # One line a call, for --rounds: vmcust's and cloud-init's totals, run then CPU.
     printf '%s %s %s %s\n' "$vtotal" "$ctotal" "$vcpu" "$ccpu" >>"$work/compare-$1-totals.txt"
     # Where both sides recorded what they made of the input (compare_cloud_config), the
@@ -492,24 +495,12 @@ compare_cloud_init() {
 }
 
 # compare_rounds VMCUST: each round's ratios of the pair whose vmcust scenario is VMCUST
-# (from compare_cloud_init's totals file), then the median of the rounds' ratios, run time
-# and CPU time each. Also written to $work/compare-VMCUST-rounds.txt.
+# (from compare_cloud_init's totals file), then their median, run time and CPU time each
+# (rounds.awk). Also written to $work/compare-VMCUST-rounds.txt.
 compare_rounds() {
     local totals=$work/compare-$1-totals.txt
     [ -s "$totals" ] || return 0
-    awk -v name="$1" '
-        function median(a, n,   i, j, t) {
-            for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
-            return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        }
-        !($1 > 0 && $2 > 0 && $3 > 0 && $4 > 0) { printf "%s round %d: a side recorded no times\n", name, NR; next }
-        {
-            n++; run[n] = $2 / $1; cpu[n] = $4 / $3
-            printf "%s round %d: %.2f / %.2f s = 1/%.1f; CPU %.2f / %.2f s = 1/%.1f\n", name, NR, $1, $2, run[n], $3, $4, cpu[n]
-        }
-        END {
-            if (n) printf "%s median of %d rounds: run time 1/%.1f, CPU time 1/%.1f (target at most 1/20)\n", name, n, median(run, n), median(cpu, n)
-        }' "$totals" | tee "$work/compare-$1-rounds.txt"
+    awk -v name="$1" -f "$here/rounds.awk" "$totals" | tee "$work/compare-$1-rounds.txt"
 }
 
 # ---------------------------------------------------------------------------------------
@@ -634,15 +625,16 @@ main() {
     done
     note "images ready after $((SECONDS - t_start)) s"
 
-    local round pair
+    local round pair round_tag=
     for round in $(seq "$rounds"); do
         [ "$rounds" = 1 ] || heading "round $round of $rounds"
+        # Each round's compare table under its own name; one round's is compare-VMCUST.txt.
+        [ "$rounds" = 1 ] || round_tag=$round
         for s in "${selection[@]}"; do run_scenario "$s"; done
         if [ $compare = yes ]; then
             for pair in $compare_pairs; do
                 heading "vmcust against Debian's cloud-init: the same input on the same image"
-                compare_cloud_init "${pair%%:*}" "${pair#*:}" || true
-                [ "$rounds" = 1 ] || cp "$work/compare-${pair%%:*}.txt" "$work/compare-${pair%%:*}-round$round.txt"
+                compare_cloud_init "${pair%%:*}" "${pair#*:}" "$round_tag" || true
             done
         fi
     done
