@@ -180,7 +180,7 @@ fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
     vmcust::apply::apply(&root, &plan).unwrap();
     let dir = state::instance_dir(id);
     root.write_file(
-        &dir.join(vmcust::boot::late::USER_DATA),
+        &dir.join(vmcust::state::USER_DATA),
         CLOUD_CONFIG.as_bytes(),
         0o600,
     )
@@ -256,7 +256,7 @@ fn cloud_config(c: &mut Criterion) {
             .unwrap();
         let dir = state::instance_dir(&newest.instance_id);
         let bytes = root
-            .read(&dir.join(vmcust::boot::late::USER_DATA))
+            .read(&dir.join(vmcust::state::USER_DATA))
             .unwrap()
             .unwrap();
         let real = vmcust::cloud_init::coexist::real_cloud_init(&root).is_some();
@@ -264,9 +264,7 @@ fn cloud_config(c: &mut Criterion) {
             user_data_disposition(&bytes, real, UserDataHandler::Auto)
                 == UserDataDisposition::Native
         );
-        let vendor = root
-            .read(&dir.join(vmcust::boot::cloud_config::VENDOR_DATA))
-            .unwrap();
+        let vendor = root.read(&dir.join(vmcust::state::VENDOR_DATA)).unwrap();
         let mut cfg = userdata::read(&bytes, vendor.as_deref()).unwrap().config;
         cfg.bootcmd.clear();
         let boot_id = format!("boot-{}", boots.get());

@@ -31,13 +31,9 @@ use serde::Serialize;
 use crate::process::{self, Cmd, Ended, Output};
 use crate::root::{Existing, Root};
 use crate::settings::Settings;
+use crate::state::LAST_ID_RECORD;
+use crate::state::TEMPLATE_ID_RECORD;
 
-/// The directory of hygiene records, inside the root.
-pub const RECORD_DIR: &str = "/var/lib/vmcust/hygiene";
-/// The template's machine-id, as recorded when the template was sealed or vmcust installed.
-pub const TEMPLATE_ID_RECORD: &str = "/var/lib/vmcust/hygiene/template-machine-id";
-/// The machine-id the last customized instance ran with.
-pub const LAST_ID_RECORD: &str = "/var/lib/vmcust/hygiene/last-machine-id";
 /// The instance whose identity was last refreshed: a second call for it does nothing.
 pub const INSTANCE_RECORD: &str = "/var/lib/vmcust/hygiene/instance";
 /// SSH host key types removed by `vmcust clean --ssh-host-keys`, one per line.

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::host::GuestRpc;
+use crate::state::LOG_PATH;
 
 /// `TOOLSDEPLOYPKG_RUNNING`: customization in progress (also used for failures).
 pub const STATE_RUNNING: u8 = 4;
@@ -32,9 +33,6 @@ pub enum Code {
     /// `GUESTCUST_EVENT_QUERY_NICS`: ask whether the NICs are connected.
     QueryNics = 104,
 }
-
-/// The log path named in every status message (where an admin finds the details).
-pub const LOG_PATH: &str = "/var/log/vmcust.log";
 
 /// The host's reply to 103 when it can report the NICs' connection state.
 pub const NICS_QUERY_SUPPORTED: &str = "queryNicsSupported";

@@ -270,11 +270,7 @@ impl std::fmt::Display for NamedBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NamedBy::CommandLine => f.write_str("--renderer"),
-            NamedBy::Settings => write!(
-                f,
-                "[network] renderer in {}",
-                crate::settings::SETTINGS_PATH
-            ),
+            NamedBy::Settings => write!(f, "[network] renderer in {}", crate::state::SETTINGS_PATH),
         }
     }
 }
@@ -310,7 +306,7 @@ pub fn choose(named: Option<Named>, facts: &NetworkFacts) -> Result<Chosen, Netw
         None => Err(NetworkError::NoStack {
             looked_for: looked_for(),
             names: names(),
-            settings: crate::settings::SETTINGS_PATH,
+            settings: crate::state::SETTINGS_PATH,
         }),
     }
 }
@@ -469,7 +465,7 @@ mod tests {
             assert!(msg.contains(e.stack), "{msg}");
         }
         assert!(msg.contains("[network] renderer"), "{msg}");
-        assert!(msg.contains(crate::settings::SETTINGS_PATH), "{msg}");
+        assert!(msg.contains(crate::state::SETTINGS_PATH), "{msg}");
     }
 
     #[test]
