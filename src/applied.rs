@@ -16,11 +16,11 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::apply::Change;
-use crate::boot::ScriptEnd;
 use crate::engine::customize::{Prepared, UserDataDisposition};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network};
 use crate::plan::Action;
 use crate::root::Root;
+use crate::scripts::run::ScriptEnd;
 use crate::state::APPLIED_JSON;
 
 /// Most script runs kept in one record (a record is rewritten, never appended forever).

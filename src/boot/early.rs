@@ -516,7 +516,7 @@ fn finish(
         record_lenient(journal, Step::Nics);
     }
     let (code, error) = match &outcome {
-        Ok(()) => (crate::report::Code::Success, None),
+        Ok(()) => (crate::failure::Code::Success, None),
         Err(f) => (f.kind.code(), Some(f.reason.clone())),
     };
     // Exactly one final state: `reporting` is recorded before the RPC, so a run cut off

@@ -388,3 +388,13 @@ pub enum PrepareError {
     #[error(transparent)]
     UserData(crate::failure::Failure),
 }
+
+impl From<PrepareError> for crate::failure::Failure {
+    fn from(e: PrepareError) -> Self {
+        match e {
+            PrepareError::Plan(p) => p.into(),
+            PrepareError::Facts(e) => crate::failure::Failure::of(&e),
+            PrepareError::UserData(f) => f,
+        }
+    }
+}
