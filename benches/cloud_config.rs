@@ -15,7 +15,6 @@ use std::sync::atomic::AtomicBool;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
-use vmcust::boot::state::{self, InstanceResult};
 use vmcust::cloud_config::apply::{run_early, ModuleOutcome, StageContext};
 use vmcust::cloud_config::registry::Frequency;
 use vmcust::cloud_config::userdata;
@@ -24,6 +23,7 @@ use vmcust::engine::native::plan_native;
 use vmcust::model::InstanceId;
 use vmcust::root::Root;
 use vmcust::settings::UserDataHandler;
+use vmcust::state::{self, InstanceResult};
 
 /// A template's cloud-config as people write them: two users with keys and sudo, files,
 /// boot and run commands, packages, host name and time zone. 60 lines.
@@ -196,6 +196,7 @@ fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
             steps: vec!["applied".into()],
             origins: [("user-data".to_string(), "guestinfo".to_string())].into(),
             degraded: Vec::new(),
+            user_data: Some(state::UserDataDisposition::Native),
         },
     )
     .unwrap();

@@ -344,6 +344,7 @@ mod tests {
                 steps: vec![],
                 origins: Default::default(),
                 degraded: Vec::new(),
+                user_data: None,
             },
         )
         .unwrap();

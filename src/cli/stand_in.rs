@@ -603,6 +603,7 @@ pub fn wait_limit(settings: &Settings) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::write_status;
 
     /// Tools' version reader (§2.9): from the first digit, `<major>[-.]<minor>`.
     fn tools_version(text: &str) -> Option<(u32, u32)> {
