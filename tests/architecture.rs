@@ -249,7 +249,14 @@ fn read_tree(src: &Path) -> (BTreeSet<String>, Graph) {
     let mut graph = Graph::new();
     for top in &tops {
         let file = module_file(src, top);
-        walk(src, &file, top, &[top.clone()], &tops, &mut graph);
+        walk(
+            src,
+            &file,
+            top,
+            std::slice::from_ref(top),
+            &tops,
+            &mut graph,
+        );
     }
     (tops, graph)
 }
