@@ -114,3 +114,50 @@ pub fn read_result(root: &Root, id: &InstanceId) -> Option<InstanceResult> {
         .flatten()?;
     serde_json::from_slice(&bytes).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(user_data: Option<UserDataDisposition>) -> InstanceResult {
+        InstanceResult {
+            instance_id: InstanceId::parse("i-1").unwrap(),
+            outcome: "done".into(),
+            code: 0,
+            error: None,
+            finished: 1,
+            steps: vec![],
+            origins: Default::default(),
+            degraded: vec![],
+            user_data,
+        }
+    }
+
+    /// The plan's decision is written with the record and read back; a record written
+    /// without one (by a vmcust that did not keep it) still reads, with none.
+    #[test]
+    fn the_user_datas_disposition_is_kept_and_old_records_still_read() {
+        let d = tempfile::tempdir().unwrap();
+        let root = Root::new(d.path()).unwrap();
+        let rejected = UserDataDisposition::Rejected("needs cloud-init".into());
+        for fate in [
+            UserDataDisposition::CloudInitSeed,
+            UserDataDisposition::RunScript,
+            UserDataDisposition::Native,
+            rejected,
+        ] {
+            write_result(&root, &record(Some(fate.clone()))).unwrap();
+            let back = read_result(&root, &InstanceId::parse("i-1").unwrap()).unwrap();
+            assert_eq!(back.user_data, Some(fate));
+        }
+        let text = serde_json::to_string(&record(Some(UserDataDisposition::Native))).unwrap();
+        assert!(
+            text.contains(r#""user-data":{"disposition":"native"}"#),
+            "{text}"
+        );
+        let old = r#"{"instance_id":"i-1","outcome":"done","code":0,"finished":1,"steps":[]}"#;
+        let old: InstanceResult = serde_json::from_str(old).unwrap();
+        assert_eq!(old, record(None));
+        assert!(!serde_json::to_string(&old).unwrap().contains("user-data"));
+    }
+}

@@ -92,9 +92,11 @@ pub const RESULT_JSON: &str = "result.json";
 pub const APPLIED_JSON: &str = "applied.json";
 /// In an instance's directory: the product UUID it was customized on.
 pub const CUSTOMIZED_ON: &str = "vm-uuid";
-/// In an instance's directory: the post-customization script is still to run.
+/// In an instance's directory: the post-customization script is still to run. Its
+/// content is `gc` when the spec asked for `guestinfo.gc.status` updates.
 pub const POST_PENDING: &str = "post-customization-pending";
-/// In an instance's directory: the post-customization script was started.
+/// In an instance's directory: the post-customization script was started (as
+/// [`USER_DATA_STARTED`]).
 pub const POST_STARTED: &str = "post-customization-started";
 /// In an instance's directory: the meta-data kept for the late stage.
 pub const META_DATA: &str = "meta-data";
@@ -102,10 +104,12 @@ pub const META_DATA: &str = "meta-data";
 pub const USER_DATA: &str = "user-data";
 /// In an instance's directory: the vendor-data kept with it.
 pub const VENDOR_DATA: &str = "vendor-data";
-/// In an instance's directory: the user-data was handled (its text says how).
+/// In an instance's directory: the user-data was handled (run, handed over, applied
+/// natively or rejected; its text says how).
 pub const USER_DATA_DONE: &str = "user-data.done";
-/// In an instance's directory: the user-data script was started; without
-/// [`USER_DATA_DONE`], it was cut off and is not run a second time.
+/// In an instance's directory: the user-data script was started. Written (fsynced)
+/// before it runs; found without [`USER_DATA_DONE`], the script was cut off and is not
+/// run a second time.
 pub const USER_DATA_STARTED: &str = "user-data.started";
 
 /// The instance's record directory; different ids never share one

@@ -29,3 +29,15 @@ pub fn rfc3339(secs: u64) -> String {
         rem % 60
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_dates() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_780_000_000), "2026-05-28T20:26:40Z");
+    }
+}
