@@ -97,7 +97,7 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
             }
         }
         remove(Path::new(crate::state::LAST_ID_RECORD), &mut done)?;
-        remove(Path::new(hygiene::INSTANCE_RECORD), &mut done)?;
+        remove(Path::new(crate::state::INSTANCE_RECORD), &mut done)?;
         remove(Path::new(STATUS_FILE), &mut done)?;
     }
     if opts.logs {
@@ -265,7 +265,7 @@ mod tests {
             ""
         );
         assert_eq!(
-            root.read_text(Path::new(hygiene::KEY_TYPES_RECORD))
+            root.read_text(Path::new(crate::state::KEY_TYPES_RECORD))
                 .unwrap()
                 .unwrap(),
             "ed25519\n"

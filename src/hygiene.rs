@@ -31,13 +31,7 @@ use serde::Serialize;
 use crate::process::{self, Cmd, Ended, Output};
 use crate::root::{Existing, Root};
 use crate::settings::Settings;
-use crate::state::LAST_ID_RECORD;
-use crate::state::TEMPLATE_ID_RECORD;
-
-/// The instance whose identity was last refreshed: a second call for it does nothing.
-pub const INSTANCE_RECORD: &str = "/var/lib/vmcust/hygiene/instance";
-/// SSH host key types removed by `vmcust clean --ssh-host-keys`, one per line.
-pub const KEY_TYPES_RECORD: &str = "/var/lib/vmcust/hygiene/ssh-host-key-types";
+use crate::state::{INSTANCE_RECORD, KEY_TYPES_RECORD, LAST_ID_RECORD, TEMPLATE_ID_RECORD};
 
 /// systemd's machine-id file.
 pub const MACHINE_ID: &str = "/etc/machine-id";

@@ -224,7 +224,7 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         .flatten()
         .map(|t| t.chars().take(1024).collect::<String>());
     let mut journal =
-        Journal::open(&root.resolve(&pending.join("journal"), false)?)?.for_writes_to(&root);
+        Journal::open(&root.resolve(&pending.join(state::JOURNAL), false)?)?.for_writes_to(&root);
     let fallback = ctx.default_instance_id();
 
     let parsed = match vmcust_imc::Spec::parse(&bytes) {

@@ -62,7 +62,7 @@ impl Identity {
         });
         for name in names {
             let dir = Path::new(INSTANCES_DIR).join(&name);
-            if root.is_file(&dir.join("result.json")) {
+            if root.is_file(&dir.join(state::RESULT_JSON)) {
                 customized = true;
             }
             if let Some(uuid) = read_uuid(root, &dir.join(CUSTOMIZED_ON)) {

@@ -53,7 +53,7 @@ const FILES: &[&str] = &[
     "/var/log/vmware-imc/toolsDeployPkg.log",
     "/etc/cloud/cloud.cfg.d/99-vmcust.cfg",
     crate::state::TEMPLATE_ID_RECORD,
-    crate::hygiene::KEY_TYPES_RECORD,
+    crate::state::KEY_TYPES_RECORD,
 ];
 
 /// Words that mark a `key = value` or `key: value` line as holding a secret.

@@ -140,7 +140,7 @@ fn instances(root: &Root) -> Result<Vec<InstanceResult>> {
     let mut all = read_results(root)?;
     for dir_name in root.list_dir(Path::new(INSTANCES_DIR))? {
         let dir = Path::new(INSTANCES_DIR).join(&dir_name);
-        if root.is_file(&dir.join("result.json")) {
+        if root.is_file(&dir.join(crate::state::RESULT_JSON)) {
             continue;
         }
         let Some(a) = crate::applied::read(root, &dir_name)? else {

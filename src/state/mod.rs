@@ -66,6 +66,11 @@ pub const HYGIENE_DIR: &str = "/var/lib/vmcust/hygiene";
 pub const TEMPLATE_ID_RECORD: &str = "/var/lib/vmcust/hygiene/template-machine-id";
 /// The machine-id the last customized instance ran with.
 pub const LAST_ID_RECORD: &str = "/var/lib/vmcust/hygiene/last-machine-id";
+/// The instance whose identity clone hygiene last refreshed: a second call for it does
+/// nothing.
+pub const INSTANCE_RECORD: &str = "/var/lib/vmcust/hygiene/instance";
+/// SSH host key types removed by `vmcust clean --ssh-host-keys`, one per line.
+pub const KEY_TYPES_RECORD: &str = "/var/lib/vmcust/hygiene/ssh-host-key-types";
 /// Where the RANDOM passwords of `chpasswd` are written, for root alone to read.
 pub const RANDOM_PASSWORDS: &str = "/var/lib/vmcust/random-passwords";
 /// vmcust's own OVF environment seed file.
@@ -86,6 +91,8 @@ pub const SETTINGS_PATH: &str = "/etc/vmcust/vmcust.conf";
 /// and settings from (default `/`).
 pub const ROOT_ENV: &str = "VMCUST_ROOT";
 
+/// In the pending copy: the journal of finished steps.
+pub const JOURNAL: &str = "journal";
 /// In an instance's directory: how the customization ended.
 pub const RESULT_JSON: &str = "result.json";
 /// In an instance's directory: what the customization applied.
