@@ -15,7 +15,6 @@ use std::sync::atomic::AtomicBool;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
-use vmcust::boot::state::{self, InstanceResult};
 use vmcust::cloud_config::apply::{run_early, ModuleOutcome, StageContext};
 use vmcust::cloud_config::registry::Frequency;
 use vmcust::cloud_config::userdata;
@@ -24,6 +23,7 @@ use vmcust::engine::native::plan_native;
 use vmcust::model::InstanceId;
 use vmcust::root::Root;
 use vmcust::settings::UserDataHandler;
+use vmcust::state::{self, InstanceResult};
 
 /// A template's cloud-config as people write them: two users with keys and sudo, files,
 /// boot and run commands, packages, host name and time zone. 60 lines.
@@ -180,7 +180,7 @@ fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
     vmcust::apply::apply(&root, &plan).unwrap();
     let dir = state::instance_dir(id);
     root.write_file(
-        &dir.join(vmcust::boot::late::USER_DATA),
+        &dir.join(vmcust::state::USER_DATA),
         CLOUD_CONFIG.as_bytes(),
         0o600,
     )
@@ -196,6 +196,7 @@ fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
             steps: vec!["applied".into()],
             origins: [("user-data".to_string(), "guestinfo".to_string())].into(),
             degraded: Vec::new(),
+            user_data: Some(state::UserDataDisposition::Native),
         },
     )
     .unwrap();
@@ -256,7 +257,7 @@ fn cloud_config(c: &mut Criterion) {
             .unwrap();
         let dir = state::instance_dir(&newest.instance_id);
         let bytes = root
-            .read(&dir.join(vmcust::boot::late::USER_DATA))
+            .read(&dir.join(vmcust::state::USER_DATA))
             .unwrap()
             .unwrap();
         let real = vmcust::cloud_init::coexist::real_cloud_init(&root).is_some();
@@ -264,9 +265,7 @@ fn cloud_config(c: &mut Criterion) {
             user_data_disposition(&bytes, real, UserDataHandler::Auto)
                 == UserDataDisposition::Native
         );
-        let vendor = root
-            .read(&dir.join(vmcust::boot::cloud_config::VENDOR_DATA))
-            .unwrap();
+        let vendor = root.read(&dir.join(vmcust::state::VENDOR_DATA)).unwrap();
         let mut cfg = userdata::read(&bytes, vendor.as_deref()).unwrap().config;
         cfg.bootcmd.clear();
         let boot_id = format!("boot-{}", boots.get());

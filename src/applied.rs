@@ -16,14 +16,13 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::apply::Change;
-use crate::boot::ScriptEnd;
 use crate::engine::customize::{Prepared, UserDataDisposition};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network};
 use crate::plan::Action;
 use crate::root::Root;
+use crate::scripts::run::ScriptEnd;
+use crate::state::APPLIED_JSON;
 
-/// The record's file name in an instance's directory.
-pub const APPLIED_JSON: &str = "applied.json";
 /// Most script runs kept in one record (a record is rewritten, never appended forever).
 pub const MAX_SCRIPTS: usize = 16;
 /// Longest text kept from a script's result.
@@ -210,7 +209,7 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
     Some(Applied {
         instance_id: id.to_string(),
         by: by.to_string(),
-        recorded: crate::boot::state::now(),
+        recorded: crate::state::now(),
         host_name: identity.host_name.as_ref().map(|h| h.short().to_string()),
         fqdn: identity.fqdn(),
         time_zone: identity.time_zone.as_ref().map(ToString::to_string),
@@ -386,13 +385,13 @@ fn dns_record(d: &crate::model::Dns) -> DnsRecord {
 
 /// Where an instance's record is.
 pub fn path_for(instance_dir_name: &str) -> PathBuf {
-    Path::new(crate::boot::state::INSTANCES_DIR)
+    Path::new(crate::state::INSTANCES_DIR)
         .join(instance_dir_name)
         .join(APPLIED_JSON)
 }
 
 fn path_of(id: &crate::model::InstanceId) -> PathBuf {
-    crate::boot::state::instance_dir(id).join(APPLIED_JSON)
+    crate::state::instance_dir(id).join(APPLIED_JSON)
 }
 
 /// Writes `record` for its instance, atomically through `root`.
@@ -478,7 +477,7 @@ pub fn script_ran(phase: &str, script: &Path, end: &ScriptEnd, took: std::time::
             .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         result,
         ms: u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
-        finished: crate::boot::state::now(),
+        finished: crate::state::now(),
     };
     if let Ok(mut s) = SCRIPTS.lock() {
         if s.len() < MAX_SCRIPTS {
@@ -495,7 +494,7 @@ pub fn flush_scripts(root: &Root) {
     if scripts.is_empty() {
         return;
     }
-    let newest = match crate::boot::state::read_results(root) {
+    let newest = match crate::state::read_results(root) {
         Ok(r) => r.into_iter().next(),
         Err(e) => {
             tracing::warn!("could not record the scripts' results: {e:#}");
@@ -512,7 +511,7 @@ pub fn flush_scripts(root: &Root) {
         .unwrap_or_else(|| Applied {
             instance_id: newest.instance_id.to_string(),
             by: "vmcust run".into(),
-            recorded: crate::boot::state::now(),
+            recorded: crate::state::now(),
             ..Applied::default()
         });
     rec.scripts.extend(scripts);

@@ -58,11 +58,11 @@ pub struct Cleaned {
 }
 
 /// vmcust's state directory.
-const STATE_DIR: &str = crate::boot::state::STATE_DIR;
+const STATE_DIR: &str = crate::state::STATE_DIR;
 /// The run status the stand-in's `cloud-init status` reads.
-const STATUS_FILE: &str = crate::cloud_init::stand_in::STATUS_PATH;
+const STATUS_FILE: &str = crate::state::STATUS_PATH;
 /// vmcust's log.
-const LOG_FILE: &str = crate::report::LOG_PATH;
+const LOG_FILE: &str = crate::state::LOG_PATH;
 
 /// The network configuration files vmcust wrote in the root, as paths inside it.
 pub fn network_files(root: &Root) -> Vec<PathBuf> {
@@ -92,12 +92,12 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
         for name in remove::names_in(root, Path::new(STATE_DIR))? {
             let path = Path::new(STATE_DIR).join(name);
             // The template's records are what a clone is recognised by; keep them.
-            if path != Path::new(hygiene::RECORD_DIR) {
+            if path != Path::new(crate::state::HYGIENE_DIR) {
                 remove(&path, &mut done)?;
             }
         }
-        remove(Path::new(hygiene::LAST_ID_RECORD), &mut done)?;
-        remove(Path::new(hygiene::INSTANCE_RECORD), &mut done)?;
+        remove(Path::new(crate::state::LAST_ID_RECORD), &mut done)?;
+        remove(Path::new(crate::state::INSTANCE_RECORD), &mut done)?;
         remove(Path::new(STATUS_FILE), &mut done)?;
     }
     if opts.logs {
@@ -141,9 +141,9 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
                 root.write_file(Path::new(hygiene::MACHINE_ID), b"", 0o444)
                     .with_context(|| format!("emptying {}", hygiene::MACHINE_ID))?;
                 // The record of the id just cleared is useless now.
-                remove::remove(root, Path::new(hygiene::TEMPLATE_ID_RECORD), false)?;
+                remove::remove(root, Path::new(crate::state::TEMPLATE_ID_RECORD), false)?;
                 done.written
-                    .retain(|p| p != Path::new(hygiene::TEMPLATE_ID_RECORD));
+                    .retain(|p| p != Path::new(crate::state::TEMPLATE_ID_RECORD));
             }
             done.written.push(PathBuf::from(hygiene::MACHINE_ID));
         }
@@ -218,7 +218,7 @@ mod tests {
         let done = clean(&root, &opts).unwrap();
         assert_eq!(done.removed.len(), 9, "{done:?}");
         assert!(root.is_file(Path::new("/var/log/vmcust.log")));
-        assert!(!root.is_dir(Path::new(hygiene::RECORD_DIR)));
+        assert!(!root.is_dir(Path::new(crate::state::HYGIENE_DIR)));
         let id = root
             .read_text(Path::new("/etc/machine-id"))
             .unwrap()
@@ -265,13 +265,13 @@ mod tests {
             ""
         );
         assert_eq!(
-            root.read_text(Path::new(hygiene::KEY_TYPES_RECORD))
+            root.read_text(Path::new(crate::state::KEY_TYPES_RECORD))
                 .unwrap()
                 .unwrap(),
             "ed25519\n"
         );
         // A cleared id needs no record: systemd makes a new one.
-        assert!(!root.is_file(Path::new(hygiene::TEMPLATE_ID_RECORD)));
+        assert!(!root.is_file(Path::new(crate::state::TEMPLATE_ID_RECORD)));
     }
 
     #[test]
@@ -284,10 +284,10 @@ mod tests {
         let done = clean(&root, &opts).unwrap();
         assert!(done
             .written
-            .contains(&PathBuf::from(hygiene::TEMPLATE_ID_RECORD)));
+            .contains(&PathBuf::from(crate::state::TEMPLATE_ID_RECORD)));
         // The record survives the state clean it was made with.
         assert_eq!(
-            root.read_text(Path::new(hygiene::TEMPLATE_ID_RECORD))
+            root.read_text(Path::new(crate::state::TEMPLATE_ID_RECORD))
                 .unwrap()
                 .unwrap()
                 .trim(),

@@ -4,7 +4,25 @@
 //! the same fault gives the same exit status and the same status to the host wherever it
 //! happens (`docs/vcenter.md`'s failure table is tested against [`FailureKind::ALL`]).
 
-use crate::report::Code;
+/// The code slot of `deployPkg.update.state`: an error (< 100) or an event (≥ 100).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u16)]
+pub enum Code {
+    /// `GUESTCUST_ERROR_SUCCESS`.
+    Success = 0,
+    /// `GUESTCUST_ERROR_SCRIPT_DISABLED`: a custom script was refused by tools.conf.
+    ScriptDisabled = 6,
+    /// `GUESTCUST_ERROR_WRONG_META_FORMAT`: raw cloud-init metadata is not YAML/JSON.
+    WrongMetaFormat = 9,
+    /// `GUESTCUST_EVENT_CUSTOMIZE_FAILED`.
+    CustomizeFailed = 100,
+    /// `GUESTCUST_EVENT_NETWORK_SETUP_FAILED`.
+    NetworkSetupFailed = 101,
+    /// `GUESTCUST_EVENT_ENABLE_NICS`: ask the host to connect the NICs.
+    EnableNics = 103,
+    /// `GUESTCUST_EVENT_QUERY_NICS`: ask whether the NICs are connected.
+    QueryNics = 104,
+}
 
 /// Exit status: success.
 pub const EXIT_OK: u8 = 0;
@@ -218,17 +236,6 @@ impl From<crate::plan::PlanError> for Failure {
             _ => FailureKind::CannotApply,
         };
         Failure::new(kind, e.to_string())
-    }
-}
-
-impl From<crate::engine::customize::PrepareError> for Failure {
-    fn from(e: crate::engine::customize::PrepareError) -> Self {
-        use crate::engine::customize::PrepareError;
-        match e {
-            PrepareError::Plan(p) => p.into(),
-            PrepareError::Facts(e) => Failure::of(&e),
-            PrepareError::UserData(f) => f,
-        }
     }
 }
 

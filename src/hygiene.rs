@@ -31,17 +31,7 @@ use serde::Serialize;
 use crate::process::{self, Cmd, Ended, Output};
 use crate::root::{Existing, Root};
 use crate::settings::Settings;
-
-/// The directory of hygiene records, inside the root.
-pub const RECORD_DIR: &str = "/var/lib/vmcust/hygiene";
-/// The template's machine-id, as recorded when the template was sealed or vmcust installed.
-pub const TEMPLATE_ID_RECORD: &str = "/var/lib/vmcust/hygiene/template-machine-id";
-/// The machine-id the last customized instance ran with.
-pub const LAST_ID_RECORD: &str = "/var/lib/vmcust/hygiene/last-machine-id";
-/// The instance whose identity was last refreshed: a second call for it does nothing.
-pub const INSTANCE_RECORD: &str = "/var/lib/vmcust/hygiene/instance";
-/// SSH host key types removed by `vmcust clean --ssh-host-keys`, one per line.
-pub const KEY_TYPES_RECORD: &str = "/var/lib/vmcust/hygiene/ssh-host-key-types";
+use crate::state::{INSTANCE_RECORD, KEY_TYPES_RECORD, LAST_ID_RECORD, TEMPLATE_ID_RECORD};
 
 /// systemd's machine-id file.
 pub const MACHINE_ID: &str = "/etc/machine-id";

@@ -27,6 +27,7 @@ pub mod scripts;
 pub mod selinux;
 pub mod settings;
 pub mod source;
+pub mod state;
 pub mod timings;
 pub(crate) mod yaml;
 

@@ -1,6 +1,6 @@
 //! The `vmcust` command; everything lives in the library's `cli` module. Started under
 //! the name `cloud-init` (the symlink the install script makes for open-vm-tools), it
-//! answers as cloud-init instead (`vmcust::cloud_init::stand_in`).
+//! answers as cloud-init instead (the library's `cli::stand_in`).
 //!
 //! `main` is the C entry point (`no_main`) rather than Rust's: std's start-up reads
 //! `/proc/self/maps` through glibc's sscanf to place a stack guard, a third of what a
@@ -14,9 +14,6 @@
 use std::process::ExitCode;
 
 fn run() -> ExitCode {
-    if vmcust::cloud_init::stand_in::invoked_as_cloud_init() {
-        return vmcust::cloud_init::stand_in::main();
-    }
     vmcust::main()
 }
 

@@ -6,35 +6,14 @@
 
 use std::time::Duration;
 
+use crate::failure::Code;
 use crate::host::GuestRpc;
+use crate::state::LOG_PATH;
 
 /// `TOOLSDEPLOYPKG_RUNNING`: customization in progress (also used for failures).
 pub const STATE_RUNNING: u8 = 4;
 /// `TOOLSDEPLOYPKG_DONE`: customization finished.
 pub const STATE_DONE: u8 = 5;
-
-/// The code slot of `deployPkg.update.state`: an error (< 100) or an event (≥ 100).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u16)]
-pub enum Code {
-    /// `GUESTCUST_ERROR_SUCCESS`.
-    Success = 0,
-    /// `GUESTCUST_ERROR_SCRIPT_DISABLED`: a custom script was refused by tools.conf.
-    ScriptDisabled = 6,
-    /// `GUESTCUST_ERROR_WRONG_META_FORMAT`: raw cloud-init metadata is not YAML/JSON.
-    WrongMetaFormat = 9,
-    /// `GUESTCUST_EVENT_CUSTOMIZE_FAILED`.
-    CustomizeFailed = 100,
-    /// `GUESTCUST_EVENT_NETWORK_SETUP_FAILED`.
-    NetworkSetupFailed = 101,
-    /// `GUESTCUST_EVENT_ENABLE_NICS`: ask the host to connect the NICs.
-    EnableNics = 103,
-    /// `GUESTCUST_EVENT_QUERY_NICS`: ask whether the NICs are connected.
-    QueryNics = 104,
-}
-
-/// The log path named in every status message (where an admin finds the details).
-pub const LOG_PATH: &str = "/var/log/vmcust.log";
 
 /// The host's reply to 103 when it can report the NICs' connection state.
 pub const NICS_QUERY_SUPPORTED: &str = "queryNicsSupported";

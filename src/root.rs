@@ -721,6 +721,17 @@ fn temp_name(real: &Path) -> PathBuf {
     real.with_file_name(format!(".{name}.vmcust-tmp"))
 }
 
+/// The SELinux labeler reads the root's policy through the root, confined and capped.
+impl selinux::PolicyFiles for Root {
+    fn read_policy_file(&self, path: &Path, max: u64) -> io::Result<Option<String>> {
+        self.read_text_capped(path, max, "file_contexts file")
+    }
+
+    fn root_dir(&self) -> &Path {
+        self.path()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

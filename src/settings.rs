@@ -12,9 +12,7 @@ use std::time::Duration;
 use crate::model::UserName;
 use crate::plan::network::Renderer;
 use crate::root::Root;
-
-/// Where the settings file lives, inside the root.
-pub const SETTINGS_PATH: &str = "/etc/vmcust/vmcust.conf";
+use crate::state::SETTINGS_PATH;
 
 /// Largest settings file read: 64 KiB, a hundred times the example. A larger file is not
 /// read (only the cap and one byte are), and the defaults apply with a warning.

@@ -15,9 +15,8 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::root::Root;
+use crate::state::BOOT_TIMES;
 
-/// The record file.
-pub const BOOT_TIMES: &str = "/var/lib/vmcust/boot-times.json";
 /// Boots kept; older ones are dropped.
 pub const MAX_BOOTS: usize = 10;
 /// Steps kept per stage (a stage has about ten; the rest are counted, not kept).
@@ -96,7 +95,7 @@ static CURRENT: Mutex<Current> = Mutex::new(Current {
 /// Marks the start of a stage in this process; steps are timed from here.
 pub fn begin() {
     if let Ok(mut c) = CURRENT.lock() {
-        c.start = Some((Instant::now(), crate::boot::state::now()));
+        c.start = Some((Instant::now(), crate::state::now()));
         c.steps.clear();
         c.dropped = 0;
     }

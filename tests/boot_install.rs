@@ -89,7 +89,7 @@ fn unit_ordering_and_timeouts() {
         assert!(late.lines().any(|l| l == line), "late unit lacks {line}");
     }
     // The default settings fit in the early unit without a warning.
-    let (s, w) = settings::parse("", Path::new(settings::SETTINGS_PATH));
+    let (s, w) = settings::parse("", Path::new(vmcust::state::SETTINGS_PATH));
     assert_eq!((s, w), (Settings::default(), vec![]));
     for unit in [&early, &late] {
         assert!(!unit.contains("reboot"), "units never reboot");

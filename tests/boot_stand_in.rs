@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use vmcust::cloud_init::stand_in::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 use vmcust::root::Root;
+use vmcust::state::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 
 struct StandIn {
     _dir: tempfile::TempDir,

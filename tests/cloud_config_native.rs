@@ -212,6 +212,41 @@ fn bootcmd_every_boot_runcmd_and_files_once() {
     assert_eq!(code, Some(0), "{st}");
 }
 
+/// What happens to the user-data is decided once, with the plan, and kept in the instance
+/// record: a real cloud-init that appears between the early and the late stage (the
+/// user-data may install one itself) does not turn native cloud-config into a NoCloud
+/// seed for it.
+#[test]
+fn the_user_datas_fate_is_the_plans_even_when_cloud_init_appears_later() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        "#cloud-config\nruncmd:\n  - [sh, -c, 'echo run >> /var/tmp/runcmd-runs']\n",
+    );
+    fs::create_dir_all(vm.path("/var/tmp")).unwrap();
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let dir = vm.path("/var/lib/vmcust/instances/cc-native-1");
+    let record = fs::read_to_string(dir.join("result.json")).unwrap();
+    assert!(
+        record.contains("\"user-data\": {\n    \"disposition\": \"native\""),
+        "{record}"
+    );
+    fs::create_dir_all(vm.path("/usr/bin")).unwrap();
+    fs::write(vm.path("/usr/bin/cloud-init"), "#!/usr/bin/python3\n").unwrap();
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    assert_eq!(
+        fs::read_to_string(vm.path("/var/tmp/runcmd-runs")).unwrap_or_default(),
+        "run\n"
+    );
+    assert!(!vm.path("/var/lib/cloud/seed/nocloud/user-data").exists());
+    assert_eq!(
+        fs::read_to_string(dir.join("user-data.done")).unwrap(),
+        "applied natively\n"
+    );
+}
+
 /// `manage_etc_hosts: true` without a host name in the cloud-config takes the metadata's
 /// `local-hostname`, as cloud-init's `update_etc_hosts` does (the boot path once passed
 /// the modules no fallback, and the module was skipped).

@@ -14,7 +14,7 @@ use support::network::{apply_keeping_originals, specs};
 use vmcust::apply::{apply, Change};
 use vmcust::facts::NetworkFacts;
 use vmcust::model::Network;
-use vmcust::plan::network::renderers::TABLE;
+use vmcust::plan::network::renderers::{detect, Chosen, TABLE};
 use vmcust::plan::network::{plan_network, NetworkError, Renderer};
 use vmcust::plan::{Action, Plan};
 use vmcust::root::Root;
@@ -47,6 +47,11 @@ fn root_with_nic() -> tempfile::TempDir {
 
 fn facts(root: &Path) -> NetworkFacts {
     NetworkFacts::gather(&Root::new(root).unwrap()).unwrap()
+}
+
+/// The renderer the table detects from the root's facts.
+fn detected(root: &Path) -> Option<Chosen> {
+    detect(&facts(root).stacks)
 }
 
 /// The static dual-stack example (ens192 static, ens224 static).
@@ -85,9 +90,8 @@ fn each_table_entry_detects_its_own_stack_with_its_reason() {
     for entry in &TABLE {
         let dir = tempfile::tempdir().unwrap();
         only_stack(dir.path(), entry.renderer);
-        let got = facts(dir.path())
-            .detected
-            .unwrap_or_else(|| panic!("{}: nothing detected", entry.name));
+        let got =
+            detected(dir.path()).unwrap_or_else(|| panic!("{}: nothing detected", entry.name));
         assert_eq!(got.renderer, entry.renderer, "{}", entry.name);
         assert_eq!(
             got.reason,
@@ -107,7 +111,7 @@ fn two_stacks_pick_the_earlier_entry_and_say_why() {
             let dir = tempfile::tempdir().unwrap();
             only_stack(dir.path(), later.renderer);
             only_stack(dir.path(), first.renderer);
-            let got = facts(dir.path()).detected.unwrap();
+            let got = detected(dir.path()).unwrap();
             let case = format!("{} + {}", first.name, later.name);
             assert_eq!(got.renderer, first.renderer, "{case}");
             assert!(got.reason.contains(first.stack), "{case}: {}", got.reason);
@@ -237,7 +241,7 @@ fn each_distribution_family_gets_its_renderer() {
     for (family, setup, want) in table {
         let dir = tempfile::tempdir().unwrap();
         setup(dir.path());
-        let got = facts(dir.path()).detected.map(|d| d.renderer);
+        let got = detected(dir.path()).map(|d| d.renderer);
         assert_eq!(&got, want, "{family}");
     }
 }
@@ -247,7 +251,7 @@ fn a_root_with_no_stack_is_an_error_unless_a_renderer_is_named() {
     let dir = root_with_nic();
     let net: Network = specs().into_iter().find(|(n, _)| n == "dhcp").unwrap().1;
     let f = facts(dir.path());
-    assert_eq!(f.detected, None);
+    assert_eq!(detect(&f.stacks), None);
     let err = plan_network(&net, &f, None).unwrap_err();
     assert!(matches!(err, NetworkError::NoStack { .. }), "{err:?}");
     let msg = err.to_string();

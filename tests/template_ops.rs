@@ -51,7 +51,7 @@ fn packer_style_cloud_init_clean_exits_0_and_a_clone_gets_a_new_identity() {
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
     let o = Command::new(&link)
         .args(["clean", "--logs", "--seed"])
-        .env(vmcust::cloud_init::stand_in::ROOT_ENV, dir.path())
+        .env(vmcust::state::ROOT_ENV, dir.path())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{o:?}");
@@ -116,7 +116,7 @@ fn vmcust_clean_dry_run_then_seal() {
 
 #[test]
 fn status_exit_codes_follow_cloud_init() {
-    use vmcust::cloud_init::stand_in::{write_status, RunState, RunStatus};
+    use vmcust::state::{write_status, RunState, RunStatus};
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path()).unwrap();
     let r = dir.path().to_str().unwrap();
@@ -339,7 +339,7 @@ fn the_stand_in_collects_logs_too() {
     let o = Command::new(&link)
         .args(["collect-logs", "-t", "ci.tar.gz"])
         .current_dir(out.path())
-        .env(vmcust::cloud_init::stand_in::ROOT_ENV, dir.path())
+        .env(vmcust::state::ROOT_ENV, dir.path())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{o:?}");

@@ -11,17 +11,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use super::late::{META_DATA, USER_DATA, USER_DATA_DONE};
-use super::state;
 use super::{Context, Ending};
 use crate::cloud_config::apply::{self, ModuleOutcome, ModuleReport, StageContext};
 use crate::cloud_config::userdata::{self, UserData};
-use crate::engine::customize::{user_data_disposition, UserDataDisposition};
 use crate::failure::{Failure, FailureKind};
 use crate::model::{HostName, InstanceId};
-
-/// The instance's vendor-data, as received.
-pub const VENDOR_DATA: &str = "vendor-data";
+use crate::state::{self, UserDataDisposition, META_DATA, USER_DATA, USER_DATA_DONE, VENDOR_DATA};
 
 /// Which stage's modules.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -39,9 +34,10 @@ fn current(ctx: &Context) -> Option<(InstanceId, PathBuf, String)> {
     }
     let dir = state::instance_dir(&newest.instance_id);
     let bytes = ctx.root.read(&dir.join(USER_DATA)).ok().flatten()?;
-    let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
-    let native = user_data_disposition(&bytes, real, ctx.settings.user_data_handler)
-        == UserDataDisposition::Native;
+    let native = match &newest.user_data {
+        Some(decided) => *decided == UserDataDisposition::Native,
+        None => super::late::decided(ctx, &dir, &bytes) == UserDataDisposition::Native,
+    };
     let from = newest
         .origins
         .get("user-data")

@@ -13,7 +13,7 @@ use anyhow::{Context as _, Result};
 
 use super::apply_step::apply_prepared;
 use super::journal::{Journal, Step};
-use super::state::{self, InstanceResult, CUST_CFG, IMC_DIR, NICS_TXT, PENDING_DIR};
+use super::state as handover;
 use super::wait::{wait_for_any, WaitedAny};
 use super::{Context, Ending, ScriptEnd};
 use crate::engine::customize::{marker_path, prepare, Prepared};
@@ -25,6 +25,9 @@ use crate::scripts::run::Phase;
 use crate::source::imc::ImcInput;
 use crate::source::ovf_locate::CD_DEVICES;
 use crate::source::{discover, Door, Gathered};
+use crate::state::{
+    self, InstanceResult, UserDataDisposition, CUST_CFG, IMC_DIR, NICS_TXT, PENDING_DIR,
+};
 
 /// What stopped a traditional customization before its end.
 enum Stop {
@@ -52,7 +55,7 @@ pub fn run(ctx: &mut Context) -> Result<Ending> {
     let pending = Path::new(PENDING_DIR).join(CUST_CFG);
     let handed_over = Path::new(IMC_DIR).join(CUST_CFG);
     if imc {
-        if let Err(e) = state::finish_retirement(&root) {
+        if let Err(e) = handover::finish_retirement(&root) {
             tracing::warn!("{e:#}");
         }
         if handover_present(&root) {
@@ -134,7 +137,7 @@ fn handover_present(root: &Root) -> bool {
 /// not wait for its timeout and `vmcust-imc.path` does not start the unit for it again.
 fn take_handover(ctx: &mut Context) -> Result<Ending> {
     let root = ctx.root.clone();
-    if let Some(reason) = state::check_handover(&root) {
+    if let Some(reason) = handover::check_handover(&root) {
         return refuse_handover(ctx, reason);
     }
     let handed_over = Path::new(IMC_DIR).join(CUST_CFG);
@@ -142,13 +145,14 @@ fn take_handover(ctx: &mut Context) -> Result<Ending> {
         tracing::info!("leaving the vSphere customization to cloud-init: {reason}");
         return Ok(Ending::Nothing);
     }
-    if let Err(e) = state::ingest(&root) {
+    if let Err(e) = handover::ingest(&root) {
         let reason = format!("could not take the customization into {PENDING_DIR}: {e:#}");
         tracing::error!("{reason}; nothing was changed");
         // Removed before the answer: a kill in between then loses the answer (vCenter
         // times out) rather than sending it again at the next start (docs/boot.md,
         // "Exactly once").
-        if let Err(e) = state::remove_handover(&root).and_then(|()| state::finish_retirement(&root))
+        if let Err(e) =
+            handover::remove_handover(&root).and_then(|()| handover::finish_retirement(&root))
         {
             tracing::warn!("{e:#}");
         }
@@ -173,7 +177,7 @@ fn refuse_handover(ctx: &mut Context, reason: String) -> Result<Ending> {
         state::REFUSED_DIR
     );
     // Moved aside before the answer, as in `take_handover`: at most once.
-    let removed = state::refuse_handover(&ctx.root, &reason);
+    let removed = handover::refuse_handover(&ctx.root, &reason);
     super::journal::crash_point_at("handover-removed");
     let failure = Failure::invalid(reason);
     Reporter::new(ctx.rpc, false).failed(&failure);
@@ -220,7 +224,7 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
         .flatten()
         .map(|t| t.chars().take(1024).collect::<String>());
     let mut journal =
-        Journal::open(&root.resolve(&pending.join("journal"), false)?)?.for_writes_to(&root);
+        Journal::open(&root.resolve(&pending.join(state::JOURNAL), false)?)?.for_writes_to(&root);
     let fallback = ctx.default_instance_id();
 
     let parsed = match vmcust_imc::Spec::parse(&bytes) {
@@ -236,6 +240,7 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
                 false,
                 nics.as_deref(),
                 Err(failure),
+                None,
             );
         }
     };
@@ -273,10 +278,18 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
                 gc,
                 nics.as_deref(),
                 Err(failure),
+                None,
             );
         }
     };
     let instance_id = g.instance_id().clone();
+    // What happens to the user-data was decided with the plan; the record keeps it for
+    // the late stage.
+    let user_data = prepared
+        .steps
+        .user_data
+        .as_ref()
+        .map(|u| u.disposition.clone());
     if g.imc.is_some_and(|o| o.raw_cloud_init) {
         // Raw cloud-init specs have no NIC list of their own to act on, but a hand-over
         // with nics.txt still gets its NICs connected: silence would leave them off.
@@ -298,6 +311,7 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
             false,
             nics.as_deref(),
             outcome,
+            user_data,
         );
         // What the raw data asked for and vmcust does not apply: the record says so.
         if !prepared.steps.degraded.is_empty() {
@@ -311,10 +325,24 @@ fn process_pending(ctx: &mut Context) -> Result<Ending> {
     let result = traditional(ctx, &mut journal, &g, &prepared);
     match result {
         Err(Stop::Interrupted) => Ok(Ending::Interrupted),
-        Err(Stop::Failed(f)) => {
-            finish(ctx, &mut journal, &instance_id, gc, nics.as_deref(), Err(f))
-        }
-        Ok(()) => finish(ctx, &mut journal, &instance_id, gc, nics.as_deref(), Ok(())),
+        Err(Stop::Failed(f)) => finish(
+            ctx,
+            &mut journal,
+            &instance_id,
+            gc,
+            nics.as_deref(),
+            Err(f),
+            user_data,
+        ),
+        Ok(()) => finish(
+            ctx,
+            &mut journal,
+            &instance_id,
+            gc,
+            nics.as_deref(),
+            Ok(()),
+            user_data,
+        ),
     }
 }
 
@@ -377,7 +405,7 @@ fn traditional(
     check_stop(ctx)?;
 
     if steps.post_script.is_some() && !journal.is_done(Step::PostScheduled) {
-        let flag = state::instance_dir(g.instance_id()).join(super::late::POST_PENDING);
+        let flag = state::instance_dir(g.instance_id()).join(crate::state::POST_PENDING);
         let content: &[u8] = if imc.post_gc_status { b"gc" } else { b"" };
         root.write_file(&flag, content, 0o600).map_err(|e| {
             Failure::new(
@@ -404,9 +432,9 @@ fn keep_cloud_init_data(ctx: &Context, g: &Gathered) -> Result<(), Failure> {
             .write_file(&dir.join(name), bytes, 0o600)
             .map_err(|e| Failure::new(FailureKind::UserDataFailed, format!("keeping {name}: {e}")))
     };
-    keep(super::late::META_DATA, &g.cloud_init_meta_data())?;
+    keep(crate::state::META_DATA, &g.cloud_init_meta_data())?;
     if let Some(ud) = &g.userdata {
-        keep(super::late::USER_DATA, &ud.bytes)?;
+        keep(crate::state::USER_DATA, &ud.bytes)?;
     }
     Ok(())
 }
@@ -472,6 +500,7 @@ fn finish(
     gc: bool,
     nics: Option<&str>,
     outcome: Result<(), Failure>,
+    user_data: Option<UserDataDisposition>,
 ) -> Result<Ending> {
     let root = ctx.root.clone();
     if let (Some(nics), false) = (nics, journal.is_done(Step::Nics)) {
@@ -487,7 +516,7 @@ fn finish(
         record_lenient(journal, Step::Nics);
     }
     let (code, error) = match &outcome {
-        Ok(()) => (crate::report::Code::Success, None),
+        Ok(()) => (crate::failure::Code::Success, None),
         Err(f) => (f.kind.code(), Some(f.reason.clone())),
     };
     // Exactly one final state: `reporting` is recorded before the RPC, so a run cut off
@@ -540,6 +569,7 @@ fn finish(
             steps,
             origins: Default::default(),
             degraded: Vec::new(),
+            user_data,
         },
     ) {
         tracing::error!("could not record the result of instance {instance_id}: {e:#}");
@@ -554,15 +584,15 @@ fn finish(
         // Nor its flag: the late stage would run the script and send a second final state.
         // Removed (durably) before the pending copy is retired, so that a kill before
         // then finds the flag with the pending copy, which holds the late stage back.
-        let flag = state::instance_dir(instance_id).join(super::late::POST_PENDING);
+        let flag = state::instance_dir(instance_id).join(crate::state::POST_PENDING);
         if let Err(e) = super::late::remove_durably(&root, &flag) {
             tracing::error!("removing {}: {e:#}", flag.display());
         }
     }
-    if let Err(e) = state::remove_handover(&root) {
+    if let Err(e) = handover::remove_handover(&root) {
         tracing::error!("{e:#}");
     }
-    state::retire_pending(&root)?;
+    handover::retire_pending(&root)?;
     match outcome {
         Ok(()) => {
             tracing::info!("customization of instance {instance_id} done");

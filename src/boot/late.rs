@@ -7,28 +7,17 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use super::state::{CUST_CFG, INSTANCES_DIR, PENDING_DIR};
 use super::{Context, Ending, ScriptEnd};
-use crate::engine::customize::{user_data_disposition, UserDataDisposition};
+use crate::engine::customize::user_data_disposition;
 use crate::failure::{Failure, FailureKind};
 use crate::host::addresses;
 use crate::report::Reporter;
 use crate::scripts::run::Phase;
+use crate::state::{
+    InstanceResult, UserDataDisposition, CUST_CFG, INSTANCES_DIR, META_DATA, PENDING_DIR,
+    POST_PENDING, POST_STARTED, USER_DATA, USER_DATA_DONE, USER_DATA_STARTED,
+};
 
-/// Flag in an instance's directory: the post-customization script is still to run. Its
-/// content is `gc` when the spec asked for `guestinfo.gc.status` updates.
-pub const POST_PENDING: &str = "post-customization-pending";
-/// The instance's raw cloud-init meta-data, as received.
-pub const META_DATA: &str = "meta-data";
-/// The instance's user-data, as received.
-pub const USER_DATA: &str = "user-data";
-/// Flag: the user-data was handled (run, handed over or rejected) for this instance.
-pub const USER_DATA_DONE: &str = "user-data.done";
-/// Record: the user-data script was started. Written (fsynced) before it runs; found
-/// without [`USER_DATA_DONE`], the script was cut off and is not run a second time.
-pub const USER_DATA_STARTED: &str = "user-data.started";
-/// Record: the post-customization script was started (as [`USER_DATA_STARTED`]).
-pub const POST_STARTED: &str = "post-customization-started";
 /// Where cloud-init's NoCloud data source looks for a seed.
 pub const NOCLOUD_SEED: &str = "/var/lib/cloud/seed/nocloud";
 /// Where the custom script is staged by the early stage.
@@ -82,7 +71,7 @@ fn publish_addresses(ctx: &mut Context) {
     if ctx.root.path() != Path::new("/") {
         return;
     }
-    let wait = read_wait_on_network(&ctx.root);
+    let wait = addresses::Wait::from_record(&crate::state::read_wait_on_network(&ctx.root));
     let published = addresses::publish(
         ctx.rpc,
         wait,
@@ -104,26 +93,29 @@ fn publish_addresses(ctx: &mut Context) {
 /// The instance id recorded in the instance's directory (named by its file-name form).
 fn instance_id(ctx: &Context, dir: &Path, dir_name: &str) -> String {
     ctx.root
-        .read_text(&dir.join("result.json"))
+        .read_text(&dir.join(crate::state::RESULT_JSON))
         .ok()
         .flatten()
-        .and_then(|t| serde_json::from_str::<super::state::InstanceResult>(&t).ok())
+        .and_then(|t| serde_json::from_str::<InstanceResult>(&t).ok())
         .map_or_else(|| dir_name.to_string(), |r| r.instance_id.to_string())
 }
 
-/// Where the last customization's `wait-on-network` (guestinfo metadata) is kept for the
-/// late stage, in [`addresses::Wait::record`]'s form. The plan writes it
-/// (`engine::customize::prepare`) when it differs from what the customization asks.
-pub const WAIT_ON_NETWORK: &str = "/var/lib/vmcust/wait-on-network";
-
-/// The families to wait for; none recorded means any address will do.
-pub fn read_wait_on_network(root: &crate::root::Root) -> addresses::Wait {
-    let text = root
-        .read_text_capped(Path::new(WAIT_ON_NETWORK), 64, "wait-on-network record")
+/// What happens to the user-data kept in `dir` (`bytes`): what the plan decided, as the
+/// instance record keeps it. A record without the decision was written by a vmcust that
+/// did not keep it (an upgrade between boots) or could not be written: then, and only
+/// then, the decision is made again here by the same rule.
+pub(super) fn decided(ctx: &Context, dir: &Path, bytes: &[u8]) -> UserDataDisposition {
+    let recorded = ctx
+        .root
+        .read_text(&dir.join(crate::state::RESULT_JSON))
         .ok()
         .flatten()
-        .unwrap_or_default();
-    addresses::Wait::from_record(&text)
+        .and_then(|t| serde_json::from_str::<InstanceResult>(&t).ok())
+        .and_then(|r| r.user_data);
+    recorded.unwrap_or_else(|| {
+        let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
+        user_data_disposition(bytes, real, ctx.settings.user_data_handler)
+    })
 }
 
 fn post_script(ctx: &mut Context, dir: &Path) -> Result<Ending> {
@@ -187,9 +179,8 @@ fn user_data(ctx: &mut Context, id: &str, dir: &Path) -> Result<Ending> {
         ctx.root
             .write_record(&dir.join(USER_DATA_DONE), note.as_bytes(), 0o644)
     };
-    let real = crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some();
-    // The same decision `vmcust plan` shows.
-    match user_data_disposition(&bytes, real, ctx.settings.user_data_handler) {
+    // The decision `vmcust plan` shows, made once with the plan.
+    match decided(ctx, dir, &bytes) {
         UserDataDisposition::CloudInitSeed => {
             let seed = Path::new(NOCLOUD_SEED);
             let meta = ctx.root.read(&dir.join(META_DATA))?.unwrap_or_else(|| {

@@ -117,16 +117,7 @@ pub fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
     }
 }
 
-/// How a script run ended, as the stages need it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScriptEnd {
-    /// Exit status 0.
-    Succeeded,
-    /// Anything else; the reason is for people and for the host's `@message`.
-    Failed(String),
-    /// SIGTERM: the script's group was stopped; the step is to be done again.
-    Interrupted,
-}
+pub use crate::scripts::run::ScriptEnd;
 
 /// Runs a staged script for `phase` with the settings' timeout, inside the root being
 /// customized (chrooted when it is not `/`); the whole process group is killed on timeout

@@ -13,14 +13,13 @@
 use anyhow::Result;
 
 use super::apply_step::apply_prepared;
-use super::late::{META_DATA, USER_DATA};
-use super::state::{self, InstanceResult};
 use super::vm_identity::{self, Identity, Refusal};
 use super::{Context, Ending};
 use crate::engine::customize::prepare;
 use crate::failure::Failure;
 use crate::source::appliance::MappingSource;
 use crate::source::{discover, guestinfo, Door, Gathered};
+use crate::state::{self, InstanceResult, META_DATA, USER_DATA};
 
 /// Applies OVF/guestinfo data if there is any for a new instance that `identity` lets
 /// in. `Ok(None)` when there is no such data at all (or none was read).
@@ -67,7 +66,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     }
     let id = g.instance_id().clone();
     let dir = state::instance_dir(&id);
-    if ctx.root.is_file(&dir.join("result.json")) {
+    if ctx.root.is_file(&dir.join(state::RESULT_JSON)) {
         tracing::info!("instance {id} was customized already; nothing to do this boot");
         vm_identity::clear_refusal(&ctx.root);
         return Ok(Some(Ending::Nothing));
@@ -92,10 +91,12 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
         tracing::info!("{field} from {source}");
     }
     let mut degraded = Vec::new();
+    let mut user_data = None;
     let outcome = super::timed("facts and plan", || prepare(&ctx.root, &g, ctx.options()))
         .map_err(Failure::from)
         .and_then(|p| {
             degraded.clone_from(&p.steps.degraded);
+            user_data = p.steps.user_data.as_ref().map(|u| u.disposition.clone());
             apply_prepared(ctx, &p)
         });
     for d in &degraded {
@@ -111,7 +112,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
             ctx.root.write_file(&dir.join(META_DATA), &md, 0o600)?;
         }
         if let Some(vd) = &g.vendordata {
-            let path = dir.join(super::cloud_config::VENDOR_DATA);
+            let path = dir.join(crate::state::VENDOR_DATA);
             ctx.root.write_file(&path, &vd.bytes, 0o600)?;
         }
     }
@@ -130,6 +131,8 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
             },
             origins,
             degraded,
+            // What happens to the user-data, as the plan decided; the late stage reads it.
+            user_data,
         },
     )?;
     vm_identity::record_customization(&ctx.root, &id, &ctx.platform);

@@ -1,98 +1,21 @@
-//! Where the boot engine keeps its state under the root, and the small records in it.
-//!
-//! ```text
-//! /var/run/vmware-imc/           what open-vm-tools hands over (removed once ingested)
-//! /var/lib/vmcust/pending/       the ingested copy (0700, files 0600) + journal, until done
-//! /var/lib/vmcust/instances/ID/  result.json, post-script and user-data flags per instance
-//! /var/lib/vmcust/.markerfile-M.txt  the MARKER-ID marker (password and scripts once)
-//! ```
+//! The hand-over: taking `/var/run/vmware-imc` into the pending copy, retiring it when its
+//! customization is over, and refusing one that cannot be used. The paths are
+//! [`crate::state`]'s.
 
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use crate::model::InstanceId;
 use crate::root::Root;
+use crate::state::{
+    now, CUST_CFG, IMC_DIR, PENDING_DIR, PENDING_NEW, PENDING_RETIRED, REFUSED_DIR,
+};
 
-/// Directory open-vm-tools copies the customization into.
-pub const IMC_DIR: &str = "/var/run/vmware-imc";
-/// The spec file whose appearance means the hand-over is complete.
-pub const CUST_CFG: &str = "cust.cfg";
-/// NIC ordinals to reconnect, next to `cust.cfg`.
-pub const NICS_TXT: &str = "nics.txt";
-/// vmcust's state directory.
-pub const STATE_DIR: &str = "/var/lib/vmcust";
-/// The ingested customization in progress.
-pub const PENDING_DIR: &str = "/var/lib/vmcust/pending";
-/// Per-instance records.
-pub const INSTANCES_DIR: &str = "/var/lib/vmcust/instances";
 /// Largest file accepted from the hand-over directory (cust.cfg, scripts, user-data).
 pub const MAX_HANDOVER_FILE: u64 = 16 * 1024 * 1024;
 
-/// How a customization ended, as recorded for `vmcust status`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InstanceResult {
-    /// The instance id.
-    pub instance_id: InstanceId,
-    /// `done` or `failed`.
-    pub outcome: String,
-    /// The code sent to the host (0 on success).
-    pub code: u16,
-    /// The reason of a failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    /// Seconds since the epoch when it ended.
-    pub finished: u64,
-    /// Steps completed, in order.
-    pub steps: Vec<String>,
-    /// Which source each field came from, when several sources were merged (the
-    /// user-data's source under `user-data`).
-    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub origins: std::collections::BTreeMap<String, String>,
-    /// What was asked for and not done (a cloud-config key vmcust does not apply): the
-    /// customization is done but degraded, and `status` exits 2 naming each.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub degraded: Vec<String>,
-}
-
-/// Adds `degraded` to the instance's recorded result (best effort: the customization is
-/// over and reported; a record that cannot be updated is said in the log).
-pub fn add_degraded(root: &Root, id: &InstanceId, degraded: &[String]) {
-    let path = instance_dir(id).join("result.json");
-    let updated = root
-        .read(&path)
-        .ok()
-        .flatten()
-        .and_then(|b| serde_json::from_slice::<InstanceResult>(&b).ok())
-        .map(|mut r| {
-            r.degraded.extend(degraded.iter().cloned());
-            r
-        });
-    match updated {
-        Some(r) => {
-            if let Err(e) = write_result(root, &r) {
-                tracing::warn!("recording what was not applied: {e:#}");
-            }
-        }
-        None => tracing::warn!("recording what was not applied: no result for instance {id}"),
-    }
-}
-
-/// The instance's record directory; different ids never share one
-/// ([`InstanceId::file_name`]).
-pub fn instance_dir(id: &InstanceId) -> PathBuf {
-    Path::new(INSTANCES_DIR).join(id.file_name())
-}
-
-/// Where a new pending copy is assembled before it is renamed into place.
-pub const PENDING_NEW: &str = "/var/lib/vmcust/pending.new";
-/// Where the pending copy is renamed to when its customization is over, then removed.
-pub const PENDING_RETIRED: &str = "/var/lib/vmcust/pending.retired";
-/// Hand-overs that could not be used, moved aside (with the reason) for an administrator.
-pub const REFUSED_DIR: &str = "/var/lib/vmcust/refused";
 /// How many refused hand-overs are kept (the oldest go first).
 pub const MAX_REFUSED: usize = 5;
 
@@ -353,42 +276,10 @@ fn remove_tree(root: &Root, path: &str) -> Result<()> {
     }
 }
 
-/// Writes an instance's result record.
-pub fn write_result(root: &Root, result: &InstanceResult) -> Result<()> {
-    let path = instance_dir(&result.instance_id).join("result.json");
-    let text = serde_json::to_string_pretty(result)? + "\n";
-    // A record: the instance counts as customized once it is on disk, so what it
-    // vouches for goes to disk first.
-    root.write_record(&path, text.as_bytes(), 0o644)
-        .with_context(|| format!("writing {}", path.display()))
-}
-
-/// Every recorded instance result, newest first.
-pub fn read_results(root: &Root) -> Result<Vec<InstanceResult>> {
-    let mut out = Vec::new();
-    for id in root.list_dir(Path::new(INSTANCES_DIR))? {
-        let path = Path::new(INSTANCES_DIR).join(&id).join("result.json");
-        if let Some(text) = root.read_text(&path)? {
-            match serde_json::from_str::<InstanceResult>(&text) {
-                Ok(r) => out.push(r),
-                Err(e) => tracing::warn!("ignoring {}: {e}", path.display()),
-            }
-        }
-    }
-    out.sort_by_key(|r| std::cmp::Reverse(r.finished));
-    Ok(out)
-}
-
-/// Seconds since the epoch.
-pub fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::STATE_DIR;
 
     #[test]
     fn ingest_copies_private_and_removes_the_handover() {

@@ -19,17 +19,13 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::state::{self, INSTANCES_DIR};
 use crate::host::platform::Platform;
 use crate::model::InstanceId;
 use crate::root::Root;
-
-/// Where the early stage keeps the product UUID of the VM it last ran on.
-pub const BOOT_IDENTITY: &str = "/var/lib/vmcust/boot-identity";
-/// File in an instance's record directory: the product UUID it was customized on.
-pub const CUSTOMIZED_ON: &str = "vm-uuid";
-/// The last new instance refused on this VM, for `vmcust status`.
-pub const REFUSED: &str = "/var/lib/vmcust/refused.json";
+use crate::state::BOOT_IDENTITY;
+use crate::state::CUSTOMIZED_ON;
+use crate::state::REFUSED;
+use crate::state::{self, INSTANCES_DIR};
 
 /// Longest product UUID kept (a UUID is 36 characters; DMI may hold junk).
 const MAX_UUID_CHARS: usize = 64;
@@ -66,7 +62,7 @@ impl Identity {
         });
         for name in names {
             let dir = Path::new(INSTANCES_DIR).join(&name);
-            if root.is_file(&dir.join("result.json")) {
+            if root.is_file(&dir.join(state::RESULT_JSON)) {
                 customized = true;
             }
             if let Some(uuid) = read_uuid(root, &dir.join(CUSTOMIZED_ON)) {
@@ -178,7 +174,7 @@ impl std::fmt::Display for Refusal {
              door on the host and set [trust] recustomize_same_vm = true (docs/security.md)",
             self.instance_id,
             self.source,
-            crate::cloud_init::stand_in::rfc3339(self.at),
+            crate::state::rfc3339(self.at),
             self.reason
         )
     }
@@ -348,6 +344,7 @@ mod tests {
                 steps: vec![],
                 origins: Default::default(),
                 degraded: Vec::new(),
+                user_data: None,
             },
         )
         .unwrap();

@@ -10,8 +10,8 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::Format;
-use crate::cloud_init::stand_in::rfc3339;
 use crate::root::Root;
+use crate::state::rfc3339;
 use crate::timings::{read, Boot, BootTimes};
 
 /// Show each boot stage's and step's time for the last boots.

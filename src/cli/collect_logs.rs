@@ -45,15 +45,15 @@ pub struct CollectLogsArgs {
 
 /// Files taken as they are (after redaction), when present.
 const FILES: &[&str] = &[
-    crate::report::LOG_PATH,
-    "/var/log/vmcust.log.1",
-    crate::cloud_init::stand_in::STATUS_PATH,
-    crate::settings::SETTINGS_PATH,
-    crate::timings::BOOT_TIMES,
+    crate::state::LOG_PATH,
+    crate::state::OLD_LOG_PATH,
+    crate::state::STATUS_PATH,
+    crate::state::SETTINGS_PATH,
+    crate::state::BOOT_TIMES,
     "/var/log/vmware-imc/toolsDeployPkg.log",
     "/etc/cloud/cloud.cfg.d/99-vmcust.cfg",
-    crate::hygiene::TEMPLATE_ID_RECORD,
-    crate::hygiene::KEY_TYPES_RECORD,
+    crate::state::TEMPLATE_ID_RECORD,
+    crate::state::KEY_TYPES_RECORD,
 ];
 
 /// Words that mark a `key = value` or `key: value` line as holding a secret.
@@ -136,10 +136,10 @@ fn collect(root: &Root) -> Entries {
             paths.push(Path::new("/var/log").join(name));
         }
     }
-    let instances = Path::new(crate::boot::state::INSTANCES_DIR);
+    let instances = Path::new(crate::state::INSTANCES_DIR);
     for id in root.list_dir(instances).unwrap_or_default() {
-        paths.push(instances.join(&id).join("result.json"));
-        paths.push(instances.join(&id).join(crate::applied::APPLIED_JSON));
+        paths.push(instances.join(&id).join(crate::state::RESULT_JSON));
+        paths.push(instances.join(&id).join(crate::state::APPLIED_JSON));
     }
     paths.extend(crate::clean::network_files(root));
     let records = |path: &Path| path.starts_with(instances);
@@ -354,7 +354,7 @@ fn write_tarball(tarfile: &Path, entries: &Entries) -> Result<()> {
                 dir.display()
             )
         })?;
-    let mtime = crate::boot::state::now();
+    let mtime = crate::state::now();
     let gz = flate2::write::GzEncoder::new(tmp.as_file_mut(), flate2::Compression::default());
     let mut tar = tar::Builder::new(gz);
     let mut dir_header = tar::Header::new_gnu();

@@ -147,7 +147,7 @@ pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trus
     let id = g.instance_id().clone();
     let from = g.from();
     out.instance_id = Some(id.to_string());
-    let done = crate::boot::state::instance_dir(&id).join("result.json");
+    let done = crate::state::instance_dir(&id).join(crate::state::RESULT_JSON);
     if root.is_file(&done) {
         out.verdict = "customized already";
         out.detail = format!("instance {id} from {from} was customized already: nothing to do");
@@ -192,8 +192,8 @@ pub struct Doctor {
 
 /// Looks at `root` as a boot would; problems become lines, never errors.
 pub fn doctor(root_dir: &std::path::Path) -> Doctor {
-    use crate::boot::state::{CUST_CFG, IMC_DIR, PENDING_DIR};
     use crate::cloud_init::coexist::{self, VmwareCustomization};
+    use crate::state::{CUST_CFG, IMC_DIR, PENDING_DIR};
     use std::path::Path;
     let Ok(root) = crate::root::Root::new(root_dir) else {
         return Doctor {
@@ -222,17 +222,17 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
             "{PENDING_DIR} (a customization in progress or interrupted; the next boot resumes it)"
         ));
     }
-    let run = match crate::cloud_init::stand_in::read_status(&root) {
+    let run = match crate::state::read_status(&root) {
         Ok(Some(st)) => format!(
             "{} (stage {}, updated {})",
             st.state.word(),
             st.stage.as_deref().unwrap_or("-"),
-            crate::cloud_init::stand_in::rfc3339(st.updated)
+            crate::state::rfc3339(st.updated)
         ),
         Ok(None) => "not run".into(),
         Err(e) => format!("unreadable: {e:#}"),
     };
-    let instances = crate::boot::state::read_results(&root)
+    let instances = crate::state::read_results(&root)
         .map(|r| r.len())
         .unwrap_or(0);
     // The same choice a plan makes: the facts' one detection, or the settings' name.
@@ -290,7 +290,7 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
         } else {
             Some(format!(
                 "vSphere customization is switched off by [imc] enabled = false in {}",
-                crate::settings::SETTINGS_PATH
+                crate::state::SETTINGS_PATH
             ))
         },
         decided_by,

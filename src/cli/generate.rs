@@ -72,14 +72,14 @@ fn man(dir: &Path) -> Result<()> {
     cmd.build();
     let vmcust = page(clap_mangen::Man::new(cmd), VMCUST_SECTIONS, true)?;
     write(dir, "vmcust.1", &vmcust)?;
-    let stand_in = clap_mangen::Man::new(crate::cloud_init::stand_in::command())
+    let stand_in = clap_mangen::Man::new(super::stand_in::command())
         .title(STAND_IN_PAGE)
         .section("8")
         .source(format!("vmcust {}", super::VERSION))
         .manual("System Administration");
     let sections = format!(
         "{}{STAND_IN_SECTIONS}",
-        commands_section(&crate::cloud_init::stand_in::command())
+        commands_section(&super::stand_in::command())
     );
     let stand_in = page(stand_in, &sections, false)?;
     write(dir, &format!("{STAND_IN_PAGE}.8"), &stand_in)?;

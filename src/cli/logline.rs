@@ -83,7 +83,7 @@ where
                 .duration_since(std::time::UNIX_EPOCH)
                 .map(|d| d.as_secs())
                 .unwrap_or(0);
-            write!(w, "{} ", crate::cloud_init::stand_in::rfc3339(now))?;
+            write!(w, "{} ", crate::state::rfc3339(now))?;
         }
         write!(w, "vmcust: {}", label(level))?;
         ctx.field_format().format_fields(w.by_ref(), event)?;

@@ -16,6 +16,7 @@ mod run;
 mod schema;
 mod settings;
 mod show;
+pub(crate) mod stand_in;
 mod status;
 
 use std::process::ExitCode;
@@ -100,6 +101,10 @@ pub enum Format {
 
 /// Runs the command line and returns the process exit status.
 pub fn main() -> ExitCode {
+    // Started under the name `cloud-init`: the stand-in answers instead.
+    if stand_in::invoked_as_cloud_init() {
+        return stand_in::main();
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -112,7 +117,7 @@ pub fn main() -> ExitCode {
     let (log_file, settings) = match &cli.command {
         Command::Run(args) => match Root::new(&args.root) {
             Ok(root) => (
-                root.resolve(std::path::Path::new(crate::report::LOG_PATH), true)
+                root.resolve(std::path::Path::new(crate::state::LOG_PATH), true)
                     .ok(),
                 Some(crate::settings::load(&root)),
             ),

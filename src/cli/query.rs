@@ -13,11 +13,11 @@ use serde::Serialize;
 
 use super::Format;
 use crate::applied::Applied;
-use crate::boot::late::{POST_PENDING, USER_DATA_DONE};
-use crate::boot::state::{read_results, InstanceResult, INSTANCES_DIR};
-use crate::cloud_init::stand_in::rfc3339;
 use crate::failure::Failure;
 use crate::root::Root;
+use crate::state::rfc3339;
+use crate::state::{read_results, InstanceResult, INSTANCES_DIR};
+use crate::state::{POST_PENDING, USER_DATA_DONE};
 
 /// Show what was applied to the current instance, and from which source.
 #[derive(Debug, Args)]
@@ -115,7 +115,7 @@ pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
     };
     let user_data_result = match root.read_text(&dir.join(USER_DATA_DONE))? {
         Some(t) => Some(t.trim().chars().take(80).collect()),
-        None if root.is_file(&dir.join(crate::boot::late::USER_DATA)) => {
+        None if root.is_file(&dir.join(crate::state::USER_DATA)) => {
             Some("pending (the late stage has not run yet)".to_string())
         }
         None => None,
@@ -140,7 +140,7 @@ fn instances(root: &Root) -> Result<Vec<InstanceResult>> {
     let mut all = read_results(root)?;
     for dir_name in root.list_dir(Path::new(INSTANCES_DIR))? {
         let dir = Path::new(INSTANCES_DIR).join(&dir_name);
-        if root.is_file(&dir.join("result.json")) {
+        if root.is_file(&dir.join(crate::state::RESULT_JSON)) {
             continue;
         }
         let Some(a) = crate::applied::read(root, &dir_name)? else {
@@ -157,6 +157,7 @@ fn instances(root: &Root) -> Result<Vec<InstanceResult>> {
                 steps: Vec::new(),
                 origins: Default::default(),
                 degraded: Vec::new(),
+                user_data: None,
             }),
             _ => tracing::warn!("ignoring {}: not this instance's record", dir.display()),
         }

@@ -8,11 +8,12 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 
 use crate::boot::{self, Context, Ending, Stage};
-use crate::cloud_init::stand_in::{write_status, RunState, RunStatus};
 use crate::host::platform::Platform;
 use crate::host::{open, TransportOptions};
 use crate::report::NicTiming;
 use crate::root::Root;
+use crate::state::LOCK_PATH;
+use crate::state::{write_status, RunState, RunStatus};
 
 /// `--stage`: [`Stage`] as the command line names it (the derive stays on the CLI side,
 /// out of the boot library's types).
@@ -166,10 +167,6 @@ fn ending_word(ending: &Result<Ending>) -> &'static str {
         Ok(Ending::Interrupted) => "interrupted",
     }
 }
-
-/// Where stages take turns: the early unit, the late unit and vmcust-imc.service never
-/// work on the same root at once (a late hand-over waits for the early stage to end).
-pub const LOCK_PATH: &str = "/run/vmcust/lock";
 
 /// Takes the root's run lock, waiting for another stage to finish; held until dropped.
 fn lock(root: &Root) -> Result<std::fs::File> {

@@ -8,7 +8,8 @@ use clap::{Args, Subcommand};
 
 use crate::failure::Failure;
 use crate::root::Root;
-use crate::settings::{load, SETTINGS_PATH};
+use crate::settings::load;
+use crate::state::SETTINGS_PATH;
 
 /// Check the settings file, /etc/vmcust/vmcust.conf.
 #[derive(Debug, Args)]

@@ -8,10 +8,11 @@ use clap::Args;
 use serde::Serialize;
 
 use super::Format;
-use crate::boot::state::{read_results, InstanceResult};
+use crate::state::{read_results, InstanceResult};
 
-use crate::cloud_init::stand_in::{exit_code, rfc3339, wait_for_status, RunState, RunStatus};
+use super::stand_in::{exit_code, wait_for_status};
 use crate::root::Root;
+use crate::state::{rfc3339, RunState, RunStatus};
 
 /// Show the run's state and each customized instance's outcome.
 #[derive(Debug, Args)]
@@ -66,7 +67,7 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
     // Off VMware the units never start (ConditionVirtualization), so no status will come:
     // waiting would only run into the bound.
     let wait = wait
-        && (crate::cloud_init::stand_in::read_status(root)?.is_some()
+        && (crate::state::read_status(root)?.is_some()
             || crate::host::platform::Platform::detect(root.path()).is_vmware());
     let (settings, warnings) = crate::settings::load(root);
     let run = wait_for_status(root, &settings, wait)?;

@@ -7,5 +7,4 @@
 
 pub mod coexist;
 pub mod link;
-pub mod stand_in;
 pub mod units;

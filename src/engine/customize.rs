@@ -60,19 +60,7 @@ impl<'a> Options<'a> {
     }
 }
 
-/// What happens to user-data in the late stage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case", tag = "disposition", content = "reason")]
-pub enum UserDataDisposition {
-    /// Handed to the installed cloud-init through its NoCloud seed.
-    CloudInitSeed,
-    /// Run once as a script (it starts with `#!`).
-    RunScript,
-    /// Applied by vmcust itself (`#cloud-config`, MIME, gzip): see the step's `native`.
-    Native,
-    /// Not run: it needs cloud-init, which is not installed.
-    Rejected(String),
-}
+pub use crate::state::UserDataDisposition;
 
 /// What the late stage does with `bytes`, by `[user-data] handler` and whether a real
 /// cloud-init is installed.
@@ -244,9 +232,7 @@ pub struct Prepared {
 }
 
 /// The marker file for a MARKER-ID.
-pub fn marker_path(marker: &FileName) -> std::path::PathBuf {
-    Path::new(crate::boot::state::STATE_DIR).join(format!(".markerfile-{marker}.txt"))
-}
+pub use crate::state::marker_path;
 
 /// Plans everything `g` asks for on `root`: reads the facts, applies the marker rule
 /// (a vSphere spec's password and scripts run once per new MARKER-ID, never without
@@ -371,17 +357,17 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
 }
 
 /// The write of the late stage's `wait-on-network` record
-/// ([`crate::boot::late::WAIT_ON_NETWORK`]) when it differs from what `g` asks (the
+/// ([`crate::state::WAIT_ON_NETWORK`]) when it differs from what `g` asks (the
 /// guestinfo metadata's families; any address without one), so the late stage waits for
 /// this customization's families and never for an earlier one's.
 fn wait_on_network_record(root: &Root, g: &Gathered) -> Option<Action> {
     use crate::host::addresses::Wait;
     let wanted: Wait = g.wait_on_network.map(Wait::from).unwrap_or_default();
-    if crate::boot::late::read_wait_on_network(root) == wanted {
+    if Wait::from_record(&crate::state::read_wait_on_network(root)) == wanted {
         return None;
     }
     Some(Action::WriteFile {
-        path: crate::boot::late::WAIT_ON_NETWORK.into(),
+        path: crate::state::WAIT_ON_NETWORK.into(),
         mode: 0o644,
         contents: crate::plan::Contents::text(wanted.record()),
         purpose: "the address families the late stage waits for before publishing the \
@@ -401,4 +387,14 @@ pub enum PrepareError {
     /// The user-data cannot be applied.
     #[error(transparent)]
     UserData(crate::failure::Failure),
+}
+
+impl From<PrepareError> for crate::failure::Failure {
+    fn from(e: PrepareError) -> Self {
+        match e {
+            PrepareError::Plan(p) => p.into(),
+            PrepareError::Facts(e) => crate::failure::Failure::of(&e),
+            PrepareError::UserData(f) => f,
+        }
+    }
 }

@@ -3,9 +3,8 @@
 //! the configuration files already there, and who manages `/etc/resolv.conf`.
 //!
 //! Gathering is all I/O; deciding what to do with these facts is the planner's job,
-//! which stays pure. The one exception is naming the stack: the renderer table
-//! (`plan::network::renderers`) is asked once here, so that everything after reads the
-//! same answer.
+//! which stays pure: the renderer table (`plan::network::renderers::detect`) names the
+//! stack from [`Stacks`] when the renderer is chosen.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -14,7 +13,6 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 
 use crate::model::MacAddr;
-use crate::plan::network::renderers::{self, Chosen};
 use crate::root::{Existing, Root};
 
 /// What the planner knows about the root's networking.
@@ -29,9 +27,6 @@ pub struct NetworkFacts {
     pub links: Option<Vec<Link>>,
     /// Which network stacks are installed or enabled.
     pub stacks: Stacks,
-    /// The renderer the renderer table names for these stacks, and why; `None` when the
-    /// root has no stack it knows.
-    pub detected: Option<Chosen>,
     /// Configuration files of every stack that may configure an interface, with their
     /// text (leftovers of the template among them).
     pub configs: Vec<ConfigFile>,
@@ -139,7 +134,6 @@ impl NetworkFacts {
         Ok(NetworkFacts {
             devices: links.as_deref().map(by_mac),
             links,
-            detected: renderers::detect(&stacks),
             stacks,
             configs: configs(root).with_context(|| at("reading network configuration"))?,
             eni_main: root

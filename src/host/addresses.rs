@@ -43,7 +43,7 @@ pub struct Wait {
 }
 
 impl Wait {
-    /// The record the late stage reads (`boot::late::WAIT_ON_NETWORK`): one family name
+    /// The record the late stage reads (`state::WAIT_ON_NETWORK`): one family name
     /// a line, empty for "any address".
     pub fn record(self) -> String {
         let mut text = String::new();

@@ -337,6 +337,17 @@ fn log_line(stream: Stream, phase: Phase, line: &str) {
     }
 }
 
+/// How a script run ended, as the boot stages and the records need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ScriptEnd {
+    /// Exit status 0.
+    Succeeded,
+    /// Anything else; the reason is for people and for the host's `@message`.
+    Failed(String),
+    /// SIGTERM: the script's group was stopped; the step is to be done again.
+    Interrupted,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,16 @@ use std::sync::OnceLock;
 
 pub use file_contexts::{Context, FileContexts, Input, Kind};
 
-use crate::root::Root;
+/// Where a root's policy files are read from. [`crate::root::Root`] implements it (every
+/// read confined to the root and capped); this module reads nothing else, and so needs
+/// nothing above it.
+pub trait PolicyFiles {
+    /// The text of `path` (absolute, as seen inside the root), read only up to `max`
+    /// bytes; `None` when it does not exist, an error when it is larger.
+    fn read_policy_file(&self, path: &Path, max: u64) -> io::Result<Option<String>>;
+    /// The root's directory, for messages.
+    fn root_dir(&self) -> &Path;
+}
 
 /// Where a root says which policy it uses.
 pub const CONFIG: &str = "/etc/selinux/config";
@@ -38,7 +47,12 @@ impl Labeler {
     /// The label (attribute bytes) the root's policy gives `path` (absolute, as seen
     /// inside the root) as a new `kind`; `None` when the root has no policy or the policy
     /// gives the path no label.
-    pub fn label_for(&self, root: &Root, path: &Path, kind: Kind) -> io::Result<Option<Vec<u8>>> {
+    pub fn label_for(
+        &self,
+        root: &dyn PolicyFiles,
+        path: &Path,
+        kind: Kind,
+    ) -> io::Result<Option<Vec<u8>>> {
         let policy = self.policy.get_or_init(|| load(root));
         let policy = match policy {
             Ok(Some(p)) => p,
@@ -53,7 +67,7 @@ impl Labeler {
     }
 
     /// Whether the root has a policy that labels files (reading it if not done yet).
-    pub fn has_policy(&self, root: &Root) -> io::Result<bool> {
+    pub fn has_policy(&self, root: &dyn PolicyFiles) -> io::Result<bool> {
         match self.policy.get_or_init(|| load(root)) {
             Ok(p) => Ok(p.is_some()),
             Err(e) => Err(io::Error::new(io::ErrorKind::InvalidData, e.clone())),
@@ -61,11 +75,11 @@ impl Labeler {
     }
 }
 
-fn policy_error(root: &Root, e: &dyn std::fmt::Display) -> String {
+fn policy_error(root: &dyn PolicyFiles, e: &dyn std::fmt::Display) -> String {
     format!(
         "SELinux file contexts of {}: {e}; fix or remove the line (the same file makes \
          restorecon fail), or set SELINUX=disabled in {CONFIG}",
-        root.path().display()
+        root.root_dir().display()
     )
 }
 
@@ -105,9 +119,9 @@ fn policy_type(config: &str) -> Result<Option<String>, String> {
 }
 
 /// Reads the policy of `root`; `None` when it has none.
-fn load(root: &Root) -> Result<Option<FileContexts>, String> {
+fn load(root: &dyn PolicyFiles) -> Result<Option<FileContexts>, String> {
     let read = |p: &str| {
-        root.read_text_capped(Path::new(p), MAX_POLICY_FILE_BYTES, "file_contexts file")
+        root.read_policy_file(Path::new(p), MAX_POLICY_FILE_BYTES)
             .map_err(|e| format!("{p}: {e}"))
     };
     let Some(config) = read(CONFIG)? else {

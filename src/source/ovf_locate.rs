@@ -18,7 +18,7 @@ use crate::root::Root;
 pub const SEED_FILES: &[&str] = &[
     "/var/lib/cloud/seed/ovf-env.xml",
     "/var/lib/cloud/seed/ovf/ovf-env.xml",
-    "/var/lib/vmcust/seed/ovf-env.xml",
+    crate::state::OVF_SEED,
 ];
 
 /// CD devices tried for an OVF transport ISO.

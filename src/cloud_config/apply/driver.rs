@@ -94,7 +94,7 @@ impl<'a> StageContext<'a> {
 
     /// The instance's directory of scripts (inside the root).
     fn scripts_dir(&self) -> PathBuf {
-        Path::new(crate::boot::state::INSTANCES_DIR)
+        Path::new(crate::state::INSTANCES_DIR)
             .join(self.instance.file_name())
             .join("scripts")
     }

@@ -406,7 +406,7 @@ pub fn run_one(
         }
         Ok(Gate::Run) => {}
     }
-    let path = crate::boot::state::instance_dir(&ctx.instance).join(&s.rel);
+    let path = crate::state::instance_dir(&ctx.instance).join(&s.rel);
     let script = path.display().to_string();
     // cloud-init runs `prefix + [script]`, the prefix's program found on `PATH`.
     let direct = prefix

@@ -19,9 +19,8 @@ use std::path::{Path, PathBuf};
 use crate::cloud_config::registry::Frequency;
 use crate::model::InstanceId;
 use crate::root::Root;
+pub use crate::state::ONCE_DIR;
 
-/// Where vmcust keeps per-once records.
-pub const ONCE_DIR: &str = "/var/lib/vmcust/sem";
 /// Where the kernel tells the boot id.
 pub const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
 
@@ -49,7 +48,7 @@ impl Semaphores {
     pub fn new(root: &Root, instance: &InstanceId, boot_id: &str) -> Semaphores {
         Semaphores {
             root: root.clone(),
-            instance_dir: Path::new(crate::boot::state::INSTANCES_DIR)
+            instance_dir: Path::new(crate::state::INSTANCES_DIR)
                 .join(instance.file_name())
                 .join("sem"),
             boot_id: boot_id.trim().to_string(),

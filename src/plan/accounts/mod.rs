@@ -33,12 +33,10 @@ use crate::facts::accounts::{
 };
 use crate::model::Secret;
 use crate::root::Root;
+pub use crate::state::RANDOM_PASSWORDS;
 use dbfile::{BadField, DbEdit};
 use request::{AccountsRequest, NewPassword, UserEntry, UserRequest, DISABLE_ROOT_OPTS};
 
-/// Where the RANDOM passwords of `chpasswd` are written, for root alone to read (cloud-init
-/// prints them on the console; vmcust never puts a password in a log or on a console).
-pub const RANDOM_PASSWORDS: &str = "/var/lib/vmcust/random-passwords";
 /// Length of a RANDOM password, as cloud-init's.
 pub const RANDOM_LEN: usize = 20;
 

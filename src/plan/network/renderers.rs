@@ -5,8 +5,8 @@
 //! commands make a running system read the new files. Nothing else in vmcust matches on
 //! a renderer: it looks its entry up.
 //!
-//! Detection runs once, when the root's facts are read ([`detect`], stored in
-//! `NetworkFacts::detected`); [`choose`] then takes the renderer the caller named, or the
+//! Detection reads the root's facts ([`detect`] on `NetworkFacts::stacks`), once, when
+//! the renderer is chosen: [`choose`] takes the renderer the caller named, or the
 //! detected one, or refuses: a root with no stack the table can name is an error that
 //! says what was looked for and how to name a renderer, never a silent default.
 
@@ -270,11 +270,7 @@ impl std::fmt::Display for NamedBy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NamedBy::CommandLine => f.write_str("--renderer"),
-            NamedBy::Settings => write!(
-                f,
-                "[network] renderer in {}",
-                crate::settings::SETTINGS_PATH
-            ),
+            NamedBy::Settings => write!(f, "[network] renderer in {}", crate::state::SETTINGS_PATH),
         }
     }
 }
@@ -292,9 +288,10 @@ pub struct Chosen {
 /// The renderer named, or else the one detected in `facts`; an error when neither
 /// exists, saying what was looked for and how to name one.
 pub fn choose(named: Option<Named>, facts: &NetworkFacts) -> Result<Chosen, NetworkError> {
+    let detected = detect(&facts.stacks);
     if let Some(n) = named {
         let mut reason = format!("set by {}", n.by);
-        match &facts.detected {
+        match &detected {
             Some(d) if d.renderer != n.renderer => {
                 reason.push_str(&format!("; the root's own stack is {}", d.renderer.name()));
             }
@@ -305,12 +302,12 @@ pub fn choose(named: Option<Named>, facts: &NetworkFacts) -> Result<Chosen, Netw
             reason,
         });
     }
-    match &facts.detected {
-        Some(d) => Ok(d.clone()),
+    match detected {
+        Some(d) => Ok(d),
         None => Err(NetworkError::NoStack {
             looked_for: looked_for(),
             names: names(),
-            settings: crate::settings::SETTINGS_PATH,
+            settings: crate::state::SETTINGS_PATH,
         }),
     }
 }
@@ -441,7 +438,6 @@ mod tests {
         assert_eq!(c.renderer, Renderer::Eni);
         assert_eq!(c.reason, "set by --renderer");
         facts.stacks.networkd = true;
-        facts.detected = detect(&facts.stacks);
         let c = choose(Some(named), &facts).unwrap();
         assert_eq!(
             c.reason,
@@ -469,7 +465,7 @@ mod tests {
             assert!(msg.contains(e.stack), "{msg}");
         }
         assert!(msg.contains("[network] renderer"), "{msg}");
-        assert!(msg.contains(crate::settings::SETTINGS_PATH), "{msg}");
+        assert!(msg.contains(crate::state::SETTINGS_PATH), "{msg}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! exists), the binary answers the two questions tools asks (reference open-vm-tools.md
 //! §2.5, §2.9): `cloud-init -v` (must succeed, and give a version ≥ 21.1 for raw data) and
 //! `cloud-init status` (tools waits while it says `not run` or `running`). The status is
-//! vmcust's own progress, which the run engine records with [`write_status`]; off VMware,
+//! vmcust's own progress, which the run engine records with [`crate::state::write_status`]; off VMware,
 //! where vmcust never runs, it is `disabled` from the start. It also answers what
 //! template builds and scripts ask: `status --wait`, `status --format json|yaml`, `clean`
 //! (mapped onto [`crate::clean`]) and `collect-logs`, with cloud-init's flags, parsed by
@@ -18,119 +18,21 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
-use serde::{Deserialize, Serialize};
 
-use super::units::{self, Outlook};
+use crate::cloud_init::units::{self, Outlook};
 use crate::root::Root;
 use crate::settings::Settings;
-
-/// The status file the run engine keeps, inside the root. Under `/run` so a reboot
-/// starts from "not run".
-pub const STATUS_PATH: &str = "/run/vmcust/status.json";
+use crate::state::{read_status, rfc3339, RunState, RunStatus, ROOT_ENV, STATUS_PATH};
 
 /// The cloud-init version the stand-in claims: ≥ 21.1 so tools hands over raw cloud-init
 /// data, and 23.4 because vmcust's `status` follows that release's exit codes.
 pub const CLAIMED_CLOUD_INIT_VERSION: &str = "23.4.0";
 
-/// The environment variable naming the root the stand-in reads (default `/`).
-pub const ROOT_ENV: &str = "VMCUST_ROOT";
-
 /// How often `status --wait` looks at the status file.
 const WAIT_POLL: Duration = Duration::from_millis(250);
-
-/// Where vmcust is in its work, as `cloud-init status` would put it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunState {
-    /// No stage has started this boot.
-    NotStarted,
-    /// A stage is working (including the wait for cust.cfg), or the late stage is
-    /// still to come after the early one.
-    Running,
-    /// Every stage finished.
-    Done,
-    /// A stage failed; `last_error` says why.
-    Error,
-    /// vmcust is switched off for this boot (`[imc] enabled = false`, stepped aside, or
-    /// not on VMware).
-    Disabled,
-}
-
-impl RunState {
-    /// The word after `status: `, chosen from those open-vm-tools parses (§2.9).
-    /// `not run` rather than cloud-init 24.1's `not started`: every tools release since
-    /// 12.1.5 recognises it, while older ones would read `not started` as "unknown" and
-    /// stop waiting.
-    pub fn word(self) -> &'static str {
-        match self {
-            RunState::NotStarted => "not run",
-            RunState::Running => "running",
-            RunState::Done => "done",
-            RunState::Error => "error",
-            RunState::Disabled => "disabled",
-        }
-    }
-}
-
-/// vmcust's progress as recorded in [`STATUS_PATH`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunStatus {
-    /// The overall state.
-    pub state: RunState,
-    /// The stage or step in hand, a short name such as `early` or `late` (shown by
-    /// `status --long`; avoid the words `running`, `done`, `error` in it, which tools
-    /// would read).
-    #[serde(default)]
-    pub stage: Option<String>,
-    /// Why the run failed, for `status --long` and the log. Never a secret.
-    #[serde(default)]
-    pub last_error: Option<String>,
-    /// When this was written, seconds since the Unix epoch.
-    pub updated: u64,
-}
-
-impl RunStatus {
-    /// A status stamped with the current time.
-    pub fn now(state: RunState, stage: Option<&str>, last_error: Option<String>) -> RunStatus {
-        RunStatus {
-            state,
-            stage: stage.map(str::to_string),
-            last_error,
-            updated: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-        }
-    }
-}
-
-/// Records `status` in the root's [`STATUS_PATH`] atomically, so `cloud-init status`
-/// never reads half a file.
-pub fn write_status(root: &Root, status: &RunStatus) -> anyhow::Result<()> {
-    use anyhow::Context;
-    let mut json = serde_json::to_vec_pretty(status).context("encoding the run status")?;
-    json.push(b'\n');
-    root.write_file(Path::new(STATUS_PATH), &json, 0o644)
-        .with_context(|| format!("writing {STATUS_PATH}"))
-}
-
-/// Reads the root's [`STATUS_PATH`]; `Ok(None)` when no stage has written it yet.
-pub fn read_status(root: &Root) -> anyhow::Result<Option<RunStatus>> {
-    use anyhow::Context;
-    let Some(bytes) = root
-        .read(Path::new(STATUS_PATH))
-        .with_context(|| format!("reading {STATUS_PATH}"))?
-    else {
-        return Ok(None);
-    };
-    let status = serde_json::from_slice(&bytes).with_context(|| {
-        format!("{STATUS_PATH} is not a vmcust run status; remove it and rerun `vmcust run`")
-    })?;
-    Ok(Some(status))
-}
 
 /// Whether this process was started under the name `cloud-init`.
 pub fn invoked_as_cloud_init() -> bool {
@@ -609,28 +511,6 @@ fn reboot(command: &[&str]) -> Result<(), String> {
     }
 }
 
-/// Seconds since the epoch as an RFC 3339 UTC time, `2026-05-01T12:00:00Z`.
-pub fn rfc3339(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's days-to-civil, valid for every u64 second count we will meet.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 /// `cloud-init collect-logs`, mapped onto `vmcust collect-logs` (default
 /// `cloud-init.tar.gz`, as cloud-init's).
 fn collect_logs(
@@ -723,6 +603,7 @@ pub fn wait_limit(settings: &Settings) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::write_status;
 
     /// Tools' version reader (§2.9): from the first digit, `<major>[-.]<minor>`.
     fn tools_version(text: &str) -> Option<(u32, u32)> {
@@ -1079,7 +960,7 @@ mod tests {
         }
         // A settings problem is a recoverable error: exit 2 once the run is over.
         root.write_file(
-            Path::new(crate::settings::SETTINGS_PATH),
+            Path::new(crate::state::SETTINGS_PATH),
             b"[imc]\nmax_wait = x\n",
             0o644,
         )
@@ -1088,13 +969,6 @@ mod tests {
         assert_eq!(code, 2, "{text}");
         assert!(text.contains("max_wait"), "{text}");
         assert_eq!(exit_code(RunState::Running, true), 0);
-    }
-
-    #[test]
-    fn rfc3339_dates() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_780_000_000), "2026-05-28T20:26:40Z");
     }
 
     #[test]
