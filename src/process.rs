@@ -15,7 +15,7 @@
 use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
@@ -64,6 +64,9 @@ pub struct Cmd {
     pub timeout: Duration,
     /// Time between SIGTERM and SIGKILL to the group.
     pub grace: Duration,
+    /// What it reads on its standard input (written from a thread, then closed); empty:
+    /// `/dev/null`.
+    pub stdin: Vec<u8>,
 }
 
 impl Cmd {
@@ -76,6 +79,7 @@ impl Cmd {
             env: Vec::new(),
             timeout,
             grace: Duration::from_secs(1),
+            stdin: Vec::new(),
         }
     }
 }
@@ -191,6 +195,13 @@ fn run_with(
             .map(|p| read(p, Stream::Stderr, limit, tx.clone())),
     ];
     drop(tx);
+    if let Some(mut pipe) = started.stdin {
+        let input = cmd.stdin.clone();
+        // A program that does not read it all gets EPIPE here, not a hang.
+        thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut pipe, &input);
+        });
+    }
 
     let mut on_line = match output {
         Output::Lines(f) => Some(f),
@@ -266,6 +277,7 @@ fn from_status(status: ExitStatus) -> Ended {
 /// waits for it and sends [`Event::Exited`].
 struct Started {
     pid: u32,
+    stdin: Option<ChildStdin>,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
 }
@@ -305,6 +317,7 @@ fn start_here(cmd: &Cmd, tx: &mpsc::Sender<Event>) -> io::Result<Started> {
     let mut child = command.spawn()?;
     let started = Started {
         pid: child.id(),
+        stdin: child.stdin.take(),
         stdout: child.stdout.take(),
         stderr: child.stderr.take(),
     };
@@ -334,6 +347,7 @@ fn start_sealed(cmd: &Cmd, sandbox: &Sandbox, tx: &mpsc::Sender<Event>) -> io::R
         };
         let _ = back.send(Ok(Started {
             pid: child.id(),
+            stdin: child.stdin.take(),
             stdout: child.stdout.take(),
             stderr: child.stderr.take(),
         }));
@@ -357,7 +371,10 @@ fn command(cmd: &Cmd) -> Command {
         .env("PATH", PATH)
         .env("LANG", "C")
         .envs(cmd.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(match cmd.stdin.is_empty() {
+            true => Stdio::null(),
+            false => Stdio::piped(),
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);

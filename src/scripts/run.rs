@@ -224,6 +224,7 @@ fn run(
         ],
         timeout: limits.timeout,
         grace: limits.grace,
+        stdin: Vec::new(),
     };
     let mut tail = Tail::default();
     tracing::info!(script = %script.display(), phase = phase.name(), "custom script starting");

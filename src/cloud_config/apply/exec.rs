@@ -62,6 +62,7 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
         env: p.env.clone(),
         timeout: p.timeout,
         grace: Duration::from_secs(5),
+        stdin: Vec::new(),
     };
     let mut tail: VecDeque<String> = VecDeque::new();
     let mut logged = 0usize;
