@@ -326,3 +326,58 @@ fn a_sealed_run_is_bounded_and_ended_whole() {
         assert!(left.is_empty(), "{body}: survivors {left:?}");
     }
 }
+
+/// vmcust killed outright (SIGKILL: no handler, no cleanup) mid-run: the box dies with it,
+/// the program and its `setsid` daemon included.
+#[test]
+fn the_box_ends_when_vmcust_is_killed() {
+    use std::time::{Duration, Instant};
+    support::require_root("user-data of another root runs sealed inside it");
+    let tag = format!("3000.{}", unique());
+    let vm = Vm::new();
+    for dir in ["/tmp", "/root"] {
+        fs::create_dir_all(vm.path(dir)).unwrap();
+    }
+    install_tool(vm.root.path(), "/usr/bin/setsid");
+    let md = "{\"instance-id\": \"sealed-2\", \"local-hostname\": \"sealed\"}";
+    let ud = format!(
+        "#!/bin/sh\nsetsid sleep {tag} > /dev/null 2>&1 < /dev/null &\n\
+         touch /root/started\nsleep {tag}\n"
+    );
+    vm.hand_over(
+        &fs::read_to_string(support::example("raw-cloud-init.cfg")).unwrap(),
+        &[("metadata", md), ("userdata", &ud)],
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let mut late = vm
+        .command("late", 0)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !vm.path("/root/started").exists() {
+        assert!(
+            t.elapsed() < Duration::from_secs(20),
+            "user-data never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while survivors(&tag).len() < 2 && t.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    late.kill().unwrap();
+    late.wait().unwrap();
+    let until = Instant::now() + Duration::from_secs(3);
+    let mut left = survivors(&tag);
+    while !left.is_empty() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(20));
+        left = survivors(&tag);
+    }
+    for &p in &left {
+        // SAFETY: kill(2) of a process this test's run left behind.
+        unsafe { libc::kill(p, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "survivors {left:?} of vmcust's death");
+}
