@@ -381,3 +381,26 @@ fn the_box_ends_when_vmcust_is_killed() {
     }
     assert!(left.is_empty(), "survivors {left:?} of vmcust's death");
 }
+
+/// The program keeps a short list of capabilities (what package scripts, `useradd`,
+/// `chown` and `su` need); the rest (mounts, modules, raw I/O, ptrace, device nodes, …)
+/// is out of its bounding set, so no set-user-ID program brings one back.
+#[test]
+fn capabilities_are_bounded() {
+    let (_vm, out) = in_root("cat /proc/self/status\n", &[], &[]);
+    let kept: u64 = [0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 29, 31]
+        .iter()
+        .fold(0, |m, c| m | 1 << c);
+    let field = |name: &str| -> u64 {
+        let line = out
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}:\t")))
+            .unwrap_or_else(|| panic!("no {name} in {out}"));
+        u64::from_str_radix(line.trim(), 16).unwrap()
+    };
+    for name in ["CapBnd", "CapPrm", "CapEff"] {
+        assert_eq!(field(name) & !kept, 0, "{name} beyond the kept set: {out}");
+    }
+    assert_eq!(field("CapBnd"), kept, "{out}");
+    assert_eq!((field("CapInh"), field("CapAmb")), (0, 0), "{out}");
+}

@@ -245,10 +245,14 @@ fn stay_init(program: libc::pid_t, status_w: RawFd) -> ! {
         for fd in 0..3 {
             libc::close(fd);
         }
-        if status_w > 3 {
-            close_range(3, status_w as u32 - 1, false);
+        for fd in 3..status_w {
+            // One call where the kernel has close_range; the loop only before 5.9.
+            if close_range(fd as u32, status_w as u32 - 1, false) {
+                break;
+            }
+            libc::close(fd);
         }
-        close_range(status_w as u32 + 1, u32::MAX, false);
+        close_from(status_w as u32 + 1, false);
         let mut status: libc::c_int = 0;
         loop {
             let mut st: libc::c_int = 0;
@@ -481,22 +485,30 @@ fn drop_capabilities() -> io::Result<()> {
         version: VERSION_3,
         pid: 0,
     };
-    let low = kept as u32;
-    let high = (kept >> 32) as u32;
-    let data = [
-        Data {
-            effective: low,
-            permitted: low,
-            inheritable: 0,
-        },
-        Data {
-            effective: high,
-            permitted: high,
-            inheritable: 0,
-        },
-    ];
-    // SAFETY: the kernel's capset layout (version 3: two data structs); then prctl.
+    let empty = Data {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    };
+    let mut data = [empty; 2];
+    // SAFETY: the kernel's capget/capset layout (version 3: two data structs); then prctl.
     unsafe {
+        // What vmcust has (it may run with fewer than all), less what is not kept: capset
+        // cannot add a capability.
+        if libc::syscall(
+            libc::SYS_capget,
+            &header as *const Header,
+            data.as_mut_ptr(),
+        ) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        for (word, d) in data.iter_mut().enumerate() {
+            let keep = (kept >> (32 * word)) as u32;
+            d.permitted &= keep;
+            d.effective &= keep;
+            d.inheritable = 0;
+        }
         if libc::syscall(libc::SYS_capset, &header as *const Header, data.as_ptr()) != 0 {
             return Err(io::Error::last_os_error());
         }
