@@ -32,3 +32,9 @@ pub mod timings;
 pub(crate) mod yaml;
 
 pub use cli::main;
+
+/// The file mode creation mask vmcust runs with, whatever its caller's (`main` sets it
+/// first thing): what a mode given explicitly leaves to the mask, and what the programs it
+/// runs create, come out as on a system's usual 022, never world-writable (docs/security.md,
+/// "Modes").
+pub const UMASK: u32 = 0o022;

@@ -4,7 +4,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// Size at which the log is rotated: 8 MiB holds thousands of runs.
@@ -32,7 +32,10 @@ impl BoundedLog {
     /// [`BoundedLog::open`] with another cap (for tests).
     pub fn open_with_cap(path: &Path, max: u64) -> io::Result<BoundedLog> {
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(crate::root::DIR_MODE)
+                .create(dir)?;
         }
         let (file, size) = open_append(path)?;
         let mut log = BoundedLog {

@@ -7,7 +7,7 @@
 //! whole `vmcust plan` costs over a trivial process (docs/benchmarks.md). What that
 //! start-up did that vmcust relies on is done here: SIGPIPE ignored (a closed pipe is an
 //! error to handle, not death mid-customization; std resets it for children it spawns)
-//! and stdout flushed before exit. Arguments still come from std (glibc hands them to
+//! and stdout flushed before exit. The umask is set to [`vmcust::UMASK`] first thing. Arguments still come from std (glibc hands them to
 //! std's init_array hook). A stack overflow now ends in SIGSEGV instead of a message.
 #![no_main]
 
@@ -23,9 +23,14 @@ extern "C" fn main(
     _argc: std::ffi::c_int,
     _argv: *const *const std::ffi::c_char,
 ) -> std::ffi::c_int {
-    // SAFETY: setting a signal's disposition to SIG_IGN has no preconditions.
+    // SAFETY: setting a signal's disposition to SIG_IGN and the file mode creation mask
+    // have no preconditions.
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        // The caller's umask (0 in an image build step) never decides a mode: every file
+        // and directory vmcust creates is given its own, and what its mode leaves to the
+        // mask, and what the programs it runs create, get the usual 022.
+        libc::umask(vmcust::UMASK);
     }
     let code = match std::panic::catch_unwind(run) {
         Ok(code) => code,

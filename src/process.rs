@@ -4,8 +4,8 @@
 //! environment, a timeout after which the whole group gets SIGTERM, a grace period and
 //! SIGKILL, SIGTERM to vmcust stopping it the same way, a retry while the program file is
 //! still open for writing elsewhere (ETXTBSY), and bounded output. A program of another
-//! root (a custom script, `#!` user-data) runs chrooted into that root ([`Chroot`]), never
-//! on the machine running vmcust.
+//! root (a custom script, `#!` user-data, `runcmd`, a check's tool) runs sealed inside
+//! that root ([`Sandbox`]), never on the machine running vmcust.
 //!
 //! Synchronous, with a thread per output stream and one waiting for the child: the boot
 //! engine has nothing else to do while a program runs, so an async runtime would only add
@@ -15,7 +15,7 @@
 use std::io::{self, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread;
@@ -64,6 +64,9 @@ pub struct Cmd {
     pub timeout: Duration,
     /// Time between SIGTERM and SIGKILL to the group.
     pub grace: Duration,
+    /// What it reads on its standard input (written from a thread, then closed); empty:
+    /// `/dev/null`.
+    pub stdin: Vec<u8>,
 }
 
 impl Cmd {
@@ -76,6 +79,7 @@ impl Cmd {
             env: Vec::new(),
             timeout,
             grace: Duration::from_secs(1),
+            stdin: Vec::new(),
         }
     }
 }
@@ -141,132 +145,19 @@ impl Finished {
     }
 }
 
-/// A root other than `/` to run a program in: the child enters a private mount namespace,
-/// mounts `/proc`, `/sys` (as a boot of that root would) and `/dev` (the machine's devices,
-/// as its devtmpfs would show them) inside the root, and `chroot`s into it before the
-/// program starts. Nothing is mounted on the machine itself: the mounts exist only in the
-/// child's namespace and are gone (unmounted by the kernel) when the last process of the
-/// run ends, which the process-group kill makes the end of the run.
-#[derive(Debug, Clone)]
-pub struct Chroot {
-    root: std::ffi::CString,
-    mounts: [std::ffi::CString; 3],
-}
+mod sandbox;
 
-/// Why a program cannot be run inside a root.
-#[derive(Debug, thiserror::Error)]
-pub enum ChrootError {
-    /// Not running as root: no chroot and no mounts.
-    #[error(
-        "running a program inside the root {0} needs root privileges (chroot and mounts); \
-         run vmcust as root, or customize the running system"
-    )]
-    NotRoot(PathBuf),
-    /// A mount point the program's `/proc`, `/sys` or `/dev` needs is missing.
-    #[error("the root {root} has no {dir} directory to mount {dir} on; a bootable root has one")]
-    NoMountPoint {
-        /// The root.
-        root: PathBuf,
-        /// `/proc`, `/sys` or `/dev`.
-        dir: &'static str,
-    },
-    /// The root's path cannot be passed to the kernel.
-    #[error("the root path {0} contains a NUL byte")]
-    BadPath(PathBuf),
-}
+pub use sandbox::Sandbox;
 
-/// The directories mounted inside a root, in order.
-const CHROOT_MOUNTS: [&str; 3] = ["/proc", "/sys", "/dev"];
-
-impl Chroot {
-    /// Checks that programs can be run inside `root` (a host path, not `/`): vmcust runs
-    /// as root, and the root has `/proc`, `/sys` and `/dev` to mount on.
-    pub fn new(root: &Path) -> Result<Chroot, ChrootError> {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
-            return Err(ChrootError::NotRoot(root.to_path_buf()));
-        }
-        let c = |p: &Path| {
-            std::ffi::CString::new(p.as_os_str().as_encoded_bytes())
-                .map_err(|_| ChrootError::BadPath(root.to_path_buf()))
-        };
-        let mut mounts = Vec::new();
-        for dir in CHROOT_MOUNTS {
-            let at = root.join(dir.trim_start_matches('/'));
-            // Not followed: a symlink there could point the mount out of the root.
-            let real_dir = std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir());
-            if !real_dir {
-                return Err(ChrootError::NoMountPoint {
-                    root: root.to_path_buf(),
-                    dir,
-                });
-            }
-            mounts.push(c(&at)?);
-        }
-        let mounts: [std::ffi::CString; 3] = mounts.try_into().expect("three mount points");
-        Ok(Chroot {
-            root: c(root)?,
-            mounts,
-        })
-    }
-
-    /// Runs in the forked child, before `exec`: only system calls, no allocation.
-    fn enter(&self, cwd: &std::ffi::CStr) -> io::Result<()> {
-        let check = |rc: libc::c_int| match rc {
-            0 => Ok(()),
-            _ => Err(io::Error::last_os_error()),
-        };
-        let none = std::ptr::null::<libc::c_char>();
-        let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-        // SAFETY: every pointer is a NUL-terminated string owned by `self`, a literal, or
-        // null where the call allows it; the calls touch no memory of ours.
-        unsafe {
-            check(libc::unshare(libc::CLONE_NEWNS))?;
-            // Private, so that nothing mounted here propagates back to the machine.
-            check(libc::mount(
-                none,
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_PRIVATE,
-                std::ptr::null(),
-            ))?;
-            let [proc, sys, dev] = &self.mounts;
-            check(libc::mount(
-                c"proc".as_ptr(),
-                proc.as_ptr(),
-                c"proc".as_ptr(),
-                flags,
-                std::ptr::null(),
-            ))?;
-            check(libc::mount(
-                c"sysfs".as_ptr(),
-                sys.as_ptr(),
-                c"sysfs".as_ptr(),
-                flags,
-                std::ptr::null(),
-            ))?;
-            check(libc::mount(
-                c"/dev".as_ptr(),
-                dev.as_ptr(),
-                none,
-                libc::MS_BIND | libc::MS_REC,
-                std::ptr::null(),
-            ))?;
-            check(libc::chroot(self.root.as_ptr()))?;
-            check(libc::chdir(cwd.as_ptr()))
-        }
-    }
-}
-
-/// Runs `cmd` as [`run`] does, inside `chroot`: `cmd.program` and `cmd.cwd` are paths
+/// Runs `cmd` as [`run`] does, inside `sandbox`: `cmd.program` and `cmd.cwd` are paths
 /// inside the root.
-pub fn run_chrooted(
+pub fn run_sandboxed(
     cmd: &Cmd,
-    chroot: &Chroot,
+    sandbox: &Sandbox,
     output: Output,
     stop: &AtomicBool,
 ) -> io::Result<Finished> {
-    run_with(cmd, Some(chroot), output, stop)
+    run_with(cmd, Some(sandbox), output, stop)
 }
 
 enum Event {
@@ -283,33 +174,34 @@ pub fn run(cmd: &Cmd, output: Output, stop: &AtomicBool) -> io::Result<Finished>
 
 fn run_with(
     cmd: &Cmd,
-    chroot: Option<&Chroot>,
+    sandbox: Option<&Sandbox>,
     output: Output,
     stop: &AtomicBool,
 ) -> io::Result<Finished> {
-    let mut child = spawn(cmd, chroot)?;
-    let pid = child.id();
-    let pgid = Pid::from_raw(pid as i32);
     let (tx, rx) = mpsc::channel();
+    let started = start(cmd, sandbox, &tx)?;
+    let pid = started.pid;
+    let pgid = Pid::from_raw(pid as i32);
     let limit = match &output {
         Output::Bytes(n) => Some(*n),
         Output::Lines(_) => None,
     };
     let readers = [
-        child
+        started
             .stdout
-            .take()
             .map(|p| read(p, Stream::Stdout, limit, tx.clone())),
-        child
+        started
             .stderr
-            .take()
             .map(|p| read(p, Stream::Stderr, limit, tx.clone())),
     ];
-    let waiter = tx.clone();
-    thread::spawn(move || {
-        let _ = waiter.send(Event::Exited(child.wait()));
-    });
     drop(tx);
+    if let Some(mut pipe) = started.stdin {
+        let input = cmd.stdin.clone();
+        // A program that does not read it all gets EPIPE here, not a hang.
+        thread::spawn(move || {
+            let _ = std::io::Write::write_all(&mut pipe, &input);
+        });
+    }
 
     let mut on_line = match output {
         Output::Lines(f) => Some(f),
@@ -381,47 +273,26 @@ fn from_status(status: ExitStatus) -> Ended {
     }
 }
 
-/// Starts the program in its own process group with a cleared environment. A program file
-/// that another thread's fork still holds open for writing (ETXTBSY, seen with freshly
-/// written scripts) is retried for a moment.
-fn spawn(cmd: &Cmd, chroot: Option<&Chroot>) -> io::Result<std::process::Child> {
-    let mut command = Command::new(&cmd.program);
-    let cwd = cmd.cwd.as_deref().unwrap_or(Path::new("/"));
-    command
-        .args(&cmd.args)
-        .env_clear()
-        .env("PATH", PATH)
-        .env("LANG", "C")
-        .envs(cmd.env.iter().map(|(k, v)| (k, v)));
-    match chroot {
-        // Only where it is needed: a static build's std can change directory in the child
-        // only by forking (posix_spawn's chdir is looked up at run time, which a static
-        // binary cannot do), and a fork copies the page tables of this whole process,
-        // several times the cost of a spawn on an emulated guest's boot. The boot units
-        // run in `/`, the default.
-        None if std::env::current_dir().is_ok_and(|here| here == cwd) => {}
-        None => {
-            command.current_dir(cwd);
-        }
-        Some(chroot) => {
-            let chroot = chroot.clone();
-            let cwd = std::ffi::CString::new(cwd.as_os_str().as_encoded_bytes())
-                .map_err(|_| io::Error::other("working directory with a NUL byte"))?;
-            // SAFETY: the closure runs between fork and exec and makes only system calls
-            // on memory prepared before the fork (see `Chroot::enter`).
-            unsafe {
-                command.pre_exec(move || chroot.enter(&cwd));
-            }
-        }
-    }
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+/// A started program: its process id (also its group's) and its output pipes. A thread
+/// waits for it and sends [`Event::Exited`].
+struct Started {
+    pid: u32,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+}
+
+/// Starts the program in its own process group with a cleared environment, directly or
+/// in `sandbox`. A program file that another thread's fork still holds open for writing
+/// (ETXTBSY, seen with freshly written scripts) is retried for a moment.
+fn start(cmd: &Cmd, sandbox: Option<&Sandbox>, tx: &mpsc::Sender<Event>) -> io::Result<Started> {
     let mut attempt = 0;
     loop {
-        match command.spawn() {
+        let started = match sandbox {
+            None => start_here(cmd, tx),
+            Some(sandbox) => start_sealed(cmd, sandbox, tx),
+        };
+        match started {
             Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && attempt < 10 => {
                 attempt += 1;
                 thread::sleep(GROUP_CHECK);
@@ -429,6 +300,85 @@ fn spawn(cmd: &Cmd, chroot: Option<&Chroot>) -> io::Result<std::process::Child> 
             other => return other,
         }
     }
+}
+
+/// The program on this machine, and a thread that waits for it.
+fn start_here(cmd: &Cmd, tx: &mpsc::Sender<Event>) -> io::Result<Started> {
+    let mut command = command(cmd);
+    let cwd = cmd.cwd.as_deref().unwrap_or(Path::new("/"));
+    // Only where it is needed: a static build's std can change directory in the child
+    // only by forking (posix_spawn's chdir is looked up at run time, which a static
+    // binary cannot do), and a fork copies the page tables of this whole process,
+    // several times the cost of a spawn on an emulated guest's boot. The boot units run
+    // in `/`, the default.
+    if !std::env::current_dir().is_ok_and(|here| here == cwd) {
+        command.current_dir(cwd);
+    }
+    let mut child = command.spawn()?;
+    let started = Started {
+        pid: child.id(),
+        stdin: child.stdin.take(),
+        stdout: child.stdout.take(),
+        stderr: child.stderr.take(),
+    };
+    let waiter = tx.clone();
+    thread::spawn(move || {
+        let _ = waiter.send(Event::Exited(child.wait()));
+    });
+    Ok(started)
+}
+
+/// The program in `sandbox`, started from a thread of its own that then waits for it:
+/// the thread's next child is the first of a new PID namespace, and the box ends when the
+/// thread does (see [`Sandbox`]). Each attempt needs a new thread: a thread enters one new
+/// PID namespace only.
+fn start_sealed(cmd: &Cmd, sandbox: &Sandbox, tx: &mpsc::Sender<Event>) -> io::Result<Started> {
+    let (back, started) = mpsc::sync_channel(1);
+    let (cmd, sandbox, waiter) = (cmd.clone(), sandbox.clone(), tx.clone());
+    thread::spawn(move || {
+        let mut command = command(&cmd);
+        let cwd = cmd.cwd.as_deref().unwrap_or(Path::new("/"));
+        let (mut child, status) = match sandbox.spawn(&mut command, cwd) {
+            Ok(spawned) => spawned,
+            Err(e) => {
+                let _ = back.send(Err(e));
+                return;
+            }
+        };
+        let _ = back.send(Ok(Started {
+            pid: child.id(),
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+        }));
+        let ended = child
+            .wait()
+            .map(|init| sandbox::program_status(init, status));
+        let _ = waiter.send(Event::Exited(ended));
+    });
+    started
+        .recv()
+        .map_err(|_| io::Error::other("the thread starting the sealed program ended"))?
+}
+
+/// The command line of `cmd`: a cleared environment, no input, piped output, a process
+/// group of its own.
+fn command(cmd: &Cmd) -> Command {
+    let mut command = Command::new(&cmd.program);
+    command
+        .args(&cmd.args)
+        .env_clear()
+        .env("PATH", PATH)
+        .env("LANG", "C")
+        .envs(cmd.env.iter().map(|(k, v)| (k, v)))
+        .stdin(match cmd.stdin.is_empty() {
+            true => Stdio::null(),
+            false => Stdio::piped(),
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    command
 }
 
 /// SIGTERM to the group; after `grace` (or as soon as the group is empty) SIGKILL to
@@ -717,23 +667,6 @@ mod tests {
         )
         .unwrap();
         assert_eq!(f.ended, Ended::Stopped);
-    }
-
-    /// A root without a real directory to mount on is refused before anything starts;
-    /// a symlink there (which could point the mount out of the root) counts as missing.
-    #[test]
-    fn a_chroot_needs_real_mount_points() {
-        let d = tempfile::tempdir().unwrap();
-        let err = Chroot::new(d.path()).unwrap_err().to_string();
-        assert!(err.contains("has no /proc directory"), "{err}");
-        std::fs::create_dir(d.path().join("proc")).unwrap();
-        std::os::unix::fs::symlink("/sys", d.path().join("sys")).unwrap();
-        let err = Chroot::new(d.path()).unwrap_err().to_string();
-        assert!(err.contains("has no /sys directory"), "{err}");
-        std::fs::remove_file(d.path().join("sys")).unwrap();
-        std::fs::create_dir(d.path().join("sys")).unwrap();
-        std::fs::create_dir(d.path().join("dev")).unwrap();
-        assert!(Chroot::new(d.path()).is_ok());
     }
 
     #[test]

@@ -25,6 +25,10 @@ use crate::selinux::{self, Kind, Labeler};
 /// Symlinks followed while resolving one path before giving up (as Linux's MAXSYMLINKS).
 const MAX_SYMLINKS: usize = 40;
 
+/// The mode of a directory vmcust creates where no other is asked for (a missing parent,
+/// the state and log directories): given explicitly, never left to the umask.
+pub const DIR_MODE: u32 = 0o755;
+
 /// What currently exists at a path inside the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Existing {
@@ -421,7 +425,7 @@ impl Root {
     /// `create_dir_all` would (one `mkdir` when it exists), each directory it makes
     /// labelled as the root's policy says.
     fn create_dirs(&self, real_dir: &Path) -> io::Result<()> {
-        match fs::create_dir(real_dir) {
+        match fs::DirBuilder::new().mode(DIR_MODE).create(real_dir) {
             Ok(()) => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && real_dir.is_dir() => {
                 return Ok(())
@@ -432,7 +436,7 @@ impl Root {
                     .filter(|p| p.starts_with(&self.dir))
                     .ok_or(e)?;
                 self.create_dirs(parent)?;
-                match fs::create_dir(real_dir) {
+                match fs::DirBuilder::new().mode(DIR_MODE).create(real_dir) {
                     Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
                     other => other?,
                 }

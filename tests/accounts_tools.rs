@@ -18,6 +18,8 @@ mod accounts_support;
 
 use accounts_support::*;
 
+mod support;
+
 fn request(yaml: &str) -> AccountsRequest {
     let serde_norway::Value::Mapping(m) = serde_norway::from_str(yaml).unwrap() else {
         panic!("not a mapping")
@@ -287,12 +289,15 @@ fn default_user_passwords_and_root_keys() {
     );
 }
 
+/// The drop-in is checked by the root's own `visudo`, run sealed inside the root: a bad
+/// rule is refused with visudo's words, naming the real file and whose rules it holds; a
+/// good one passes.
 #[test]
-fn a_bad_sudo_rule_is_caught_by_visudo_before_install() {
+fn a_bad_sudo_rule_is_caught_by_the_roots_visudo_before_install() {
     tool("/usr/sbin/visudo", "sudo");
     let dir = debian_root();
-    // The root has sudo: its visudo path exists.
-    write(dir.path(), "/usr/sbin/visudo", "", 0o755);
+    support::install_shell(dir.path());
+    support::install_tool(dir.path(), "/usr/sbin/visudo");
     let root = Root::new(dir.path()).unwrap();
     let req = request("users:\n  - name: eve\n    sudo: \"ALL=(ALL NOPASSWD:ALL\"\n");
     let facts = accounts::gather(&root, &req).unwrap();
@@ -303,7 +308,9 @@ fn a_bad_sudo_rule_is_caught_by_visudo_before_install() {
         msg.contains("/etc/sudoers.d/90-cloud-init-users") && msg.contains("syntax error"),
         "{msg}"
     );
-    assert!(!msg.contains("/tmp/"), "{msg}");
+    assert!(msg.contains("the `sudo` rules of users eve"), "{msg}");
+    assert!(!msg.contains("/tmp/") && !msg.contains("stdin"), "{msg}");
+    assert!(!msg.contains("users[].sudo"), "{msg}");
     // A good rule passes.
     let req = request("users:\n  - name: eve\n    sudo: [\"ALL=(ALL) NOPASSWD:ALL\"]\n");
     let facts = accounts::gather(&root, &req).unwrap();
@@ -312,6 +319,33 @@ fn a_bad_sudo_rule_is_caught_by_visudo_before_install() {
         accounts::check::check(&root, &plan.actions).unwrap(),
         Vec::<String>::new()
     );
+}
+
+/// Never this machine's `visudo`: the root's runs, inside the root (here one that accepts
+/// everything and leaves a mark in the root's `/tmp`, not in this machine's).
+#[test]
+fn the_sudoers_check_runs_the_roots_visudo_inside_the_root() {
+    let dir = debian_root();
+    support::install_shell(dir.path());
+    fs::create_dir_all(dir.path().join("tmp")).unwrap();
+    let mark = format!("/tmp/visudo-ran-{}", std::process::id());
+    write(
+        dir.path(),
+        "/usr/sbin/visudo",
+        &format!("#!/bin/sh\ncat > {mark}\nexit 0\n"),
+        0o755,
+    );
+    let root = Root::new(dir.path()).unwrap();
+    let req = request("users:\n  - name: eve\n    sudo: \"ALL=(ALL NOPASSWD:ALL\"\n");
+    let facts = accounts::gather(&root, &req).unwrap();
+    let plan = accounts::plan_accounts(&req, &facts).unwrap();
+    assert_eq!(
+        accounts::check::check(&root, &plan.actions).unwrap(),
+        Vec::<String>::new()
+    );
+    let seen = fs::read_to_string(dir.path().join(mark.trim_start_matches('/'))).unwrap();
+    assert!(seen.contains("eve ALL=(ALL NOPASSWD:ALL"), "{seen}");
+    assert!(!Path::new(&mark).exists(), "ran on this machine");
 }
 
 #[test]

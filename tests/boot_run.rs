@@ -280,8 +280,13 @@ fn kill_at_every_step_then_rerun_ends_like_an_uninterrupted_run() {
 fn sigterm_during_a_hanging_pre_script_exits_within_a_second() {
     let vm = Vm::new();
     vm.enable_scripts();
-    let script = "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid\"\nsleep 60 &\necho $! > \"$(dirname \"$0\")/child\"\nwait\n";
-    vm.hand_over(SCRIPT_SPEC, &[("script0001.bat", script)]);
+    // The background child is found by its argument: inside the root's sealed box the
+    // script sees process ids of its own namespace, not this machine's.
+    let tag = format!("60.{}", std::process::id());
+    let script = format!(
+        "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid\"\nsleep {tag} &\necho $! > \"$(dirname \"$0\")/child\"\nwait\n"
+    );
+    vm.hand_over(SCRIPT_SPEC, &[("script0001.bat", &script)]);
     let mut child: Child = vm
         .command("early", 0)
         .stderr(Stdio::piped())
@@ -296,11 +301,6 @@ fn sigterm_during_a_hanging_pre_script_exits_within_a_second() {
         );
         thread::sleep(Duration::from_millis(20));
     }
-    let grandchild: i32 = fs::read_to_string(&child_pid)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     let sent = Instant::now();
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
@@ -313,10 +313,11 @@ fn sigterm_during_a_hanging_pre_script_exits_within_a_second() {
     // The script's whole process group is gone, no final state was sent, and the
     // customization is still pending for the next boot.
     thread::sleep(Duration::from_millis(100));
-    let alive = Path::new(&format!("/proc/{grandchild}")).exists()
-        && !fs::read_to_string(format!("/proc/{grandchild}/stat"))
-            .unwrap_or_default()
-            .contains(") Z ");
+    let alive = fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let cmdline = fs::read(e.path().join("cmdline")).unwrap_or_default();
+        let stat = fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains(&tag) && !stat.contains(") Z ")
+    });
     assert!(!alive, "the script's background child survived");
     assert_eq!(vm.final_state(), None);
     assert!(vm.path("/var/lib/vmcust/pending/cust.cfg").exists());

@@ -1,6 +1,7 @@
 //! Scripts stay in their root (issue 16 item 4): under `run --root DIR` the custom
-//! scripts and `#!` user-data run chrooted into DIR, with `/proc`, `/sys` and `/dev`
-//! mounted there only for them, and are refused where that cannot be done. Threat: an
+//! scripts and `#!` user-data run sealed inside DIR (DIR is their `/`), with `/proc`,
+//! `/sys` and `/dev` of their own mounted there only for them, and are refused where that
+//! cannot be done (tests/sandbox.rs: what else of the machine they cannot reach). Threat: an
 //! image builder's build host running the clone's scripts as root.
 
 mod support;
@@ -23,9 +24,10 @@ fn unique() -> String {
     format!("{}-{t}", std::process::id())
 }
 
-/// What the script saw of `/proc`, `/sys` and `/dev`, written into `/root/seen`.
+/// What the script saw of `/proc`, `/sys` and `/dev`, written into `/root/seen`: its own
+/// `/proc`, an empty `/sys` (not even the root's own files under it), a working `/dev`.
 const PROBE: &str = "test -e /proc/self/stat && echo proc >> /root/seen\n\
-test -d /sys/class/net && echo sys >> /root/seen\n\
+test -d /sys && ! test -e /sys/class && echo sys >> /root/seen\n\
 echo x > /dev/null && echo dev >> /root/seen\n";
 
 /// The mounts of this machine under `dir`.
@@ -79,7 +81,7 @@ fn scripts_and_user_data_write_absolute_paths_inside_the_root() {
     assert_eq!(
         fs::read_to_string(vm.path("/root/seen")).unwrap(),
         "proc\nsys\ndev\n".repeat(2),
-        "the script saw /proc, /sys and /dev as a boot would have them"
+        "the script saw its own /proc, an empty /sys and a /dev"
     );
     assert_eq!(
         mounts_under(vm.root.path()),

@@ -120,7 +120,7 @@ pub fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
 pub use crate::scripts::run::ScriptEnd;
 
 /// Runs a staged script for `phase` with the settings' timeout, inside the root being
-/// customized (chrooted when it is not `/`); the whole process group is killed on timeout
+/// customized (sealed inside it when it is not `/`); the whole process group is killed on timeout
 /// or SIGTERM.
 pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
     let limits = Limits {

@@ -60,7 +60,14 @@ pub fn ingest(root: &Root) -> Result<Ingested> {
     }
     let from = root.resolve(Path::new(IMC_DIR), true)?;
     let new = root.resolve(Path::new(PENDING_NEW), false)?;
-    fs::create_dir_all(&new).with_context(|| format!("creating {PENDING_NEW}"))?;
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(crate::root::DIR_MODE)
+            .create(&new)
+            .with_context(|| format!("creating {PENDING_NEW}"))?;
+    }
     fs::set_permissions(&new, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
     for name in root.list_dir(Path::new(IMC_DIR))? {
         if name.ends_with(".tmp") {

@@ -173,12 +173,19 @@ fn lock(root: &Root) -> Result<std::fs::File> {
     use std::os::fd::AsRawFd;
     let path = root.resolve(std::path::Path::new(LOCK_PATH), false)?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(crate::root::DIR_MODE)
+            .create(dir)
+            .with_context(|| format!("creating {}", dir.display()))?;
     }
+    use std::os::unix::fs::OpenOptionsExt as _;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .mode(0o644)
         .open(&path)
         .with_context(|| format!("opening {}", path.display()))?;
     // SAFETY: flock on a descriptor this function owns; no memory is involved.

@@ -66,7 +66,11 @@ pub fn sync(root: &Root) -> Result<Vec<String>> {
         return Ok(did);
     }
     if root.existing(Path::new(CLOUD_INIT_BIN))? == Existing::Missing {
-        std::fs::create_dir_all(root.resolve(Path::new("/usr/bin"), true)?)
+        use std::os::unix::fs::DirBuilderExt as _;
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(crate::root::DIR_MODE)
+            .create(root.resolve(Path::new("/usr/bin"), true)?)
             .context("creating /usr/bin")?;
         root.symlink(Path::new(CLOUD_INIT_BIN), Path::new("vmcust"))
             .with_context(|| format!("linking {CLOUD_INIT_BIN} to vmcust"))?;

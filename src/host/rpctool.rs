@@ -266,6 +266,7 @@ fn run_tool(tool: &Path, args: &[&str], rpc: &str, timeout: Duration) -> Result<
         env: Vec::new(),
         timeout,
         grace: Duration::ZERO,
+        stdin: Vec::new(),
     };
     let never = AtomicBool::new(false);
     let finished = run(&cmd, Output::Bytes(MAX_OUTPUT as usize), &never).map_err(io)?;

@@ -153,9 +153,9 @@ pub fn run_script_blocking(
 }
 
 /// Runs `script` (a path on this machine, inside `root`) as [`run_script_blocking`] does,
-/// but for a root other than `/` chrooted into it ([`process::Chroot`]): a script of
+/// but for a root other than `/` sealed inside it ([`process::Sandbox`]): a script of
 /// the system being customized runs in that system, with its files, its shell and its
-/// absolute paths, never on the machine running vmcust. Refused, without running
+/// absolute paths, never on the machine running vmcust, and sees nothing of that machine. Refused, without running
 /// anything, when that cannot be done: vmcust is not root, the root lacks `/proc`,
 /// `/sys` or `/dev`, or the script's `#!` interpreter is not in the root.
 pub fn run_script_in(
@@ -177,7 +177,7 @@ pub fn run_script_in(
         .strip_prefix(root.path())
         .map(|rel| Path::new("/").join(rel))
         .map_err(|_| refuse("the script is not inside the root".into()))?;
-    let chroot = process::Chroot::new(root.path()).map_err(|e| refuse(e.to_string()))?;
+    let sandbox = process::Sandbox::new(root.path()).map_err(|e| refuse(e.to_string()))?;
     if let Some(interpreter) = interpreter(script) {
         let found = root
             .resolve(Path::new(&interpreter), true)
@@ -189,7 +189,7 @@ pub fn run_script_in(
             )));
         }
     }
-    run(Some(&chroot), script, &inside, phase, limits, stop)
+    run(Some(&sandbox), script, &inside, phase, limits, stop)
 }
 
 /// The program named on a `#!` line, if the file starts with one.
@@ -204,9 +204,9 @@ fn interpreter(script: &Path) -> Option<String> {
 }
 
 /// Runs the script: `host` is its path on this machine (for the log), `program` the path
-/// it is started by (the same, or the path inside `chroot`).
+/// it is started by (the same, or the path inside `sandbox`).
 fn run(
-    chroot: Option<&process::Chroot>,
+    sandbox: Option<&process::Sandbox>,
     host: &Path,
     program: &Path,
     phase: Phase,
@@ -224,13 +224,14 @@ fn run(
         ],
         timeout: limits.timeout,
         grace: limits.grace,
+        stdin: Vec::new(),
     };
     let mut tail = Tail::default();
     tracing::info!(script = %script.display(), phase = phase.name(), "custom script starting");
     let output = Output::Lines(&mut |stream, line| tail.push(stream, line, phase));
-    let finished = match chroot {
+    let finished = match sandbox {
         None => process::run(&cmd, output, stop),
-        Some(chroot) => process::run_chrooted(&cmd, chroot, output, stop),
+        Some(sandbox) => process::run_sandboxed(&cmd, sandbox, output, stop),
     }
     .map_err(|source| RunError::Spawn {
         path: script.to_path_buf(),

@@ -157,6 +157,29 @@ pub fn install_shell(root: &Path) {
     }
 }
 
+/// Copies one more program of this machine (an absolute path) into a scratch root at the
+/// same path, with the libraries it loads (from `ldd`): a tool a test's script needs
+/// inside the root (`bash`, `setsid`, `hostname`, `visudo`).
+pub fn install_tool(root: &Path, program: &str) {
+    use std::process::Command;
+    let real = fs::canonicalize(program).unwrap_or_else(|e| panic!("{program}: {e}"));
+    let mut files = vec![(PathBuf::from(program), real.clone())];
+    let ldd = Command::new("ldd").arg(&real).output().unwrap();
+    for word in String::from_utf8_lossy(&ldd.stdout).split_whitespace() {
+        if word.starts_with('/') {
+            files.push((PathBuf::from(word), fs::canonicalize(word).unwrap()));
+        }
+    }
+    for (at, real) in files {
+        let to = root.join(at.strip_prefix("/").unwrap());
+        if fs::symlink_metadata(&to).is_ok() {
+            continue;
+        }
+        fs::create_dir_all(to.parent().unwrap()).unwrap();
+        fs::copy(&real, &to).unwrap();
+    }
+}
+
 /// Every path at and under `top`, parents before children, in name order, without
 /// following symlinks; nothing when `top` does not exist. The one tree walker: snapshots,
 /// file maps and label checks are all built on it.

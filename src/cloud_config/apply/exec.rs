@@ -1,7 +1,7 @@
 //! Running one program of a cloud-config module inside the root being customized,
 //! through [`crate::process`]: its own process group, a cleared environment, a timeout
 //! after which the group is stopped, SIGTERM to vmcust stopping it the same way, bounded
-//! output; chrooted ([`process::Chroot`]) when the root is not `/`, as custom scripts are.
+//! output; sealed inside it ([`process::Sandbox`]) when the root is not `/`, as custom scripts are.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -62,6 +62,7 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
         env: p.env.clone(),
         timeout: p.timeout,
         grace: Duration::from_secs(5),
+        stdin: Vec::new(),
     };
     let mut tail: VecDeque<String> = VecDeque::new();
     let mut logged = 0usize;
@@ -85,8 +86,8 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
     let finished = if live {
         process::run(&cmd, Output::Lines(&mut take), stop)
     } else {
-        match process::Chroot::new(root.path()) {
-            Ok(chroot) => process::run_chrooted(&cmd, &chroot, Output::Lines(&mut take), stop),
+        match process::Sandbox::new(root.path()) {
+            Ok(sandbox) => process::run_sandboxed(&cmd, &sandbox, Output::Lines(&mut take), stop),
             Err(e) => return RunEnd::Failed(format!("{}: {e}", p.module)),
         }
     };

@@ -1,11 +1,10 @@
-//! The sudoers drop-in is checked before it is installed: staged in a private temporary
-//! directory on the machine running vmcust and read by `visudo -cf`, through
-//! [`crate::process`]. The root's own `visudo` when the root is `/`; for another root,
-//! the running machine's `visudo` (a root's program would have to run chrooted, which
-//! needs root and mounts for a syntax check) — and only when that root has sudo at all.
+//! The sudoers drop-in is checked before it is installed: given to the root's own
+//! `visudo -c -f -` on its standard input, through [`crate::process`]. For `--root /`
+//! that is the running system's; for another root (an image) the root's `visudo` runs
+//! sealed inside it ([`process::Sandbox`]), as every program of another root does: never
+//! this machine's, whose sudo may be another version reading other rules. A root without
+//! `visudo` has no sudo, and the drop-in is written unchecked, with a note.
 
-use std::io::Write as _;
-use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -23,29 +22,31 @@ pub const VISUDO: &str = "/usr/sbin/visudo";
 pub enum CheckError {
     /// visudo refused it.
     #[error(
-        "users[].sudo: visudo -cf refused the sudoers drop-in {DROP_IN}: {0}; fix the sudo rules"
+        "the sudoers drop-in {DROP_IN} ({whose}) is refused by the root's visudo: {said}; \
+         fix the sudo rules"
     )]
-    Refused(String),
-    /// The root has sudo but this machine has no visudo to check with.
-    #[error("users[].sudo: the target root has sudo but this machine has no {VISUDO} to check the drop-in with; install the sudo package")]
-    NoVisudo,
+    Refused {
+        /// Whose rules the drop-in holds, as the message names them.
+        whose: String,
+        /// What visudo said.
+        said: String,
+    },
     /// visudo could not be run.
-    #[error("users[].sudo: running visudo: {0}")]
-    Run(String),
+    #[error("checking the sudoers drop-in {DROP_IN} ({whose}) with the root's {VISUDO}: {reason}")]
+    Run {
+        /// Whose rules the drop-in holds.
+        whose: String,
+        /// Why not.
+        reason: String,
+    },
 }
 
-/// Checks every sudoers drop-in of `actions` for `root`; the notes say what was not
-/// checked and why.
+/// How long visudo may take.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Checks every sudoers drop-in of `actions` with the root's own `visudo`; the notes say
+/// what was not checked and why.
 pub fn check(root: &Root, actions: &[Action]) -> Result<Vec<String>, CheckError> {
-    check_with(root, actions, Path::new(VISUDO))
-}
-
-/// [`check`] with the machine's `visudo` at `visudo` (tests point it elsewhere).
-pub fn check_with(
-    root: &Root,
-    actions: &[Action],
-    visudo: &Path,
-) -> Result<Vec<String>, CheckError> {
     let mut notes = Vec::new();
     for a in actions {
         let Action::WriteFile { path, contents, .. } = a else {
@@ -60,31 +61,51 @@ pub fn check_with(
             ));
             continue;
         }
-        if !visudo.is_file() {
-            return Err(CheckError::NoVisudo);
+        let text = String::from_utf8_lossy(contents.bytes()).into_owned();
+        let whose = whose(&text);
+        let run_error = |reason: String| CheckError::Run {
+            whose: whose.clone(),
+            reason,
+        };
+        let mut cmd = Cmd::new(VISUDO, &["-c", "-f", "-"], TIMEOUT);
+        cmd.stdin = contents.bytes().to_vec();
+        let stop = AtomicBool::new(false);
+        let done = if root.path() == Path::new("/") {
+            process::run(&cmd, Output::Bytes(8192), &stop)
+        } else {
+            let sandbox =
+                process::Sandbox::new(root.path()).map_err(|e| run_error(e.to_string()))?;
+            process::run_sandboxed(&cmd, &sandbox, Output::Bytes(8192), &stop)
         }
-        let dir = tempfile::tempdir().map_err(|e| CheckError::Run(e.to_string()))?;
-        let staged = dir.path().join("90-cloud-init-users");
-        let mut f = std::fs::File::create(&staged).map_err(|e| CheckError::Run(e.to_string()))?;
-        f.write_all(contents.bytes())
-            .and_then(|()| f.set_permissions(std::fs::Permissions::from_mode(0o440)))
-            .map_err(|e| CheckError::Run(e.to_string()))?;
-        let staged_s = staged.to_string_lossy().into_owned();
-        let cmd = Cmd::new(visudo, &["-cf", &staged_s], Duration::from_secs(30));
-        let done = process::run(&cmd, Output::Bytes(8192), &AtomicBool::new(false))
-            .map_err(|e| CheckError::Run(e.to_string()))?;
+        .map_err(|e| run_error(e.to_string()))?;
         if !done.success() {
-            let text = String::from_utf8_lossy(&done.stdout).into_owned()
+            let said = String::from_utf8_lossy(&done.stdout).into_owned()
                 + &String::from_utf8_lossy(&done.stderr);
-            // visudo names the staged file; the message names the real one.
-            let text = text.replace(&staged_s, DROP_IN);
-            return Err(CheckError::Refused(
-                text.lines()
+            // visudo names its input `stdin`; the message names the file it becomes.
+            let said = said.replace("stdin:", &format!("{DROP_IN}:"));
+            return Err(CheckError::Refused {
+                whose,
+                said: said
+                    .lines()
                     .filter(|l| !l.trim().is_empty())
                     .collect::<Vec<_>>()
                     .join(" / "),
-            ));
+            });
         }
     }
     Ok(notes)
+}
+
+/// Whose rules a drop-in holds, from its `# User rules for NAME` lines: the `sudo` keys
+/// of those `users` entries, and (when it held them before) earlier runs'.
+fn whose(text: &str) -> String {
+    let names: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# User rules for "))
+        .map(str::trim)
+        .collect();
+    match names.as_slice() {
+        [] => "no user's rules".to_string(),
+        names => format!("the `sudo` rules of users {}", names.join(", ")),
+    }
 }
