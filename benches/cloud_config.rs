@@ -17,7 +17,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 
 use vmcust::boot::state::{self, InstanceResult};
 use vmcust::cloud_config::apply::{run_early, ModuleOutcome, StageContext};
-use vmcust::cloud_config::registry::Frequency;
+use vmcust::cloud_config::modules::Frequency;
 use vmcust::cloud_config::userdata;
 use vmcust::engine::customize::{user_data_disposition, UserDataDisposition};
 use vmcust::engine::native::plan_native;

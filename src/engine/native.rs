@@ -125,7 +125,7 @@ fn summary_of(read: &UserData) -> NativeSummary {
 }
 
 fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<(), Failure> {
-    let req = accounts::node::request(cfg).map_err(|errors| {
+    let req = crate::cloud_config::modules::accounts::request(cfg).map_err(|errors| {
         Failure::invalid(format!(
             "user-data: {}",
             errors

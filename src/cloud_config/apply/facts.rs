@@ -57,22 +57,13 @@ pub struct CcFacts {
     pub programs: BTreeMap<String, String>,
 }
 
-/// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for: the disk
-/// modules' always (they run by default), the others' when their key is there.
+/// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
+/// as each module's row in the module table says.
 pub fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
-    let mut out = vec!["growpart", "resize2fs", "xfs_growfs", "btrfs"];
-    if super::packages::wanted(cfg) {
-        out.extend(["apt-get", "dnf", "yum", "zypper"]);
-    }
-    if cfg.ntp.is_some() {
-        out.extend(["chronyd", "ntpd", "systemctl"]);
-    }
-    if cfg.ca_certs.is_some() {
-        out.extend(["update-ca-certificates", "update-ca-trust"]);
-    }
-    if cfg.power_state.is_some() {
-        out.extend(["systemctl", "systemd-run", "shutdown"]);
-    }
+    let mut out: Vec<&'static str> = crate::cloud_config::modules::TABLE
+        .iter()
+        .flat_map(|m| (m.programs)(cfg).iter().copied())
+        .collect();
     out.sort_unstable();
     out.dedup();
     out
