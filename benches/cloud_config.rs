@@ -173,7 +173,7 @@ fn scratch_root() -> tempfile::TempDir {
 fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
     let d = scratch_root();
     let root = Root::new(d.path()).unwrap();
-    let native = plan_native(&root, CLOUD_CONFIG.as_bytes(), None).unwrap();
+    let native = plan_native(&root, CLOUD_CONFIG.as_bytes(), None, None).unwrap();
     let plan = vmcust::plan::Plan {
         actions: native.actions,
     };
@@ -232,10 +232,10 @@ fn cloud_config(c: &mut Criterion) {
 
     let fresh = scratch_root();
     let root = Root::new(fresh.path()).unwrap();
-    let native = plan_native(&root, plain, None).unwrap();
+    let native = plan_native(&root, plain, None, None).unwrap();
     assert!(native.summary.users.iter().any(|u| u == "alice"));
     c.bench_function("plan_native (60 lines, accounts files)", |b| {
-        b.iter(|| plan_native(black_box(&root), black_box(plain), None).unwrap())
+        b.iter(|| plan_native(black_box(&root), black_box(plain), None, None).unwrap())
     });
 
     // The early stage on a second boot, as src/boot/cloud_config.rs `early` runs it: the
