@@ -283,6 +283,13 @@ fn module_cases() -> Vec<ModuleCase> {
             "#cloud-config\nfqdn: cc-host.example.com\nmanage_etc_hosts: true\n",
         ),
         ModuleCase {
+            setup: |vm| os_release(vm, "rhel"),
+            ..case(
+                "resolv_conf",
+                "#cloud-config\nmanage_resolv_conf: true\nresolv_conf: {nameservers: [10.0.0.1], searchdomains: [a.example]}\n",
+            )
+        },
+        ModuleCase {
             setup: |vm| fake_program(vm, "/usr/sbin/update-ca-certificates"),
             ..case(
                 "ca_certs",

@@ -23,7 +23,7 @@ use serde::Serialize;
 
 use modules::{
     accounts, ca_certs, growpart, ntp, package_update_upgrade_install as packages,
-    power_state_change as power, resizefs, update_etc_hosts, vendor_data, write_files,
+    power_state_change as power, resizefs, resolv_conf, update_etc_hosts, vendor_data, write_files,
 };
 
 use crate::model::{HostName, Timezone};
@@ -52,6 +52,12 @@ pub struct CloudConfig {
     pub preserve_hostname: bool,
     /// `manage_etc_hosts` (unset: false).
     pub manage_etc_hosts: Option<update_etc_hosts::ManageEtcHosts>,
+    /// `manage_resolv_conf` (unset: false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manage_resolv_conf: Option<bool>,
+    /// `resolv_conf`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolv_conf: Option<resolv_conf::ResolvConf>,
     /// `timezone`.
     pub timezone: Option<Timezone>,
     /// `ntp`.

@@ -19,6 +19,7 @@ pub mod ntp;
 pub mod package_update_upgrade_install;
 pub mod power_state_change;
 pub mod resizefs;
+pub mod resolv_conf;
 pub mod runcmd;
 pub mod set_hostname;
 pub mod timezone;
@@ -268,6 +269,21 @@ pub static TABLE: &[Module] = &[
             reads_root: true,
         },
         preview: Some(update_etc_hosts::preview),
+        programs: no_programs,
+    },
+    Module {
+        name: "resolv_conf",
+        keys: &[
+            key(&["manage_resolv_conf"], resolv_conf::parse_manage),
+            key(&["resolv_conf"], resolv_conf::parse),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: resolv_conf::run,
+            reads_root: true,
+        },
+        preview: Some(resolv_conf::preview),
         programs: no_programs,
     },
     Module {
@@ -556,7 +572,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "locale",
     "locale_configfile",
     "lxd",
-    "manage_resolv_conf",
     "mcollective",
     "migrate",
     "mount_default_fields",
@@ -567,7 +582,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "puppet",
     "random_seed",
     "reporting",
-    "resolv_conf",
     "rh_subscription",
     "rpi",
     "rsyslog",
