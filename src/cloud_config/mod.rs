@@ -50,6 +50,9 @@ pub struct CloudConfig {
     pub prefer_fqdn_over_hostname: Option<bool>,
     /// `preserve_hostname` (default false).
     pub preserve_hostname: bool,
+    /// `create_hostname_file` (unset: true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_hostname_file: Option<bool>,
     /// `manage_etc_hosts` (unset: false).
     pub manage_etc_hosts: Option<update_etc_hosts::ManageEtcHosts>,
     /// `manage_resolv_conf` (unset: false).

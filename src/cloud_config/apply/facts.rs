@@ -51,6 +51,9 @@ pub struct CcFacts {
     pub passwd: Option<String>,
     /// `/etc/group`, if any.
     pub group: Option<String>,
+    /// Whether `/etc/hostname` exists (`create_hostname_file: false` keeps a missing one
+    /// missing).
+    pub hostname_file: bool,
     /// What each `write_files` path with `append: true` holds now.
     pub appended: BTreeMap<String, Current>,
     /// Programs found in the root: name → path inside the root.
@@ -133,6 +136,7 @@ impl CcFacts {
             group: text("/etc/group")?,
             appended,
             programs,
+            hostname_file: root.is_file(Path::new("/etc/hostname")),
         })
     }
 

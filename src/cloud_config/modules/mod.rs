@@ -249,6 +249,10 @@ pub static TABLE: &[Module] = &[
             key(&["fqdn"], set_hostname::fqdn),
             key(&["prefer_fqdn_over_hostname"], set_hostname::prefer_fqdn),
             key(&["preserve_hostname"], set_hostname::preserve),
+            key(
+                &["create_hostname_file"],
+                set_hostname::create_hostname_file,
+            ),
         ],
         frequency: Frequency::PerInstance,
         stage: Stage::Early,
@@ -557,7 +561,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "cloud_config_modules",
     "cloud_final_modules",
     "cloud_init_modules",
-    "create_hostname_file",
     "device_aliases",
     "disable_ec2_metadata",
     "disk_setup",

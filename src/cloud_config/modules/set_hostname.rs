@@ -177,6 +177,7 @@ pub fn plan_set_hostname(
     let mut actions: Vec<Action> = plan_identity(&identity(&short, &fqdn)?, &facts.engine)?
         .into_iter()
         .filter(|a| a.path() == std::path::Path::new("/etc/hostname"))
+        .filter(|_| writes_hostname_file(cfg, facts))
         .map(|a| match a {
             Action::WriteFile {
                 path,
@@ -194,6 +195,25 @@ pub fn plan_set_hostname(
         .collect();
     actions.push(Action::SetHostname { name });
     Ok(actions)
+}
+
+/// Whether `/etc/hostname` is written, as `create_hostname_file` (default true) says:
+/// `false` keeps a missing file missing on Debian and other families (an existing one is
+/// still rewritten), and on RHEL and SUSE sets only the running name (cloud-init's
+/// `hostnamectl set-hostname --transient`), leaving the file alone.
+fn writes_hostname_file(cfg: &CloudConfig, facts: &CcFacts) -> bool {
+    match cfg.create_hostname_file {
+        None | Some(true) => true,
+        Some(false) => match facts.family {
+            Family::Rhel | Family::Suse => false,
+            _ => facts.hostname_file,
+        },
+    }
+}
+
+/// `create_hostname_file`.
+pub fn create_hostname_file(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+    cfg.create_hostname_file = r.bool(node, key);
 }
 
 /// Writes the names (and sets the running one on the running system).
@@ -246,8 +266,39 @@ mod tests {
             family: Family::Debian,
             ..Default::default()
         };
+        let deb_with_file = CcFacts {
+            family: Family::Debian,
+            hostname_file: true,
+            ..Default::default()
+        };
         let meta = HostName::parse("meta.example.org").unwrap();
         let table: &[(&str, &CcFacts, Option<&HostName>, &str)] = &[
+            // create_hostname_file: false keeps a missing file missing on Debian, rewrites
+            // an existing one, and never writes it on RHEL (only the running name).
+            (
+                "{hostname: web1, create_hostname_file: false}",
+                &deb,
+                None,
+                "live=web1",
+            ),
+            (
+                "{hostname: web1, create_hostname_file: false}",
+                &deb_with_file,
+                None,
+                "/etc/hostname=\"web1\\n\" live=web1",
+            ),
+            (
+                "{hostname: web1, create_hostname_file: false}",
+                &rhel,
+                None,
+                "live=web1",
+            ),
+            (
+                "{hostname: web1, create_hostname_file: true}",
+                &deb,
+                None,
+                "/etc/hostname=\"web1\\n\" live=web1",
+            ),
             (
                 "hostname: web1",
                 &deb,
