@@ -16,7 +16,7 @@ use std::sync::atomic::AtomicBool;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use vmcust::cloud_config::apply::{run_early, ModuleOutcome, StageContext};
-use vmcust::cloud_config::registry::Frequency;
+use vmcust::cloud_config::modules::Frequency;
 use vmcust::cloud_config::userdata;
 use vmcust::engine::customize::{user_data_disposition, UserDataDisposition};
 use vmcust::engine::native::plan_native;
@@ -173,7 +173,7 @@ fn scratch_root() -> tempfile::TempDir {
 fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
     let d = scratch_root();
     let root = Root::new(d.path()).unwrap();
-    let native = plan_native(&root, CLOUD_CONFIG.as_bytes(), None).unwrap();
+    let native = plan_native(&root, CLOUD_CONFIG.as_bytes(), None, None).unwrap();
     let plan = vmcust::plan::Plan {
         actions: native.actions,
     };
@@ -233,10 +233,10 @@ fn cloud_config(c: &mut Criterion) {
 
     let fresh = scratch_root();
     let root = Root::new(fresh.path()).unwrap();
-    let native = plan_native(&root, plain, None).unwrap();
+    let native = plan_native(&root, plain, None, None).unwrap();
     assert!(native.summary.users.iter().any(|u| u == "alice"));
     c.bench_function("plan_native (60 lines, accounts files)", |b| {
-        b.iter(|| plan_native(black_box(&root), black_box(plain), None).unwrap())
+        b.iter(|| plan_native(black_box(&root), black_box(plain), None, None).unwrap())
     });
 
     // The early stage on a second boot, as src/boot/cloud_config.rs `early` runs it: the

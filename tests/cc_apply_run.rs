@@ -321,7 +321,7 @@ fn host_name_time_zone_and_what_another_root_never_gets() {
         "{late:?}"
     );
     let order: Vec<&str> = late.iter().map(|r| r.module).collect();
-    assert_eq!(order, vmcust::cloud_config::apply::driver::LATE_MODULES);
+    assert_eq!(order, vmcust::cloud_config::apply::driver::late_modules());
 }
 
 #[test]
@@ -453,9 +453,9 @@ fn script_parts_run_in_cloud_inits_order_and_frequencies() {
         other => panic!("{other:?}"),
     }
     let order: Vec<&str> = late.iter().map(|r| r.module).collect();
-    assert_eq!(order, vmcust::cloud_config::apply::driver::LATE_MODULES);
+    assert_eq!(order, vmcust::cloud_config::apply::driver::late_modules());
     let order: Vec<&str> = early.iter().map(|r| r.module).collect();
-    assert_eq!(order, vmcust::cloud_config::apply::driver::EARLY_MODULES);
+    assert_eq!(order, vmcust::cloud_config::apply::driver::early_modules());
     for f in [
         "part-004",
         "zz.sh",

@@ -7,10 +7,10 @@ use std::io::Write as _;
 use base64::Engine as _;
 use proptest::prelude::*;
 
+use vmcust::cloud_config::modules::Frequency;
 use vmcust::cloud_config::node;
 use vmcust::cloud_config::parts::{self, PartKind};
 use vmcust::cloud_config::redact;
-use vmcust::cloud_config::registry::Frequency;
 use vmcust::cloud_config::userdata;
 
 fn gzip(data: &[u8]) -> Vec<u8> {

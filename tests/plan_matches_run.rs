@@ -225,3 +225,277 @@ fn ovf_iso_with_a_local_seed_and_an_appliance_mapping() {
     assert_whole(&want);
     assert_eq!(ran(&vm), want);
 }
+
+/// One cloud-config module's case: the user-data (and vendor-data) that makes it work, and
+/// what the root needs for it.
+struct ModuleCase {
+    module: &'static str,
+    user_data: &'static str,
+    vendor_data: Option<&'static str>,
+    setup: fn(&Vm),
+}
+
+/// A program in the root that does nothing and succeeds.
+fn fake_program(vm: &Vm, path: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let p = vm.path(path);
+    fs::create_dir_all(p.parent().unwrap()).unwrap();
+    fs::write(&p, "#!/bin/sh\nexit 0\n").unwrap();
+    fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn os_release(vm: &Vm, id: &str) {
+    fs::write(vm.path("/etc/os-release"), format!("ID={id}\n")).unwrap();
+}
+
+fn nothing(_: &Vm) {}
+
+fn multipart(kind: &str) -> String {
+    format!(
+        "Content-Type: multipart/mixed; boundary=\"BB\"\nMIME-Version: 1.0\n\n--BB\nContent-Type: {kind}\n\n#!/bin/sh\nexit 0\n--BB--\n"
+    )
+}
+
+const KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f ops@example";
+
+/// Every module of the module table has a case here (a module without one fails
+/// `every_cloud_config_module_does_what_plan_shows`).
+fn module_cases() -> Vec<ModuleCase> {
+    let case = |module, user_data| ModuleCase {
+        module,
+        user_data,
+        vendor_data: None,
+        setup: nothing,
+    };
+    vec![
+        case("boothooks", "#cloud-boothook\n#!/bin/sh\nexit 0\n"),
+        case("bootcmd", "#cloud-config\nbootcmd: ['exit 0']\n"),
+        case(
+            "write_files",
+            "#cloud-config\nwrite_files: [{path: /etc/motd.d/welcome, content: hello}]\n",
+        ),
+        case("growpart", "#cloud-config\ngrowpart: {mode: auto}\n"),
+        case("resizefs", "#cloud-config\nresize_rootfs: true\n"),
+        case("set_hostname", "#cloud-config\nhostname: cc-host\nfqdn: cc-host.example.com\n"),
+        case(
+            "update_etc_hosts",
+            "#cloud-config\nfqdn: cc-host.example.com\nmanage_etc_hosts: true\n",
+        ),
+        ModuleCase {
+            setup: |vm| os_release(vm, "rhel"),
+            ..case(
+                "resolv_conf",
+                "#cloud-config\nmanage_resolv_conf: true\nresolv_conf: {nameservers: [10.0.0.1], searchdomains: [a.example]}\n",
+            )
+        },
+        ModuleCase {
+            setup: |vm| fake_program(vm, "/usr/sbin/update-ca-certificates"),
+            ..case(
+                "ca_certs",
+                "#cloud-config\nca_certs: {trusted: ['-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n']}\n",
+            )
+        },
+        case("users_groups", "#cloud-config\ngroups: [ops]\nusers: [{name: dave, groups: [ops]}]\n"),
+        ModuleCase {
+            setup: |vm| fs::create_dir_all(vm.path("/root")).unwrap(),
+            ..case(
+                "ssh",
+                "#cloud-config\nusers: []\ndisable_root: false\nssh_authorized_keys: [KEY]\n",
+            )
+        },
+        case(
+            "set_passwords",
+            "#cloud-config\nusers: []\nchpasswd: {expire: false, users: [{name: root, password: 'S3cret-pw', type: text}]}\n",
+        ),
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/sbin/chronyd");
+                fake_program(vm, "/usr/bin/systemctl");
+            },
+            ..case("ntp", "#cloud-config\nntp: {servers: [ntp.example.com]}\n")
+        },
+        ModuleCase {
+            setup: |vm| {
+                fs::create_dir_all(vm.path("/usr/share/zoneinfo/Europe")).unwrap();
+                fs::write(vm.path("/usr/share/zoneinfo/Europe/Berlin"), "TZif").unwrap();
+            },
+            ..case("timezone", "#cloud-config\ntimezone: Europe/Berlin\n")
+        },
+        ModuleCase {
+            setup: |vm| fake_program(vm, "/usr/bin/apt-get"),
+            ..case(
+                "package_update_upgrade_install",
+                "#cloud-config\npackages: [curl]\n",
+            )
+        },
+        case(
+            "write_files_deferred",
+            "#cloud-config\nwrite_files: [{path: /etc/motd.d/later, content: bye, defer: true}]\n",
+        ),
+        ModuleCase {
+            vendor_data: Some("#!/bin/sh\nexit 0\n"),
+            ..case("scripts_vendor", "#cloud-config\nfinal_message: vendor\n")
+        },
+        ModuleCase {
+            user_data: Box::leak(multipart("text/x-shellscript-per-once").into_boxed_str()),
+            ..case("scripts_per_once", "")
+        },
+        ModuleCase {
+            user_data: Box::leak(multipart("text/x-shellscript-per-boot").into_boxed_str()),
+            ..case("scripts_per_boot", "")
+        },
+        ModuleCase {
+            user_data: Box::leak(multipart("text/x-shellscript-per-instance").into_boxed_str()),
+            ..case("scripts_per_instance", "")
+        },
+        case("runcmd", "#cloud-config\nruncmd: ['exit 0']\n"),
+        // (A lone script is the user-data's own script, run as such: not a module's.)
+        ModuleCase {
+            user_data: Box::leak(multipart("text/x-shellscript").into_boxed_str()),
+            ..case("scripts_user", "")
+        },
+        case("final_message", "#cloud-config\nfinal_message: done\n"),
+        case("power_state_change", "#cloud-config\npower_state: {mode: reboot}\n"),
+        // Vendor-data turned off: its file is neither planned nor written.
+        ModuleCase {
+            vendor_data: Some(
+                "#cloud-config\nwrite_files: [{path: /etc/motd.d/vendor, content: v}]\n",
+            ),
+            ..case(
+                "vendor_data",
+                "#cloud-config\nvendor_data: {enabled: false}\nfinal_message: x\n",
+            )
+        },
+    ]
+}
+
+/// What plan shows of a module: its lines.
+fn module_lines(report: &serde_json::Value, module: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![report];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(serde_json::Value::Array(lines)) = m.get("modules") {
+                    for l in lines.iter().filter_map(|l| l.as_str()) {
+                        if let Some(rest) = l.strip_prefix(&format!("{module} (")) {
+                            out.push(rest.split_once("): ").unwrap().1.to_string());
+                        }
+                    }
+                }
+                stack.extend(m.values());
+            }
+            serde_json::Value::Array(a) => stack.extend(a),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// For every module of the module table: on a fresh VM, `plan` with the module's case,
+/// then a boot (early and late stage). The files the run changed are the files the plan
+/// shows (the engine's actions and the modules' `write` lines), and the module ran if
+/// and only if plan showed it doing something on this (not running) system.
+#[test]
+fn every_cloud_config_module_does_what_plan_shows() {
+    let cases = module_cases();
+    for m in vmcust::cloud_config::modules::TABLE {
+        assert!(
+            cases.iter().any(|c| c.module == m.name),
+            "cloud-config module {} has no case in module_cases()",
+            m.name
+        );
+    }
+    for c in &cases {
+        let vm = Vm::new();
+        os_release(&vm, "debian");
+        // The account files a Debian system has (the default user is always planned).
+        fs::write(
+            vm.path("/etc/group"),
+            "root:x:0:\nsudo:x:27:\nusers:x:100:\n",
+        )
+        .unwrap();
+        fs::write(vm.path("/etc/gshadow"), "root:*::\nsudo:*::\nusers:*::\n").unwrap();
+        fs::create_dir_all(vm.path("/home")).unwrap();
+        (c.setup)(&vm);
+        fs::write(
+            vm.host.path().join("guestinfo.metadata"),
+            "instance-id: cc-plan-1\nlocal-hostname: cc-vm\n",
+        )
+        .unwrap();
+        let user_data = c.user_data.replace("[KEY]", &format!("['{KEY}']"));
+        fs::write(vm.host.path().join("guestinfo.userdata"), &user_data).unwrap();
+        if let Some(v) = c.vendor_data {
+            fs::write(vm.host.path().join("guestinfo.vendordata"), v).unwrap();
+        }
+        let out = vm.vmcust(&["plan", "--format", "json"]);
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let mut planned: BTreeSet<String> = report["actions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|a| a["change"] == "created" || a["change"] == "updated")
+            .map(|a| a["path"].as_str().unwrap().to_string())
+            .collect();
+        let mut shown = BTreeSet::new();
+        for m in vmcust::cloud_config::modules::TABLE {
+            let lines = module_lines(&report, m.name);
+            for l in &lines {
+                if let Some(w) = l.strip_prefix("write ") {
+                    planned.insert(w.split(" (").next().unwrap().to_string());
+                } else if let Some(w) = l.strip_prefix("link ") {
+                    planned.insert(w.split(" -> ").next().unwrap().to_string());
+                }
+            }
+            // scripts_user's lines show runcmd's script among its own (they run in name
+            // order); that line is runcmd's work.
+            let does = lines.iter().any(|l| {
+                let runcmds = m.name == "scripts_user" && l.starts_with("run runcmd (");
+                !(l.starts_with("nothing:")
+                    || l.starts_with("on the running system only")
+                    || runcmds)
+            });
+            if does {
+                shown.insert(m.name.to_string());
+            }
+        }
+        let before = vm.state();
+        let (early, late) = vm.boot();
+        let after = vm.state();
+        let changed: BTreeSet<String> = after
+            .iter()
+            .filter(|(p, v)| before.get(*p) != Some(*v))
+            .map(|(p, _)| format!("/{}", p.display()))
+            .filter(|p| !p.starts_with("/var/tmp") && !p.starts_with("/etc/vmcust"))
+            .collect();
+        // A directory made on the way to a planned file is no change of its own.
+        let changed: BTreeSet<String> = changed
+            .iter()
+            .filter(|p| {
+                planned.contains(*p) || !changed.iter().any(|q| q.starts_with(&format!("{p}/")))
+            })
+            .cloned()
+            .collect();
+        let log = format!("{}{}", text(&early.stderr), text(&late.stderr));
+        let ran: BTreeSet<String> = vmcust::cloud_config::modules::TABLE
+            .iter()
+            .filter(|m| log.contains(&format!("vmcust: cloud-config {}: ", m.name)))
+            .map(|m| m.name.to_string())
+            .collect();
+        assert_eq!(changed, planned, "{}: files\n{log}", c.module);
+        assert_eq!(ran, shown, "{}: modules that ran\n{log}", c.module);
+        let m = vmcust::cloud_config::modules::module(c.module).unwrap();
+        let meaningful = shown.contains(c.module)
+            || m.preview.is_none_or(|_| {
+                module_lines(&report, c.module)
+                    .first()
+                    .is_some_and(|l| l.starts_with("on the running system only"))
+            });
+        assert!(meaningful, "{}: the case does nothing: {report}", c.module);
+    }
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}

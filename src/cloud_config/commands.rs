@@ -1,11 +1,11 @@
-//! `bootcmd` and `runcmd`: lists of commands, each a shell line (run with `sh -c`) or an
-//! argv list (run as is), as cloud-init's `shellify` takes them.
+//! The command lists of `bootcmd`, `runcmd` and `power_state.condition`: each entry a
+//! shell line (run with `sh -c`) or an argv list (run as is), as cloud-init's `shellify`
+//! takes them.
 
 use serde::Serialize;
 
 use super::node::{Node, Value};
 use super::read::{index, Reader};
-use super::CloudConfig;
 
 /// Most commands in one list.
 pub const MAX_COMMANDS: usize = 1024;
@@ -22,16 +22,6 @@ pub enum Command {
     Shell(String),
     /// A list entry: the program and its arguments, no shell.
     Argv(Vec<String>),
-}
-
-/// `bootcmd`: every boot, early.
-pub fn bootcmd(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
-    cfg.bootcmd = commands(r, key, node, false);
-}
-
-/// `runcmd`: once per instance, late.
-pub fn runcmd(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
-    cfg.runcmd = commands(r, key, node, true);
 }
 
 /// The commands of a list; `nulls` skips null entries (runcmd's schema allows them).

@@ -1,11 +1,11 @@
 //! One merged cloud-config document into a [`CloudConfig`]: each top-level key handed to
-//! its registry row's parser; a key no row takes kept as unknown, with a did-you-mean.
+//! its module table row's parser; a key no row takes kept as unknown, with a did-you-mean.
 
 use serde::Serialize;
 
+use super::modules::{self, CLOUD_INIT_ONLY};
 use super::node::{self, Node, Value};
 use super::read::{suggestion, unknown_message, Problem, Reader, Severity};
-use super::registry::{self, CLOUD_INIT_ONLY};
 use super::CloudConfig;
 
 /// A key vmcust does not implement.
@@ -31,11 +31,11 @@ pub fn from_node(doc: &Node) -> (CloudConfig, Vec<Problem>) {
         Value::Null => {}
         Value::Map(entries) => {
             for (k, v) in entries {
-                match registry::lookup(&k.text) {
-                    Some(row) => (row.parse)(&mut cfg, &mut r, &k.text, v),
+                match modules::lookup(&k.text) {
+                    Some((_, key)) => (key.parse)(&mut cfg, &mut r, &k.text, v),
                     None => {
                         let knows = CLOUD_INIT_ONLY.contains(&k.text.as_str());
-                        let candidates = registry::keys().chain(CLOUD_INIT_ONLY.iter().copied());
+                        let candidates = modules::keys().chain(CLOUD_INIT_ONLY.iter().copied());
                         let at = Node::new(Value::Null, k.line, v.part);
                         r.report(
                             Severity::Unknown,

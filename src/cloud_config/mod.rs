@@ -1,34 +1,30 @@
 //! cloud-config, read natively: user-data split into parts ([`parts`]), each
 //! `#cloud-config` part read as YAML with line numbers ([`node`]), the parts merged with
 //! cloud-init's rules and vendor-data put under them ([`merge`], [`userdata`]), and the
-//! result validated into a [`CloudConfig`] through the module registry ([`registry`]).
+//! result validated into a [`CloudConfig`] through the module table ([`modules`]).
 //!
 //! Nothing here applies anything to a root: it reads, validates, merges and describes.
 //! `vmcust schema FILE` (src/cli/schema.rs) prints the problems found; docs/cloud-config.md
 //! lists every key.
 
-pub mod accounts;
 pub mod apply;
-pub mod certs;
 pub mod commands;
 pub mod decode;
-pub mod disk;
 pub mod document;
-pub mod files;
-pub mod host;
 pub mod merge;
+pub mod modules;
 pub mod node;
-pub mod packages;
 pub mod parts;
-pub mod power;
 pub mod read;
 pub mod redact;
-pub mod registry;
-pub mod time;
 pub mod userdata;
-pub mod vendor;
 
 use serde::Serialize;
+
+use modules::{
+    accounts, ca_certs, growpart, ntp, package_update_upgrade_install as packages,
+    power_state_change as power, resizefs, resolv_conf, update_etc_hosts, vendor_data, write_files,
+};
 
 use crate::model::{HostName, Timezone};
 
@@ -41,7 +37,7 @@ pub use read::{Problem, Severity};
 #[derive(Debug, Clone, PartialEq, Default, Serialize)]
 pub struct CloudConfig {
     /// `write_files`, in order.
-    pub write_files: Vec<files::WriteFile>,
+    pub write_files: Vec<write_files::WriteFile>,
     /// `bootcmd`.
     pub bootcmd: Vec<commands::Command>,
     /// `runcmd`.
@@ -54,12 +50,21 @@ pub struct CloudConfig {
     pub prefer_fqdn_over_hostname: Option<bool>,
     /// `preserve_hostname` (default false).
     pub preserve_hostname: bool,
+    /// `create_hostname_file` (unset: true).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub create_hostname_file: Option<bool>,
     /// `manage_etc_hosts` (unset: false).
-    pub manage_etc_hosts: Option<host::ManageEtcHosts>,
+    pub manage_etc_hosts: Option<update_etc_hosts::ManageEtcHosts>,
+    /// `manage_resolv_conf` (unset: false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub manage_resolv_conf: Option<bool>,
+    /// `resolv_conf`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolv_conf: Option<resolv_conf::ResolvConf>,
     /// `timezone`.
     pub timezone: Option<Timezone>,
     /// `ntp`.
-    pub ntp: Option<time::Ntp>,
+    pub ntp: Option<ntp::Ntp>,
     /// `packages`.
     pub packages: Vec<packages::Package>,
     /// `package_update` (or `apt_update`).
@@ -69,17 +74,17 @@ pub struct CloudConfig {
     /// `package_reboot_if_required` (or `apt_reboot_if_required`).
     pub package_reboot_if_required: bool,
     /// `ca_certs`.
-    pub ca_certs: Option<certs::CaCerts>,
+    pub ca_certs: Option<ca_certs::CaCerts>,
     /// `growpart` (unset: cloud-init's default, mode auto on `/`).
-    pub growpart: Option<disk::Growpart>,
+    pub growpart: Option<growpart::Growpart>,
     /// `resize_rootfs` (unset: true).
-    pub resize_rootfs: Option<disk::ResizeRootfs>,
+    pub resize_rootfs: Option<resizefs::ResizeRootfs>,
     /// `power_state`.
     pub power_state: Option<power::PowerState>,
     /// `final_message`.
     pub final_message: Option<String>,
     /// `vendor_data`.
-    pub vendor_data: vendor::VendorData,
+    pub vendor_data: vendor_data::VendorData,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
     /// Keys vmcust does not implement (top level and inside modules): the customization

@@ -18,7 +18,7 @@ use serde::Serialize;
 use zeroize::Zeroizing;
 
 use super::decode::{gunzip, is_gzip, GzipError};
-use super::registry::Frequency;
+use super::modules::Frequency;
 use crate::model::quote;
 
 /// Largest user-data taken, raw and after decompression.

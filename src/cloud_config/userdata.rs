@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use super::document;
 use super::merge::{self, merge, Mergers};
+use super::modules::vendor_data as vendor;
 use super::node::{self, Node, Value};
 use super::parts::{self, Part, PartKind, PartsError};
 use super::read::{Problem, Severity};
-use super::vendor;
 use super::CloudConfig;
 
 /// Vendor-data parts are numbered from here, so a problem's part says which input it is in.

@@ -11,6 +11,7 @@ use crate::cloud_config::read::Severity;
 use crate::cloud_config::userdata::{self, UserData};
 use crate::cloud_config::CloudConfig;
 use crate::failure::{Failure, FailureKind};
+use crate::model::HostName;
 use crate::plan::accounts;
 use crate::plan::Action;
 use crate::root::Root;
@@ -52,7 +53,14 @@ pub struct Native {
 
 /// Reads `user` (and `vendor`) and plans what vmcust applies of it on `root`. A document
 /// with an error is refused whole, naming every problem's part, line and key.
-pub fn plan_native(root: &Root, user: &[u8], vendor: Option<&[u8]>) -> Result<Native, Failure> {
+/// `host_name` is the customization's (the metadata's `local-hostname`), which the host
+/// name modules use when the cloud-config names none, as they do at boot.
+pub fn plan_native(
+    root: &Root,
+    user: &[u8],
+    vendor: Option<&[u8]>,
+    host_name: Option<&HostName>,
+) -> Result<Native, Failure> {
     let read = userdata::read(user, vendor).map_err(|e| Failure::invalid(e.to_string()))?;
     refuse_errors(&read)?;
     let mut native = Native {
@@ -65,7 +73,7 @@ pub fn plan_native(root: &Root, user: &[u8], vendor: Option<&[u8]>) -> Result<Na
     plan_accounts(root, cfg, &mut native)?;
     let facts =
         crate::cloud_config::apply::CcFacts::gather(root, cfg).map_err(|e| Failure::of(&e))?;
-    for p in crate::cloud_config::apply::preview::preview(cfg, &facts, None, &read.scripts) {
+    for p in crate::cloud_config::apply::preview::preview(cfg, &facts, host_name, &read.scripts) {
         for line in &p.lines {
             native
                 .summary
@@ -125,7 +133,7 @@ fn summary_of(read: &UserData) -> NativeSummary {
 }
 
 fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<(), Failure> {
-    let req = accounts::node::request(cfg).map_err(|errors| {
+    let req = crate::cloud_config::modules::accounts::request(cfg).map_err(|errors| {
         Failure::invalid(format!(
             "user-data: {}",
             errors

@@ -7,9 +7,8 @@
 
 use std::path::Path;
 
-use crate::cloud_config::disk::{GrowMode, Growpart, ResizeRootfs};
-
-use super::facts::CcFacts;
+use super::driver::{self, failed, from_end, skipped, ModuleOutcome};
+use super::exec::RunEnd;
 
 /// A mounted block device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,100 +46,6 @@ pub enum Step {
     Skip(String),
     /// The module fails, for this reason.
     Fail(String),
-}
-
-/// `growpart` (unset: cloud-init's default, `auto` on `/`).
-pub fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> Step {
-    let default = Growpart {
-        mode: GrowMode::Auto,
-        devices: vec!["/".into()],
-        ignore_growroot_disabled: false,
-    };
-    let g = g.unwrap_or(&default);
-    match g.mode {
-        GrowMode::Off => return Step::Skip("growpart: mode off".into()),
-        GrowMode::Gpart => {
-            return Step::Fail("growpart: mode gpart is FreeBSD's tool; write auto or growpart".into())
-        }
-        GrowMode::Growpart if !cc.has("growpart") => {
-            return Step::Fail(
-                "growpart: mode growpart, but growpart is not installed; install cloud-guest-utils (Debian) or cloud-utils-growpart (RHEL)".into(),
-            )
-        }
-        GrowMode::Auto if !cc.has("growpart") => {
-            return Step::Skip(
-                "growpart: warning: no growpart in the root (cloud-guest-utils); the partition is not grown".into(),
-            )
-        }
-        _ => {}
-    }
-    if disk.growroot_disabled && !g.ignore_growroot_disabled {
-        return Step::Skip("growpart: /etc/growroot-disabled exists".into());
-    }
-    let mut cmds = Vec::new();
-    for d in &g.devices {
-        let Some(m) = disk
-            .mounts
-            .iter()
-            .find(|m| &m.mount_point == d || &m.device == d)
-        else {
-            return Step::Fail(format!(
-                "growpart: {d} is not a mounted device or mount point"
-            ));
-        };
-        match (&m.disk, m.partition) {
-            (Some(disk), Some(n)) => {
-                cmds.push(vec!["growpart".into(), disk.clone(), n.to_string()])
-            }
-            _ => {
-                tracing::info!("growpart: {} is not a partition; nothing to grow", m.device);
-            }
-        }
-    }
-    if cmds.is_empty() {
-        return Step::Skip("growpart: no partition to grow".into());
-    }
-    Step::Run(cmds)
-}
-
-/// `resize_rootfs` (unset: true).
-pub fn plan_resizefs(r: Option<ResizeRootfs>, cc: &CcFacts, disk: &DiskFacts) -> Step {
-    if r == Some(ResizeRootfs::No) {
-        return Step::Skip("resize_rootfs: false".into());
-    }
-    let Some(root) = disk.mounts.iter().find(|m| m.mount_point == "/") else {
-        return Step::Skip("resize_rootfs: / is not a mounted block device".into());
-    };
-    if root.fills_device {
-        // What resize2fs would find ("Nothing to do!"), without a process on every boot.
-        return Step::Skip("resize_rootfs: / already fills its device".into());
-    }
-    let (tool, args): (&str, Vec<String>) = match root.fstype.as_str() {
-        "ext2" | "ext3" | "ext4" => ("resize2fs", vec![root.device.clone()]),
-        "xfs" => ("xfs_growfs", vec!["/".into()]),
-        "btrfs" => (
-            "btrfs",
-            vec![
-                "filesystem".into(),
-                "resize".into(),
-                "max".into(),
-                "/".into(),
-            ],
-        ),
-        other => {
-            return Step::Skip(format!(
-                "resize_rootfs: the root file system is {other}, which vmcust does not resize"
-            ))
-        }
-    };
-    if !cc.has(tool) {
-        return Step::Skip(format!(
-            "resize_rootfs: warning: no {tool} in the root; the file system is not grown"
-        ));
-    }
-    let mut cmd = vec![tool.to_string()];
-    cmd.extend(args);
-    Step::Run(vec![cmd])
 }
 
 /// Reads the mounts of the running system from `/proc/self/mountinfo` and `/sys`, and for
@@ -233,10 +138,45 @@ pub fn mounts(
         .collect()
 }
 
+/// Carries out a disk module's [`Step`]: its commands run with the tool timeout.
+pub(crate) fn carry_out(s: &driver::Step, module: &str, step: Step) -> ModuleOutcome {
+    match step {
+        Step::Skip(why) => {
+            tracing::warn!("{why}");
+            skipped(why)
+        }
+        Step::Fail(why) => failed(why),
+        Step::Run(cmds) => {
+            for c in &cmds {
+                match s.run_tool(module, c) {
+                    RunEnd::Succeeded => {}
+                    // growpart's answer for a partition that fills its disk.
+                    RunEnd::Failed(why) if why.contains("NOCHANGE") => {
+                        return ModuleOutcome::Ran {
+                            note: "the partition already fills the disk".into(),
+                        }
+                    }
+                    other => return from_end(other, ""),
+                }
+            }
+            ModuleOutcome::Ran {
+                note: cmds
+                    .iter()
+                    .map(|c| c.join(" "))
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cloud_config::apply::facts::CcFacts;
     use crate::cloud_config::document;
+    use crate::cloud_config::modules::growpart::plan_growpart;
+    use crate::cloud_config::modules::resizefs::{plan_resizefs, ResizeRootfs};
 
     fn cc(tools: &[&str]) -> CcFacts {
         let mut f = CcFacts::default();

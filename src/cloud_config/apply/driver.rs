@@ -3,37 +3,30 @@
 //! [`ModuleReport`] per module (ran, skipped and why, failed and why, interrupted) for the
 //! caller to log, record and turn into a degraded or failed ending.
 //!
-//! Early (cloud-init's init stage, before the network): the user-data's `boothooks`,
-//! `bootcmd`, `write_files`, `growpart`, `resizefs`, `set_hostname`, `update_etc_hosts`,
-//! `ca_certs` — the accounts modules (`users_groups`, `ssh`, `set_passwords`) follow them
-//! and are not run here. Late (config and final stages, after network-online): `ntp`,
-//! `timezone`, `package_update_upgrade_install`, `write_files_deferred`, the script
-//! modules (`scripts_vendor`, `scripts_per_once`, `scripts_per_boot`,
-//! `scripts_per_instance`, then `runcmd` and `scripts_user`, whose scripts run together in
-//! name order: [`super::scripts`]), `final_message`, `power_state_change`.
+//! Which modules each stage runs, in which order and how often, is the module table's
+//! ([`crate::cloud_config::modules::TABLE`]): the driver walks the stage's rows, gates
+//! each by its records and hands its work a [`Step`]. Script modules run through
+//! [`super::scripts`]; `runcmd`'s script runs among `scripts_user`'s, in name order.
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
 
+use crate::cloud_config::modules::{self, Frequency, Run, Stage};
 use crate::cloud_config::parts::Part;
-use crate::cloud_config::power::{Condition, PowerMode, PowerState};
-use crate::cloud_config::registry::{self, Frequency};
 use crate::cloud_config::CloudConfig;
 use crate::model::{HostName, InstanceId};
 use crate::plan::{Action, Plan};
 use crate::root::Root;
 
+use super::disk::{gather_live, DiskFacts};
 use super::exec::{self, Program, RunEnd};
 use super::facts::CcFacts;
-use super::files::{plan_write_files, Which};
-use super::power::{run_power_state, PowerEnd};
 use super::scripts::{self, Script, Turn};
 use super::semaphore::{Gate, Semaphores};
-use super::{certs, commands, disk, final_message, hostname, ntp, packages, timezone};
 
 /// Default time `bootcmd` or `runcmd` may run.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -84,7 +77,8 @@ impl<'a> StageContext<'a> {
         }
     }
 
-    fn live(&self) -> bool {
+    /// Whether the root is the running system.
+    pub fn live(&self) -> bool {
         self.root.path() == Path::new("/")
     }
 
@@ -93,7 +87,7 @@ impl<'a> StageContext<'a> {
     }
 
     /// The instance's directory of scripts (inside the root).
-    fn scripts_dir(&self) -> PathBuf {
+    pub(crate) fn scripts_dir(&self) -> PathBuf {
         Path::new(crate::state::INSTANCES_DIR)
             .join(self.instance.file_name())
             .join("scripts")
@@ -136,52 +130,33 @@ pub struct ModuleReport {
     pub outcome: ModuleOutcome,
 }
 
-/// The early stage's modules, in order.
-pub const EARLY_MODULES: &[&str] = &[
-    "boothooks",
-    "bootcmd",
-    "write_files",
-    "growpart",
-    "resizefs",
-    "set_hostname",
-    "update_etc_hosts",
-    "ca_certs",
-];
-
-/// The late stage's modules, in order.
-pub const LATE_MODULES: &[&str] = &[
-    "ntp",
-    "timezone",
-    "package_update_upgrade_install",
-    "write_files_deferred",
-    "scripts_vendor",
-    "scripts_per_once",
-    "scripts_per_boot",
-    "scripts_per_instance",
-    "runcmd",
-    "scripts_user",
-    "final_message",
-    "power_state_change",
-];
-
-/// The registry's frequency for the module reading `key`.
-fn freq(key: &str) -> Frequency {
-    registry::lookup(key).map_or(Frequency::PerInstance, |m| m.frequency)
+/// The early stage's modules, in order (from the module table).
+pub fn early_modules() -> Vec<&'static str> {
+    modules::modules_of(Stage::Early)
 }
 
-fn skipped(why: impl Into<String>) -> ModuleOutcome {
+/// The late stage's modules, in order (from the module table).
+pub fn late_modules() -> Vec<&'static str> {
+    modules::modules_of(Stage::Late)
+}
+
+/// A module's work was skipped, and why.
+pub(crate) fn skipped(why: impl Into<String>) -> ModuleOutcome {
     ModuleOutcome::Skipped { why: why.into() }
 }
 
-fn failed(why: impl Into<String>) -> ModuleOutcome {
+/// A module failed, and why.
+pub(crate) fn failed(why: impl Into<String>) -> ModuleOutcome {
     ModuleOutcome::Failed { why: why.into() }
 }
 
-fn absent(key: &str) -> ModuleOutcome {
+/// A module found its key absent.
+pub(crate) fn absent(key: &str) -> ModuleOutcome {
     skipped(format!("{key} is not in the cloud-config"))
 }
 
-fn from_end(end: RunEnd, note: impl Into<String>) -> ModuleOutcome {
+/// A module's outcome from how its program ended.
+pub(crate) fn from_end(end: RunEnd, note: impl Into<String>) -> ModuleOutcome {
     match end {
         RunEnd::Succeeded => ModuleOutcome::Ran { note: note.into() },
         RunEnd::Failed(why) => failed(why),
@@ -199,7 +174,7 @@ struct Driver<'c, 'a> {
 
 /// Hands a module the means to record, durably, that it starts (for a module that must
 /// not run twice: called right before its program starts).
-struct Start<'s> {
+pub struct Start<'s> {
     sems: &'s Semaphores,
     module: &'static str,
     freq: Frequency,
@@ -410,250 +385,114 @@ fn gather(ctx: &StageContext, cfg: &CloudConfig) -> Result<CcFacts, ModuleOutcom
     CcFacts::gather(&ctx.root, cfg).map_err(|e| failed(format!("reading the root: {e:#}")))
 }
 
-/// Runs the early stage's modules of `cfg`.
-pub fn run_early(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
+/// What a module's work is handed: the stage, the document, the root's facts, and the
+/// means to record its start, apply actions and run tools.
+pub struct Step<'s> {
+    /// The stage.
+    pub ctx: &'s StageContext<'s>,
+    /// The document.
+    pub cfg: &'s CloudConfig,
+    /// The root's facts (empty for a module that does not read the root).
+    pub cc: &'s CcFacts,
+    start: &'s Start<'s>,
+    disk: &'s OnceCell<Option<DiskFacts>>,
+}
+
+impl Step<'_> {
+    /// Records, durably, that the module starts (for a module that must not run twice:
+    /// right before its program starts); an error is the module's outcome.
+    pub fn start(&self) -> Result<(), ModuleOutcome> {
+        self.start.now()
+    }
+
+    /// Applies `actions` all or nothing: how many files, how many changed.
+    pub fn apply(&self, actions: Vec<Action>) -> Result<String, String> {
+        apply(self.ctx, actions)
+    }
+
+    /// [`Step::apply`] as the module's outcome.
+    pub fn apply_outcome(&self, actions: Vec<Action>) -> ModuleOutcome {
+        self.apply(actions)
+            .map_or_else(failed, |note| ModuleOutcome::Ran { note })
+    }
+
+    /// Runs follow-up commands (service restarts left out on a root that is not the
+    /// running system).
+    pub fn follow_up(&self, module: &str, cmds: &[Vec<String>]) -> RunEnd {
+        follow_up(self.ctx, self.cc, module, cmds)
+    }
+
+    /// Runs one tool command with the tool timeout.
+    pub fn run_tool(&self, module: &str, c: &[String]) -> RunEnd {
+        run_tool(self.ctx, self.cc, module, c)
+    }
+
+    /// The running system's disks and mounts, read once per stage; `None` for a root
+    /// that is not the running system.
+    pub fn disk(&self) -> Option<&DiskFacts> {
+        self.disk
+            .get_or_init(|| self.ctx.live().then(|| gather_live(&self.ctx.root)))
+            .as_ref()
+    }
+}
+
+/// Runs the modules of `stage` of `cfg`, in table order.
+fn run_stage(ctx: &StageContext, cfg: &CloudConfig, stage: Stage) -> Vec<ModuleReport> {
     let mut d = Driver::new(ctx);
-    // cloud-init runs them while it reads the user-data, before its init modules.
     let plan = scripts::plan(&ctx.script_parts, &cfg.runcmd);
-    let env = [("INSTANCE_ID".to_string(), ctx.instance.to_string())];
-    d.scripts(&["boothooks"], &plan.of(&["boothooks"]), &env, &[]);
-    d.module("bootcmd", freq("bootcmd"), |ctx, start| {
-        if cfg.bootcmd.is_empty() {
-            return absent("bootcmd");
-        }
-        if let Err(o) = start.now() {
-            return o;
-        }
-        let env = vec![("INSTANCE_ID".to_string(), ctx.instance.to_string())];
-        let script = ctx.scripts_dir().join("bootcmd");
-        let end = commands::run_commands(
-            &ctx.root,
-            "bootcmd",
-            &script,
-            &cfg.bootcmd,
-            env,
-            ctx.command_timeout,
-            ctx.stop,
-        );
-        from_end(end, format!("{} command(s)", cfg.bootcmd.len()))
-    });
-    let cc = match gather(ctx, cfg) {
-        Ok(cc) => cc,
-        Err(o) => {
-            d.unrecorded("write_files", freq("write_files"), o);
-            return d.reports;
-        }
-    };
-    d.module(
-        "write_files",
-        freq("write_files"),
-        |ctx, _| match plan_write_files(cfg, &cc, Which::Now) {
-            Err(e) => failed(e.to_string()),
-            Ok(a) if a.is_empty() => absent("write_files"),
-            Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        },
-    );
-    let disk_facts = ctx.live().then(|| disk::gather_live(&ctx.root));
-    for (module, key) in [("growpart", "growpart"), ("resizefs", "resize_rootfs")] {
-        d.module(module, freq(key), |ctx, _| {
-            let Some(df) = &disk_facts else {
-                return skipped(format!("{module}: the root is not the running system"));
-            };
-            let step = if module == "growpart" {
-                disk::plan_growpart(cfg.growpart.as_ref(), &cc, df)
-            } else {
-                disk::plan_resizefs(cfg.resize_rootfs, &cc, df)
-            };
-            match step {
-                disk::Step::Skip(why) => {
-                    tracing::warn!("{why}");
-                    skipped(why)
-                }
-                disk::Step::Fail(why) => failed(why),
-                disk::Step::Run(cmds) => {
-                    for c in &cmds {
-                        match run_tool(ctx, &cc, module, c) {
-                            RunEnd::Succeeded => {}
-                            // growpart's answer for a partition that fills its disk.
-                            RunEnd::Failed(why) if why.contains("NOCHANGE") => {
-                                return ModuleOutcome::Ran {
-                                    note: "the partition already fills the disk".into(),
-                                }
-                            }
-                            other => return from_end(other, ""),
+    let empty = CcFacts::default();
+    let mut cc: Option<CcFacts> = None;
+    let disk = OnceCell::new();
+    for m in modules::TABLE.iter().filter(|m| m.stage == stage) {
+        match &m.run {
+            Run::Elsewhere(_) => {}
+            Run::Scripts(s) if s.runs_with.is_some() => {}
+            Run::Scripts(s) => {
+                let mut together: Vec<&'static str> = modules::TABLE
+                    .iter()
+                    .filter(|o| matches!(&o.run, Run::Scripts(x) if x.runs_with == Some(m.name)))
+                    .map(|o| o.name)
+                    .collect();
+                together.push(m.name);
+                d.scripts(
+                    &together,
+                    &plan.of(&together),
+                    &(s.env)(ctx),
+                    (s.prefix)(cfg),
+                );
+            }
+            Run::Body { run, reads_root } => {
+                if *reads_root && cc.is_none() {
+                    match gather(ctx, cfg) {
+                        Ok(facts) => cc = Some(facts),
+                        Err(o) => {
+                            d.unrecorded(m.name, m.frequency, o);
+                            return d.reports;
                         }
                     }
-                    ModuleOutcome::Ran {
-                        note: cmds
-                            .iter()
-                            .map(|c| c.join(" "))
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                    }
                 }
+                let facts = cc.as_ref().unwrap_or(&empty);
+                d.module(m.name, m.frequency, |ctx, start| {
+                    run(&Step {
+                        ctx,
+                        cfg,
+                        cc: facts,
+                        start,
+                        disk: &disk,
+                    })
+                });
             }
-        });
+        }
     }
-    let fallback = ctx.fallback_hostname.as_ref();
-    d.module(
-        "set_hostname",
-        freq("hostname"),
-        |ctx, _| match hostname::plan_set_hostname(cfg, &cc, fallback) {
-            Err(e) => failed(e.to_string()),
-            Ok(a) if a.is_empty() => skipped(if cfg.preserve_hostname {
-                "preserve_hostname is true"
-            } else {
-                "no host name in the cloud-config or the metadata"
-            }),
-            Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        },
-    );
-    d.module(
-        "update_etc_hosts",
-        freq("manage_etc_hosts"),
-        |ctx, _| match hostname::plan_etc_hosts(cfg, &cc, fallback) {
-            Err(e) => failed(e.to_string()),
-            Ok(a) if a.is_empty() => skipped("manage_etc_hosts is not true or localhost"),
-            Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        },
-    );
-    d.module(
-        "ca_certs",
-        freq("ca_certs"),
-        |ctx, _| match certs::plan_ca_certs(cfg, &cc) {
-            Err(e) => failed(e.to_string()),
-            Ok(None) => absent("ca_certs"),
-            Ok(Some(p)) => match apply(ctx, p.actions) {
-                Err(e) => failed(e),
-                Ok(note) => from_end(follow_up(ctx, &cc, "ca_certs", &p.commands), note),
-            },
-        },
-    );
     d.reports
+}
+
+/// Runs the early stage's modules of `cfg`.
+pub fn run_early(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
+    run_stage(ctx, cfg, Stage::Early)
 }
 
 /// Runs the late stage's modules of `cfg`.
 pub fn run_late(ctx: &StageContext, cfg: &CloudConfig) -> Vec<ModuleReport> {
-    let mut d = Driver::new(ctx);
-    let cc = match gather(ctx, cfg) {
-        Ok(cc) => cc,
-        Err(o) => {
-            d.unrecorded("ntp", freq("ntp"), o);
-            return d.reports;
-        }
-    };
-    d.module("ntp", freq("ntp"), |ctx, _| match ntp::plan_ntp(cfg, &cc) {
-        Err(e) => failed(e.to_string()),
-        Ok(None) => absent("ntp (enabled)"),
-        Ok(Some(p)) => match apply(ctx, p.actions) {
-            Err(e) => failed(e),
-            Ok(note) => from_end(
-                follow_up(ctx, &cc, "ntp", &p.commands),
-                format!("{}: {note}", p.client.name()),
-            ),
-        },
-    });
-    d.module(
-        "timezone",
-        freq("timezone"),
-        |ctx, _| match timezone::plan_timezone(cfg, &cc) {
-            Err(e) => failed(e.to_string()),
-            Ok(a) if a.is_empty() => absent("timezone"),
-            Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        },
-    );
-    d.module(
-        "package_update_upgrade_install",
-        freq("packages"),
-        |ctx, start| {
-            if !packages::wanted(cfg) {
-                return absent("packages, package_update or package_upgrade");
-            }
-            let Some(m) = packages::detect(&cc) else {
-                return failed(
-                    "packages: the root has no package manager vmcust knows (apt-get, dnf, yum, zypper)",
-                );
-            };
-            let path = cc.programs[m.program()].clone();
-            let programs = packages::programs(m, &path, cfg, ctx.package_timeout);
-            if let Err(o) = start.now() {
-                return o;
-            }
-            let end = exec::run_all(&ctx.root, &programs, ctx.stop);
-            let mut note = format!("{} command(s) with {}", programs.len(), m.program());
-            if end == RunEnd::Succeeded
-                && cfg.package_reboot_if_required
-                && (cfg.package_upgrade || !cfg.packages.is_empty())
-                && ctx.root.is_file(Path::new("/var/run/reboot-required"))
-            {
-                let reboot = PowerState {
-                    mode: PowerMode::Reboot,
-                    delay_minutes: 0,
-                    message: Some("package_reboot_if_required".into()),
-                    timeout: 30,
-                    condition: Condition::Always(true),
-                };
-                match run_power_state(&ctx.root, &reboot, &cc, ctx.stop) {
-                    PowerEnd::Scheduled(how) => note.push_str(&format!("; reboot scheduled: {how}")),
-                    PowerEnd::NotNow(why) => note.push_str(&format!("; no reboot: {why}")),
-                    PowerEnd::End(e) => return from_end(e, note),
-                }
-            }
-            from_end(end, note)
-        },
-    );
-    d.module(
-        "write_files_deferred",
-        freq("write_files"),
-        |ctx, _| match plan_write_files(cfg, &cc, Which::Deferred) {
-            Err(e) => failed(e.to_string()),
-            Ok(a) if a.is_empty() => skipped("no write_files entry has defer: true"),
-            Ok(a) => apply(ctx, a).map_or_else(failed, |note| ModuleOutcome::Ran { note }),
-        },
-    );
-    let plan = scripts::plan(&ctx.script_parts, &cfg.runcmd);
-    for module in [
-        "scripts_vendor",
-        "scripts_per_once",
-        "scripts_per_boot",
-        "scripts_per_instance",
-    ] {
-        let prefix: &[String] = match module {
-            "scripts_vendor" => &cfg.vendor_data.prefix,
-            _ => &[],
-        };
-        d.scripts(&[module], &plan.of(&[module]), &[], prefix);
-    }
-    // runcmd's script is one of the files scripts_user runs, in name order.
-    d.scripts(
-        &["runcmd", "scripts_user"],
-        &plan.of(&["runcmd", "scripts_user"]),
-        &[],
-        &[],
-    );
-    d.module("final_message", freq("final_message"), |ctx, _| {
-        let text = final_message::render(
-            cfg.final_message.as_deref(),
-            &final_message::Subs::now(&ctx.datasource),
-        );
-        tracing::info!(target: "final_message", "{text}");
-        ModuleOutcome::Ran { note: text }
-    });
-    d.module("power_state_change", freq("power_state"), |ctx, start| {
-        let Some(ps) = &cfg.power_state else {
-            return absent("power_state");
-        };
-        if !ctx.live() {
-            return skipped("power_state: the root is not the running system");
-        }
-        if let Err(o) = start.now() {
-            return o;
-        }
-        match run_power_state(&ctx.root, ps, &cc, ctx.stop) {
-            PowerEnd::Scheduled(how) => ModuleOutcome::Ran { note: how },
-            PowerEnd::NotNow(why) => skipped(why),
-            PowerEnd::End(e) => from_end(e, ""),
-        }
-    });
-    d.reports
+    run_stage(ctx, cfg, Stage::Late)
 }

@@ -51,28 +51,22 @@ pub struct CcFacts {
     pub passwd: Option<String>,
     /// `/etc/group`, if any.
     pub group: Option<String>,
+    /// Whether `/etc/hostname` exists (`create_hostname_file: false` keeps a missing one
+    /// missing).
+    pub hostname_file: bool,
     /// What each `write_files` path with `append: true` holds now.
     pub appended: BTreeMap<String, Current>,
     /// Programs found in the root: name → path inside the root.
     pub programs: BTreeMap<String, String>,
 }
 
-/// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for: the disk
-/// modules' always (they run by default), the others' when their key is there.
+/// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
+/// as each module's row in the module table says.
 pub fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
-    let mut out = vec!["growpart", "resize2fs", "xfs_growfs", "btrfs"];
-    if super::packages::wanted(cfg) {
-        out.extend(["apt-get", "dnf", "yum", "zypper"]);
-    }
-    if cfg.ntp.is_some() {
-        out.extend(["chronyd", "ntpd", "systemctl"]);
-    }
-    if cfg.ca_certs.is_some() {
-        out.extend(["update-ca-certificates", "update-ca-trust"]);
-    }
-    if cfg.power_state.is_some() {
-        out.extend(["systemctl", "systemd-run", "shutdown"]);
-    }
+    let mut out: Vec<&'static str> = crate::cloud_config::modules::TABLE
+        .iter()
+        .flat_map(|m| (m.programs)(cfg).iter().copied())
+        .collect();
     out.sort_unstable();
     out.dedup();
     out
@@ -142,6 +136,7 @@ impl CcFacts {
             group: text("/etc/group")?,
             appended,
             programs,
+            hostname_file: root.is_file(Path::new("/etc/hostname")),
         })
     }
 

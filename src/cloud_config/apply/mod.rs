@@ -10,23 +10,16 @@
 //! The accounts modules (users, groups, chpasswd, SSH keys, sudo, ssh_pwauth) are planned
 //! by `src/plan/accounts`, not here.
 
-pub mod certs;
 pub mod commands;
 pub mod disk;
 pub mod driver;
 pub mod error;
 pub mod exec;
 pub mod facts;
-pub mod files;
-pub mod final_message;
-pub mod hostname;
-pub mod ntp;
-pub mod packages;
-pub mod power;
+
 pub mod preview;
 pub mod scripts;
 pub mod semaphore;
-pub mod timezone;
 
 pub use driver::{run_early, run_late, ModuleOutcome, ModuleReport, StageContext};
 pub use error::ModuleError;

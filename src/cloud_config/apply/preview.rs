@@ -6,17 +6,28 @@
 
 use serde::Serialize;
 
+use crate::cloud_config::modules::{self, Run};
 use crate::cloud_config::parts::Part;
-use crate::cloud_config::power::Condition;
 use crate::cloud_config::CloudConfig;
 use crate::model::HostName;
 use crate::plan::Action;
 
+use super::commands;
 use super::error::ModuleError;
 use super::facts::CcFacts;
-use super::files::{plan_write_files, Which};
 use super::scripts::{self, Scripts};
-use super::{certs, commands, hostname, ntp, packages, power, timezone};
+
+/// What a module's preview looks at.
+pub struct Look<'a> {
+    /// The document.
+    pub cfg: &'a CloudConfig,
+    /// The root's facts.
+    pub facts: &'a CcFacts,
+    /// The metadata's host name, used when the cloud-config names none.
+    pub fallback: Option<&'a HostName>,
+    /// The user-data's scripts, in run order.
+    pub scripts: &'a Scripts,
+}
 
 /// One module's preview.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -67,7 +78,8 @@ pub fn action_lines(a: &Action) -> Vec<String> {
     }
 }
 
-fn actions(r: Result<Vec<Action>, ModuleError>, none: &str) -> Vec<String> {
+/// The lines of a planner's actions, `none` when it has none, its error when it fails.
+pub(crate) fn actions(r: Result<Vec<Action>, ModuleError>, none: &str) -> Vec<String> {
     match r {
         Err(e) => vec![format!("fails: {e}")],
         Ok(a) if a.is_empty() => vec![none.to_string()],
@@ -75,7 +87,8 @@ fn actions(r: Result<Vec<Action>, ModuleError>, none: &str) -> Vec<String> {
     }
 }
 
-fn script(cmds: &[crate::cloud_config::commands::Command], none: &str) -> Vec<String> {
+/// The lines of a command list's script, `none` when it is empty.
+pub(crate) fn script(cmds: &[crate::cloud_config::commands::Command], none: &str) -> Vec<String> {
     if cmds.is_empty() {
         return vec![none.to_string()];
     }
@@ -86,22 +99,23 @@ fn script(cmds: &[crate::cloud_config::commands::Command], none: &str) -> Vec<St
         .collect()
 }
 
-fn run_lines(cmds: &[Vec<String>]) -> impl Iterator<Item = String> + '_ {
+/// One `run:` line per command.
+pub(crate) fn run_lines(cmds: &[Vec<String>]) -> impl Iterator<Item = String> + '_ {
     cmds.iter().map(|c| format!("run: {}", c.join(" ")))
 }
 
 /// What a script module runs, one line per script in run order, or why nothing.
-fn script_lines(plan: &Scripts, module: &str, with_runcmd: bool) -> Vec<String> {
-    let mut modules = vec![module];
+pub(crate) fn script_lines(look: &Look, module: &str, with_runcmd: bool) -> Vec<String> {
+    let mut names = vec![module];
     if with_runcmd {
-        modules.push("runcmd");
+        names.push("runcmd");
     }
-    let list = plan.of(&modules);
+    let list = look.scripts.of(&names);
     if list.is_empty() {
-        let none = scripts::MODULES
-            .iter()
-            .find(|m| m.0 == module)
-            .map_or("", |m| m.3);
+        let none = match modules::module(module).map(|m| &m.run) {
+            Some(Run::Scripts(s)) => s.nothing,
+            _ => "",
+        };
         return vec![format!("nothing: {none}")];
     }
     list.iter()
@@ -125,181 +139,22 @@ pub fn preview(
     parts: &[(u16, Part)],
 ) -> Vec<Preview> {
     let plan = scripts::plan(parts, &cfg.runcmd);
-    let mut out = Vec::new();
-    let mut add = |module, stage, lines| {
-        out.push(Preview {
-            module,
-            stage,
-            lines,
-        })
+    let look = Look {
+        cfg,
+        facts,
+        fallback,
+        scripts: &plan,
     };
-    add(
-        "boothooks",
-        "early",
-        script_lines(&plan, "boothooks", false),
-    );
-    add(
-        "bootcmd",
-        "early",
-        script(&cfg.bootcmd, "nothing: no bootcmd"),
-    );
-    add(
-        "write_files",
-        "early",
-        actions(
-            plan_write_files(cfg, facts, Which::Now),
-            "nothing: no write_files entry without defer",
-        ),
-    );
-    let g = cfg.growpart.as_ref();
-    add(
-        "growpart",
-        "early",
-        vec![format!(
-            "on the running system only: grow the partitions of {} (mode {:?})",
-            g.map_or("/".to_string(), |g| g.devices.join(", ")),
-            g.map_or(crate::cloud_config::disk::GrowMode::Auto, |g| g.mode)
-        )],
-    );
-    add(
-        "resizefs",
-        "early",
-        vec![match cfg.resize_rootfs {
-            Some(crate::cloud_config::disk::ResizeRootfs::No) => {
-                "nothing: resize_rootfs is false".into()
-            }
-            _ => "on the running system only: grow the root file system".into(),
-        }],
-    );
-    add(
-        "set_hostname",
-        "early",
-        actions(
-            hostname::plan_set_hostname(cfg, facts, fallback),
-            "nothing: no host name, or preserve_hostname",
-        ),
-    );
-    add(
-        "update_etc_hosts",
-        "early",
-        actions(
-            hostname::plan_etc_hosts(cfg, facts, fallback),
-            "nothing: manage_etc_hosts is not true or localhost",
-        ),
-    );
-    add(
-        "ca_certs",
-        "early",
-        match certs::plan_ca_certs(cfg, facts) {
-            Err(e) => vec![format!("fails: {e}")],
-            Ok(None) => vec!["nothing: no ca_certs".into()],
-            Ok(Some(p)) => p
-                .actions
-                .iter()
-                .flat_map(action_lines)
-                .chain(run_lines(&p.commands))
-                .collect(),
-        },
-    );
-    add(
-        "ntp",
-        "late",
-        match ntp::plan_ntp(cfg, facts) {
-            Err(e) => vec![format!("fails: {e}")],
-            Ok(None) => vec!["nothing: no ntp, or enabled: false".into()],
-            Ok(Some(p)) => std::iter::once(format!("client {}", p.client.name()))
-                .chain(p.actions.iter().flat_map(action_lines))
-                .chain(run_lines(&p.commands))
-                .collect(),
-        },
-    );
-    add(
-        "timezone",
-        "late",
-        actions(timezone::plan_timezone(cfg, facts), "nothing: no timezone"),
-    );
-    add(
-        "package_update_upgrade_install",
-        "late",
-        if !packages::wanted(cfg) {
-            vec!["nothing: no packages, package_update or package_upgrade".into()]
-        } else {
-            match packages::detect(facts) {
-                None => vec!["fails: the root has no apt-get, dnf, yum or zypper".into()],
-                Some(m) => packages::command_lines(m, cfg)
-                    .iter()
-                    .map(|c| format!("run: {} {}", m.program(), c.join(" ")))
-                    .collect(),
-            }
-        },
-    );
-    add(
-        "write_files_deferred",
-        "late",
-        actions(
-            plan_write_files(cfg, facts, Which::Deferred),
-            "nothing: no write_files entry with defer: true",
-        ),
-    );
-    for module in [
-        "scripts_vendor",
-        "scripts_per_once",
-        "scripts_per_boot",
-        "scripts_per_instance",
-    ] {
-        add(module, "late", script_lines(&plan, module, false));
-    }
-    add("runcmd", "late", script(&cfg.runcmd, "nothing: no runcmd"));
-    // runcmd's script is one of these: they run in name order.
-    add(
-        "scripts_user",
-        "late",
-        script_lines(&plan, "scripts_user", true),
-    );
-    add(
-        "final_message",
-        "late",
-        vec![format!(
-            "log: {}",
-            cfg.final_message
-                .as_deref()
-                .unwrap_or(super::final_message::DEFAULT)
-        )],
-    );
-    add(
-        "power_state_change",
-        "late",
-        match &cfg.power_state {
-            None => vec!["nothing: no power_state".into()],
-            Some(ps) => {
-                let (p, a) = power::schedule(
-                    ps,
-                    facts.programs.get("systemd-run").map(String::as_str),
-                    facts
-                        .programs
-                        .get("shutdown")
-                        .map_or("shutdown", String::as_str),
-                );
-                let when = match &ps.condition {
-                    Condition::Always(true) => String::new(),
-                    Condition::Always(false) => "never (condition is false); ".into(),
-                    Condition::Command(c) => format!(
-                        "if `{}` succeeds within {} s: ",
-                        commands::shellify(std::slice::from_ref(c))
-                            .lines()
-                            .nth(1)
-                            .unwrap_or(""),
-                        ps.timeout
-                    ),
-                };
-                vec![format!(
-                    "on the running system only, after the late stage: {when}run: {p} {}",
-                    a.join(" ")
-                )]
-            }
-        },
-    );
-    out
+    modules::TABLE
+        .iter()
+        .filter_map(|m| {
+            m.preview.map(|p| Preview {
+                module: m.name,
+                stage: m.stage.name(),
+                lines: p(&look),
+            })
+        })
+        .collect()
 }
 
 /// The preview as text: a header per module, its lines indented.

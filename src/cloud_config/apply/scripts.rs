@@ -28,8 +28,8 @@ use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 use crate::cloud_config::commands::Command;
+use crate::cloud_config::modules::{self, Frequency, Run, Stage};
 use crate::cloud_config::parts::{Part, PartKind};
-use crate::cloud_config::registry::{Frequency, Stage};
 use crate::cloud_config::userdata::VENDOR_PART;
 
 use super::commands::{direct_program, shellify, single_argv};
@@ -38,57 +38,18 @@ use super::exec::{self, Program, RunEnd};
 use super::facts::which;
 use super::semaphore::{Gate, Semaphores};
 
-/// The modules that run scripts, in the order they run, with their stage, frequency and
-/// what they say when they have nothing to run.
-pub const MODULES: &[(&str, Stage, Frequency, &str)] = &[
-    (
-        "boothooks",
-        Stage::Early,
-        Frequency::PerBoot,
-        "no cloud-boothook part",
-    ),
-    (
-        "scripts_vendor",
-        Stage::Late,
-        Frequency::PerInstance,
-        "no vendor-data script part",
-    ),
-    (
-        "scripts_per_once",
-        Stage::Late,
-        Frequency::PerOnce,
-        "no text/x-shellscript-per-once part",
-    ),
-    (
-        "scripts_per_boot",
-        Stage::Late,
-        Frequency::PerBoot,
-        "no text/x-shellscript-per-boot part",
-    ),
-    (
-        "scripts_per_instance",
-        Stage::Late,
-        Frequency::PerInstance,
-        "no text/x-shellscript-per-instance part",
-    ),
-    (
-        "runcmd",
-        Stage::Late,
-        Frequency::PerInstance,
-        "runcmd is not in the cloud-config",
-    ),
-    (
-        "scripts_user",
-        Stage::Late,
-        Frequency::PerInstance,
-        "no user-data script part",
-    ),
-];
+/// What a script module says when it has no script (from the module table).
+fn nothing(module: &str) -> &'static str {
+    match modules::module(module).map(|m| &m.run) {
+        Some(Run::Scripts(s)) => s.nothing,
+        _ => "",
+    }
+}
 
 /// One script to run.
 #[derive(Clone)]
 pub struct Script {
-    /// The module that runs it (one of [`MODULES`]).
+    /// The module that runs it (a script module of the module table).
     pub module: &'static str,
     /// Its file name.
     pub name: String,
@@ -141,10 +102,7 @@ impl Script {
 
 /// The stage a script module runs in.
 fn stage_of(module: &str) -> Stage {
-    MODULES
-        .iter()
-        .find(|m| m.0 == module)
-        .map_or(Stage::Late, |m| m.1)
+    modules::module(module).map_or(Stage::Late, |m| m.stage)
 }
 
 /// A frequency in words.
@@ -340,7 +298,7 @@ pub fn plan(parts: &[(u16, Part)], runcmd: &[Command]) -> Scripts {
     // code-point order of the names, runcmd's script among scripts_user's.
     let rank = |m: &str| {
         let m = if m == "runcmd" { "scripts_user" } else { m };
-        MODULES.iter().position(|x| x.0 == m)
+        modules::TABLE.iter().position(|x| x.name == m)
     };
     kept.sort_by(|a, b| (rank(a.module), &a.name).cmp(&(rank(b.module), &b.name)));
     out.scripts.extend(kept);
@@ -358,10 +316,7 @@ fn per_dir(f: Frequency) -> &'static str {
 
 /// A script module's frequency (its scripts' records follow it).
 pub fn frequency(module: &str) -> Frequency {
-    MODULES
-        .iter()
-        .find(|m| m.0 == module)
-        .map_or(Frequency::PerInstance, |m| m.2)
+    modules::module(module).map_or(Frequency::PerInstance, |m| m.frequency)
 }
 
 /// How one script's turn ended.
@@ -463,8 +418,9 @@ pub fn run_one(
 /// as the stage was stopped first).
 pub fn outcome(module: &str, turns: &[(&Script, Option<&Turn>)]) -> ModuleOutcome {
     if turns.is_empty() {
-        let none = MODULES.iter().find(|m| m.0 == module).map_or("", |m| m.3);
-        return ModuleOutcome::Skipped { why: none.into() };
+        return ModuleOutcome::Skipped {
+            why: nothing(module).into(),
+        };
     }
     if turns
         .iter()

@@ -16,7 +16,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::cloud_config::registry::Frequency;
+use crate::cloud_config::modules::Frequency;
 use crate::model::InstanceId;
 use crate::root::Root;
 pub use crate::state::ONCE_DIR;

@@ -14,7 +14,6 @@ pub mod dbfile;
 pub mod distro;
 pub mod ids;
 pub mod keys;
-pub mod node;
 pub mod parse;
 pub mod request;
 pub mod sshd;

@@ -3,9 +3,9 @@
 
 use serde::Serialize;
 
-use super::node::{Node, Value};
-use super::read::{index, join, Reader, Severity};
-use super::CloudConfig;
+use crate::cloud_config::node::{Node, Value};
+use crate::cloud_config::read::{index, join, Reader, Severity};
+use crate::cloud_config::CloudConfig;
 
 /// `vendor_data`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -1,11 +1,15 @@
-//! `growpart` and `resize_rootfs`: a clone's disk grown in vCenter, its partition and
-//! file system grown to match.
+//! `growpart`: a clone's disk grown in vCenter, the partition holding `/` (or the
+//! devices named) grown to match with the root's `growpart`, on the running system only.
 
 use serde::Serialize;
 
-use super::node::{Node, Value};
-use super::read::{index, join, Reader};
-use super::CloudConfig;
+use crate::cloud_config::apply::disk::{carry_out, DiskFacts, Step};
+use crate::cloud_config::apply::driver::{self, skipped, ModuleOutcome};
+use crate::cloud_config::apply::facts::CcFacts;
+use crate::cloud_config::apply::preview::Look;
+use crate::cloud_config::node::{Node, Value};
+use crate::cloud_config::read::{index, join, Reader};
+use crate::cloud_config::CloudConfig;
 use crate::model::quote;
 
 /// `growpart.mode`.
@@ -33,20 +37,8 @@ pub struct Growpart {
     pub ignore_growroot_disabled: bool,
 }
 
-/// `resize_rootfs`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ResizeRootfs {
-    /// Grow the root file system (the default).
-    Yes,
-    /// Leave it.
-    No,
-    /// Grow it in the background.
-    Noblock,
-}
-
 /// `growpart`.
-pub fn growpart(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(node, key, &["mode", "devices", "ignore_growroot_disabled"]) else {
         return;
     };
@@ -114,23 +106,92 @@ pub fn growpart(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.growpart = Some(g);
 }
 
-/// `resize_rootfs`: true, false or `noblock`.
-pub fn resize_rootfs(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
-    cfg.resize_rootfs = match &node.value {
-        Value::Bool(true) => Some(ResizeRootfs::Yes),
-        Value::Bool(false) => Some(ResizeRootfs::No),
-        Value::Str(s) if s == "noblock" => Some(ResizeRootfs::Noblock),
-        _ => {
-            r.wrong_type(node, key, "true, false or noblock");
-            None
-        }
+/// `growpart` (unset: cloud-init's default, `auto` on `/`).
+pub fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> Step {
+    let default = Growpart {
+        mode: GrowMode::Auto,
+        devices: vec!["/".into()],
+        ignore_growroot_disabled: false,
     };
+    let g = g.unwrap_or(&default);
+    match g.mode {
+        GrowMode::Off => return Step::Skip("growpart: mode off".into()),
+        GrowMode::Gpart => {
+            return Step::Fail("growpart: mode gpart is FreeBSD's tool; write auto or growpart".into())
+        }
+        GrowMode::Growpart if !cc.has("growpart") => {
+            return Step::Fail(
+                "growpart: mode growpart, but growpart is not installed; install cloud-guest-utils (Debian) or cloud-utils-growpart (RHEL)".into(),
+            )
+        }
+        GrowMode::Auto if !cc.has("growpart") => {
+            return Step::Skip(
+                "growpart: warning: no growpart in the root (cloud-guest-utils); the partition is not grown".into(),
+            )
+        }
+        _ => {}
+    }
+    if disk.growroot_disabled && !g.ignore_growroot_disabled {
+        return Step::Skip("growpart: /etc/growroot-disabled exists".into());
+    }
+    let mut cmds = Vec::new();
+    for d in &g.devices {
+        let Some(m) = disk
+            .mounts
+            .iter()
+            .find(|m| &m.mount_point == d || &m.device == d)
+        else {
+            return Step::Fail(format!(
+                "growpart: {d} is not a mounted device or mount point"
+            ));
+        };
+        match (&m.disk, m.partition) {
+            (Some(disk), Some(n)) => {
+                cmds.push(vec!["growpart".into(), disk.clone(), n.to_string()])
+            }
+            _ => {
+                tracing::info!("growpart: {} is not a partition; nothing to grow", m.device);
+            }
+        }
+    }
+    if cmds.is_empty() {
+        return Step::Skip("growpart: no partition to grow".into());
+    }
+    Step::Run(cmds)
+}
+
+/// The disk tools it and `resizefs` look for (both run by default).
+pub(crate) fn programs(_: &CloudConfig) -> &'static [&'static str] {
+    &["growpart", "resize2fs", "xfs_growfs", "btrfs"]
+}
+
+/// Grows the partitions, on the running system only.
+pub(crate) fn run(s: &driver::Step) -> ModuleOutcome {
+    let Some(df) = s.disk() else {
+        return skipped("growpart: the root is not the running system");
+    };
+    carry_out(
+        s,
+        "growpart",
+        plan_growpart(s.cfg.growpart.as_ref(), s.cc, df),
+    )
+}
+
+/// What it would grow.
+pub(crate) fn preview(l: &Look) -> Vec<String> {
+    let g = l.cfg.growpart.as_ref();
+    vec![format!(
+        "on the running system only: grow the partitions of {} (mode {:?})",
+        g.map_or("/".to_string(), |g| g.devices.join(", ")),
+        g.map_or(GrowMode::Auto, |g| g.mode)
+    )]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cloud_config::document;
+    use crate::cloud_config::modules::resizefs::ResizeRootfs;
     use crate::cloud_config::read::Severity;
 
     #[test]

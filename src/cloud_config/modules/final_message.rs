@@ -3,6 +3,12 @@
 //! `$TIMESTAMP`, `$DATASOURCE` and `$VERSION` (also lower-case, also `${…}`, and
 //! `{{ … }}` after a `## template: jinja` line) substituted.
 
+use crate::cloud_config::apply::driver::{ModuleOutcome, Step};
+use crate::cloud_config::apply::preview::Look;
+use crate::cloud_config::node::Node;
+use crate::cloud_config::read::Reader;
+use crate::cloud_config::CloudConfig;
+
 /// cloud-init's default message, naming vmcust.
 pub const DEFAULT: &str =
     "vmcust v. $VERSION finished at $TIMESTAMP. Datasource $DATASOURCE.  Up $UPTIME seconds";
@@ -152,6 +158,29 @@ pub fn rfc2822(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// `final_message`.
+pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+    cfg.final_message = r.string(node, key, 4096);
+}
+
+/// Logs the message.
+pub(crate) fn run(s: &Step) -> ModuleOutcome {
+    let text = render(
+        s.cfg.final_message.as_deref(),
+        &Subs::now(&s.ctx.datasource),
+    );
+    tracing::info!(target: "final_message", "{text}");
+    ModuleOutcome::Ran { note: text }
+}
+
+/// The message, before substitution.
+pub(crate) fn preview(l: &Look) -> Vec<String> {
+    vec![format!(
+        "log: {}",
+        l.cfg.final_message.as_deref().unwrap_or(DEFAULT)
+    )]
 }
 
 #[cfg(test)]

@@ -1,21 +1,57 @@
-//! The accounts keys in the cloud-config document reader (`crate::cloud_config`): its
-//! registry rows call [`parse_key`], which checks the key with [`parse_accounts`] and
-//! reports each problem at the line of the value it is about (and each key vmcust does not
-//! implement as *unknown*, which ends the customization degraded), then keeps the raw
-//! node; [`request`] turns a read document's accounts keys into one [`AccountsRequest`].
+//! The accounts modules' keys (`users_groups`: `users`, `groups`; `ssh`:
+//! `ssh_authorized_keys`, `disable_root`, `disable_root_opts`; `set_passwords`:
+//! `ssh_pwauth`, `chpasswd`, `password`): each checked when the document is read with the
+//! accounts engine's parser (`crate::plan::accounts::parse`), each problem reported at the
+//! line of the value it is about (and each key vmcust does not implement as *unknown*,
+//! which ends the customization degraded), then kept as a raw node — recognised, printed
+//! only redacted. [`request`] turns a read document's accounts keys into one
+//! `AccountsRequest`, which `src/plan/accounts` plans with the engine's plan.
 //!
-//! The value is handed over as a `serde_norway::Value` (what [`parse_accounts`] reads):
+//! The value is handed over as a `serde_norway::Value` (what the accounts parser reads):
 //! the document reader has already resolved YAML 1.1 scalars as cloud-init's PyYAML does,
 //! so the conversion keeps every value as it was read.
 
-use serde_norway::{Mapping, Number, Value as Yaml};
-
-use super::parse::{parse_accounts, parse_accounts_all};
-use super::request::AccountsRequest;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{unknown_message, Reader, Severity};
+use crate::cloud_config::redact;
 use crate::cloud_config::CloudConfig;
 use crate::model::InvalidValue;
+use crate::plan::accounts::parse::{parse_accounts, parse_accounts_all};
+use crate::plan::accounts::request::AccountsRequest;
+use serde::Serialize;
+use serde_norway::{Mapping, Number, Value as Yaml};
+use std::fmt;
+
+/// One accounts key and its value as written.
+#[derive(Clone, PartialEq)]
+pub struct RawModule {
+    /// The top-level key.
+    pub key: String,
+    /// Its value (may hold password hashes and plain passwords).
+    pub node: Node,
+}
+
+impl fmt::Debug for RawModule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "RawModule({}: {})",
+            self.key,
+            redact::to_json(&self.key, &self.node)
+        )
+    }
+}
+
+impl Serialize for RawModule {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut st = s.serialize_struct("RawModule", 3)?;
+        st.serialize_field("key", &self.key)?;
+        st.serialize_field("line", &self.node.line)?;
+        st.serialize_field("value", &redact::to_json(&self.key, &self.node))?;
+        st.end()
+    }
+}
 
 /// The source name in messages, stripped again before they reach the reader.
 const SOURCE: &str = "user-data";
@@ -74,7 +110,7 @@ fn one(key: &str, node: &Node) -> Mapping {
     m
 }
 
-/// The registry's parser for every accounts key: problems reported with their lines, the
+/// The table's parser for every accounts key: problems reported with their lines, the
 /// raw node kept for [`request`].
 pub fn parse_key(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let (req, errors) = parse_accounts_all(SOURCE, &one(key, node));
@@ -95,7 +131,10 @@ pub fn parse_key(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) 
         };
         r.report(Severity::Unknown, at, &u.path, message);
     }
-    crate::cloud_config::accounts::raw(cfg, r, key, node);
+    cfg.accounts.push(RawModule {
+        key: key.to_string(),
+        node: node.clone(),
+    });
 }
 
 /// The accounts request of a read document (its accounts keys together, so that
@@ -111,8 +150,24 @@ pub fn request(cfg: &CloudConfig) -> Result<AccountsRequest, Vec<InvalidValue>> 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::cloud_config::document;
+
+    #[test]
+    fn accounts_keys_pass_through_redacted() {
+        let (cfg, p) = document::from_text(
+            "users: [{name: a, passwd: HASHX}]\nchpasswd: {list: 'root:PW'}\nssh_pwauth: true\n",
+        );
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(cfg.accounts.len(), 3);
+        let shown = format!("{:?} {}", cfg, serde_json::to_string(&cfg).unwrap());
+        assert!(
+            !shown.contains("HASHX") && !shown.contains("root:PW"),
+            "{shown}"
+        );
+        assert!(shown.contains("ssh_pwauth"));
+    }
+
+    use super::*;
 
     #[test]
     fn problems_carry_the_line_of_their_value() {
@@ -153,7 +208,7 @@ mod tests {
         assert!(problems.is_empty(), "{problems:?}");
         let req = request(&cfg).unwrap();
         assert_eq!(req.users.len(), 2);
-        let super::super::request::UserEntry::User(bob) = &req.users[1] else {
+        let crate::plan::accounts::request::UserEntry::User(bob) = &req.users[1] else {
             panic!()
         };
         // YAML 1.1 as cloud-init reads it: `no` is false, 0x10 is 16.

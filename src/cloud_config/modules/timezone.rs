@@ -1,14 +1,35 @@
+//! `timezone`: checked against the compiled-in zone list when read; the root's own zones
+//! at plan time (`src/source/timezone.rs`).
+//!
 //! `timezone` (cloud-init's `cc_timezone`), set as the engine sets a time zone: the
 //! engine's identity planner links `/etc/localtime` into the root's zoneinfo and writes
 //! `/etc/timezone` on Debian; a zone the root lacks is an error, not a dangling link.
 
+use crate::cloud_config::apply::driver::{absent, failed, ModuleOutcome, Step};
+use crate::cloud_config::apply::error::ModuleError;
+use crate::cloud_config::apply::facts::CcFacts;
+use crate::cloud_config::apply::preview::{actions, Look};
+use crate::cloud_config::node::Node;
+use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
 use crate::model::Identity;
+use crate::model::{quote, Timezone};
 use crate::plan::identity::plan_identity;
 use crate::plan::Action;
 
-use super::error::ModuleError;
-use super::facts::CcFacts;
+/// `timezone`.
+pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+    let Some(s) = r.line(node, key, 128) else {
+        return;
+    };
+    match Timezone::parse(&s) {
+        Err(why) => r.error(node, key, format!("{}: {why}", quote(&s))),
+        Ok(tz) => match vmcust_imc::ZoneList::builtin().check(tz.as_str()) {
+            Some(why) => r.error(node, key, format!("{}: {why}", quote(&s))),
+            None => cfg.timezone = Some(tz),
+        },
+    }
+}
 
 /// The actions setting `cfg.timezone` (none without one).
 pub fn plan_timezone(cfg: &CloudConfig, facts: &CcFacts) -> Result<Vec<Action>, ModuleError> {
@@ -20,6 +41,20 @@ pub fn plan_timezone(cfg: &CloudConfig, facts: &CcFacts) -> Result<Vec<Action>, 
         ..Default::default()
     };
     Ok(plan_identity(&id, &facts.engine)?)
+}
+
+/// Writes the zone's files.
+pub(crate) fn run(s: &Step) -> ModuleOutcome {
+    match plan_timezone(s.cfg, s.cc) {
+        Err(e) => failed(e.to_string()),
+        Ok(a) if a.is_empty() => absent("timezone"),
+        Ok(a) => s.apply_outcome(a),
+    }
+}
+
+/// The zone's files.
+pub(crate) fn preview(l: &Look) -> Vec<String> {
+    actions(plan_timezone(l.cfg, l.facts), "nothing: no timezone")
 }
 
 #[cfg(test)]

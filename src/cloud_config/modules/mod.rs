@@ -1,0 +1,671 @@
+//! The module table: every cloud-config module vmcust implements is one [`Module`] row of
+//! [`TABLE`] — cloud-init's module name, the top-level keys it reads and their parsers,
+//! how often it runs, its stage (its order is its place in the table), how it runs, and
+//! what `vmcust plan` shows for it. The document reader (schema check included), both
+//! stage drivers, their module lists, the plan's preview and the root facts (which
+//! programs to look for) all read the table; nothing else lists the modules.
+//!
+//! A module's parser, planner, runner and preview live in one file named after it
+//! (`ntp.rs` for `ntp`); docs/architecture.md, "Adding a cloud-config module", is the
+//! recipe. The accounts keys (`users`, `groups`, `chpasswd`, …) are read here too
+//! ([`accounts`]) and planned by `src/plan/accounts` with the engine's plan.
+
+pub mod accounts;
+pub mod bootcmd;
+pub mod ca_certs;
+pub mod final_message;
+pub mod growpart;
+pub mod ntp;
+pub mod package_update_upgrade_install;
+pub mod power_state_change;
+pub mod resizefs;
+pub mod resolv_conf;
+pub mod runcmd;
+pub mod set_hostname;
+pub mod timezone;
+pub mod update_etc_hosts;
+pub mod vendor_data;
+pub mod write_files;
+
+use serde::Serialize;
+
+use super::apply::driver::{ModuleOutcome, StageContext, Step};
+use super::apply::preview::{script_lines, Look};
+use super::node::Node;
+use super::read::Reader;
+use super::CloudConfig;
+
+/// How often a module runs, as cloud-init's `PER_INSTANCE`, `PER_ALWAYS`, `PER_ONCE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Frequency {
+    /// Once for each instance id (a clone runs it again; a reboot does not).
+    PerInstance,
+    /// Once on every boot (cloud-init's "always" for boot-stage modules).
+    PerBoot,
+    /// Once for the life of the machine, whatever its instance id.
+    PerOnce,
+    /// Each time its stage runs, a re-run in the same boot included (only for what is
+    /// harmless to repeat, such as printing the final message).
+    Always,
+}
+
+/// When a module runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Stage {
+    /// The early unit, before the network is up (cloud-init's init stage).
+    Early,
+    /// The late unit, after network-online (cloud-init's config and final stages).
+    Late,
+    /// Not a module: read while the user-data is read (`vendor_data`, `merge_how`).
+    Read,
+}
+
+impl Stage {
+    /// `early` or `late` (`read` for what is no module), as `plan` shows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Early => "early",
+            Stage::Late => "late",
+            Stage::Read => "read",
+        }
+    }
+}
+
+/// Reads one key's value into the document, reporting problems to the reader.
+pub type ParseFn = fn(&mut CloudConfig, &mut Reader, &str, &Node);
+
+/// A module's work in its stage: the driver has checked its records and hands it the
+/// stage's means ([`Step`]).
+pub type RunFn = fn(&Step) -> ModuleOutcome;
+
+/// What a module would do, one line each (or why nothing), for `vmcust plan`.
+pub type PreviewFn = fn(&Look) -> Vec<String>;
+
+/// One top-level key a module reads.
+pub struct Key {
+    /// The key, then its aliases (`package_update`, `apt_update`).
+    pub names: &'static [&'static str],
+    /// Its parser.
+    pub parse: ParseFn,
+}
+
+/// How a module runs.
+pub enum Run {
+    /// Its own work, gated by its once-only records. `reads_root`: it plans from the
+    /// root's facts, which the driver reads once, before the first module that does.
+    Body {
+        /// The work.
+        run: RunFn,
+        /// Whether it needs [`Step::cc`].
+        reads_root: bool,
+    },
+    /// Scripts, each gated by its own record ([`super::apply::scripts`]).
+    Scripts(Scripts),
+    /// Not run by a stage driver; says who does it.
+    Elsewhere(&'static str),
+}
+
+/// A script module.
+pub struct Scripts {
+    /// What it says when it has no script.
+    pub nothing: &'static str,
+    /// The module its scripts run among, in name order, and are reported with (`runcmd`'s
+    /// script is one of `scripts_user`'s files).
+    pub runs_with: Option<&'static str>,
+    /// The scripts' environment.
+    pub env: fn(&StageContext) -> Vec<(String, String)>,
+    /// The words put before each script's path (vendor-data's `prefix`).
+    pub prefix: fn(&CloudConfig) -> &[String],
+}
+
+/// One cloud-config module.
+pub struct Module {
+    /// cloud-init's module name (`cc_<name>`), as records, reports and `plan` name it.
+    pub name: &'static str,
+    /// The top-level keys it reads.
+    pub keys: &'static [Key],
+    /// How often it runs.
+    pub frequency: Frequency,
+    /// When it runs; within a stage, modules run in table order.
+    pub stage: Stage,
+    /// How it runs.
+    pub run: Run,
+    /// What `plan` shows for it (none for what the engine's plan shows itself).
+    pub preview: Option<PreviewFn>,
+    /// The programs (by name on the fixed `PATH`) it may run or look for with this
+    /// document, so that the root's facts look for those only.
+    pub programs: fn(&CloudConfig) -> &'static [&'static str],
+}
+
+fn no_programs(_: &CloudConfig) -> &'static [&'static str] {
+    &[]
+}
+
+fn no_env(_: &StageContext) -> Vec<(String, String)> {
+    Vec::new()
+}
+
+fn no_prefix(_: &CloudConfig) -> &[String] {
+    &[]
+}
+
+fn instance_env(ctx: &StageContext) -> Vec<(String, String)> {
+    vec![("INSTANCE_ID".to_string(), ctx.instance.to_string())]
+}
+
+const fn key(names: &'static [&'static str], parse: ParseFn) -> Key {
+    Key { names, parse }
+}
+
+const fn script_module(
+    name: &'static str,
+    frequency: Frequency,
+    stage: Stage,
+    scripts: Scripts,
+    preview: PreviewFn,
+) -> Module {
+    Module {
+        name,
+        keys: &[],
+        frequency,
+        stage,
+        run: Run::Scripts(scripts),
+        preview: Some(preview),
+        programs: no_programs,
+    }
+}
+
+/// Every module, in run order: the early stage's, the late stage's, then what is read
+/// with the user-data.
+pub static TABLE: &[Module] = &[
+    // cloud-init runs them while it reads the user-data, before its init modules.
+    script_module(
+        "boothooks",
+        Frequency::PerBoot,
+        Stage::Early,
+        Scripts {
+            nothing: "no cloud-boothook part",
+            runs_with: None,
+            env: instance_env,
+            prefix: no_prefix,
+        },
+        |l| script_lines(l, "boothooks", false),
+    ),
+    Module {
+        name: "bootcmd",
+        keys: &[key(&["bootcmd"], bootcmd::parse)],
+        frequency: Frequency::PerBoot,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: bootcmd::run,
+            reads_root: false,
+        },
+        preview: Some(bootcmd::preview),
+        programs: no_programs,
+    },
+    // Entries with `defer: true` run late (write_files_deferred).
+    Module {
+        name: "write_files",
+        keys: &[key(&["write_files"], write_files::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: write_files::run_now,
+            reads_root: true,
+        },
+        preview: Some(write_files::preview_now),
+        programs: no_programs,
+    },
+    Module {
+        name: "growpart",
+        keys: &[key(&["growpart"], growpart::parse)],
+        frequency: Frequency::PerBoot,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: growpart::run,
+            reads_root: true,
+        },
+        preview: Some(growpart::preview),
+        programs: growpart::programs,
+    },
+    Module {
+        name: "resizefs",
+        keys: &[key(&["resize_rootfs"], resizefs::parse)],
+        frequency: Frequency::PerBoot,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: resizefs::run,
+            reads_root: true,
+        },
+        preview: Some(resizefs::preview),
+        programs: growpart::programs,
+    },
+    Module {
+        name: "set_hostname",
+        keys: &[
+            key(&["hostname"], set_hostname::hostname),
+            key(&["fqdn"], set_hostname::fqdn),
+            key(&["prefer_fqdn_over_hostname"], set_hostname::prefer_fqdn),
+            key(&["preserve_hostname"], set_hostname::preserve),
+            key(
+                &["create_hostname_file"],
+                set_hostname::create_hostname_file,
+            ),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: set_hostname::run,
+            reads_root: true,
+        },
+        preview: Some(set_hostname::preview),
+        programs: no_programs,
+    },
+    Module {
+        name: "update_etc_hosts",
+        keys: &[key(&["manage_etc_hosts"], update_etc_hosts::parse)],
+        frequency: Frequency::PerBoot,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: update_etc_hosts::run,
+            reads_root: true,
+        },
+        preview: Some(update_etc_hosts::preview),
+        programs: no_programs,
+    },
+    Module {
+        name: "resolv_conf",
+        keys: &[
+            key(&["manage_resolv_conf"], resolv_conf::parse_manage),
+            key(&["resolv_conf"], resolv_conf::parse),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: resolv_conf::run,
+            reads_root: true,
+        },
+        preview: Some(resolv_conf::preview),
+        programs: no_programs,
+    },
+    Module {
+        name: "ca_certs",
+        keys: &[key(&["ca_certs", "ca-certs"], ca_certs::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: ca_certs::run,
+            reads_root: true,
+        },
+        preview: Some(ca_certs::preview),
+        programs: ca_certs::programs,
+    },
+    // The accounts engine's modules: planned with the engine's plan, after the modules
+    // above.
+    Module {
+        name: "users_groups",
+        keys: &[
+            key(&["groups"], accounts::parse_key),
+            key(&["users"], accounts::parse_key),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Elsewhere("the accounts engine (src/plan/accounts)"),
+        preview: None,
+        programs: no_programs,
+    },
+    Module {
+        name: "ssh",
+        keys: &[
+            key(&["ssh_authorized_keys"], accounts::parse_key),
+            key(&["disable_root"], accounts::parse_key),
+            key(&["disable_root_opts"], accounts::parse_key),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Elsewhere("the accounts engine (src/plan/accounts)"),
+        preview: None,
+        programs: no_programs,
+    },
+    Module {
+        name: "set_passwords",
+        keys: &[
+            key(&["ssh_pwauth"], accounts::parse_key),
+            key(&["chpasswd"], accounts::parse_key),
+            key(&["password"], accounts::parse_key),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Elsewhere("the accounts engine (src/plan/accounts)"),
+        preview: None,
+        programs: no_programs,
+    },
+    Module {
+        name: "ntp",
+        keys: &[key(&["ntp"], ntp::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: ntp::run,
+            reads_root: true,
+        },
+        preview: Some(ntp::preview),
+        programs: ntp::programs,
+    },
+    Module {
+        name: "timezone",
+        keys: &[key(&["timezone"], timezone::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: timezone::run,
+            reads_root: true,
+        },
+        preview: Some(timezone::preview),
+        programs: no_programs,
+    },
+    Module {
+        name: "package_update_upgrade_install",
+        keys: &[
+            key(&["packages"], package_update_upgrade_install::packages),
+            key(
+                &["package_update", "apt_update"],
+                package_update_upgrade_install::update,
+            ),
+            key(
+                &["package_upgrade", "apt_upgrade"],
+                package_update_upgrade_install::upgrade,
+            ),
+            key(
+                &["package_reboot_if_required", "apt_reboot_if_required"],
+                package_update_upgrade_install::reboot_if_required,
+            ),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: package_update_upgrade_install::run,
+            reads_root: true,
+        },
+        preview: Some(package_update_upgrade_install::preview),
+        programs: package_update_upgrade_install::programs,
+    },
+    Module {
+        name: "write_files_deferred",
+        keys: &[],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: write_files::run_deferred,
+            reads_root: true,
+        },
+        preview: Some(write_files::preview_deferred),
+        programs: no_programs,
+    },
+    script_module(
+        "scripts_vendor",
+        Frequency::PerInstance,
+        Stage::Late,
+        Scripts {
+            nothing: "no vendor-data script part",
+            runs_with: None,
+            env: no_env,
+            prefix: |cfg| &cfg.vendor_data.prefix,
+        },
+        |l| script_lines(l, "scripts_vendor", false),
+    ),
+    script_module(
+        "scripts_per_once",
+        Frequency::PerOnce,
+        Stage::Late,
+        Scripts {
+            nothing: "no text/x-shellscript-per-once part",
+            runs_with: None,
+            env: no_env,
+            prefix: no_prefix,
+        },
+        |l| script_lines(l, "scripts_per_once", false),
+    ),
+    script_module(
+        "scripts_per_boot",
+        Frequency::PerBoot,
+        Stage::Late,
+        Scripts {
+            nothing: "no text/x-shellscript-per-boot part",
+            runs_with: None,
+            env: no_env,
+            prefix: no_prefix,
+        },
+        |l| script_lines(l, "scripts_per_boot", false),
+    ),
+    script_module(
+        "scripts_per_instance",
+        Frequency::PerInstance,
+        Stage::Late,
+        Scripts {
+            nothing: "no text/x-shellscript-per-instance part",
+            runs_with: None,
+            env: no_env,
+            prefix: no_prefix,
+        },
+        |l| script_lines(l, "scripts_per_instance", false),
+    ),
+    Module {
+        name: "runcmd",
+        keys: &[key(&["runcmd"], runcmd::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Scripts(Scripts {
+            nothing: "runcmd is not in the cloud-config",
+            runs_with: Some("scripts_user"),
+            env: no_env,
+            prefix: no_prefix,
+        }),
+        preview: Some(runcmd::preview),
+        programs: no_programs,
+    },
+    // runcmd's script is one of these: they run in name order.
+    script_module(
+        "scripts_user",
+        Frequency::PerInstance,
+        Stage::Late,
+        Scripts {
+            nothing: "no user-data script part",
+            runs_with: None,
+            env: no_env,
+            prefix: no_prefix,
+        },
+        |l| script_lines(l, "scripts_user", true),
+    ),
+    Module {
+        name: "final_message",
+        keys: &[key(&["final_message"], final_message::parse)],
+        frequency: Frequency::Always,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: final_message::run,
+            reads_root: true,
+        },
+        preview: Some(final_message::preview),
+        programs: no_programs,
+    },
+    Module {
+        name: "power_state_change",
+        keys: &[key(&["power_state"], power_state_change::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: power_state_change::run,
+            reads_root: true,
+        },
+        preview: Some(power_state_change::preview),
+        programs: power_state_change::programs,
+    },
+    Module {
+        name: "vendor_data",
+        keys: &[key(&["vendor_data"], vendor_data::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Read,
+        run: Run::Elsewhere("the user-data reader (src/cloud_config/userdata.rs)"),
+        preview: None,
+        programs: no_programs,
+    },
+];
+
+/// The module reading `key` and that key's row, if any.
+pub fn lookup(key: &str) -> Option<(&'static Module, &'static Key)> {
+    TABLE.iter().find_map(|m| {
+        m.keys
+            .iter()
+            .find(|k| k.names.contains(&key))
+            .map(|k| (m, k))
+    })
+}
+
+/// The module named `name`.
+pub fn module(name: &str) -> Option<&'static Module> {
+    TABLE.iter().find(|m| m.name == name)
+}
+
+/// Every key the table takes, aliases included.
+pub fn keys() -> impl Iterator<Item = &'static str> {
+    TABLE
+        .iter()
+        .flat_map(|m| m.keys.iter())
+        .flat_map(|k| k.names.iter().copied())
+}
+
+/// The modules a stage driver runs in `stage`, in order.
+pub fn modules_of(stage: Stage) -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .filter(|m| m.stage == stage && !matches!(m.run, Run::Elsewhere(_)))
+        .map(|m| m.name)
+        .collect()
+}
+
+/// Top-level keys of cloud-init's schema that vmcust does not implement: a document
+/// using one is valid for cloud-init, and vmcust ends *degraded* naming it.
+pub const CLOUD_INIT_ONLY: &[&str] = &[
+    "allow_public_ssh_keys",
+    "ansible",
+    "apk_repos",
+    "apt",
+    "apt_pipelining",
+    "authkey_hash",
+    "autoinstall",
+    "byobu_by_default",
+    "chef",
+    "cloud_config_modules",
+    "cloud_final_modules",
+    "cloud_init_modules",
+    "device_aliases",
+    "disable_ec2_metadata",
+    "disk_setup",
+    "drivers",
+    "fan",
+    "fs_setup",
+    "grub-dpkg",
+    "grub_dpkg",
+    "keyboard",
+    "landscape",
+    "launch-index",
+    "locale",
+    "locale_configfile",
+    "lxd",
+    "mcollective",
+    "migrate",
+    "mount_default_fields",
+    "mounts",
+    "no_ssh_fingerprints",
+    "output",
+    "phone_home",
+    "puppet",
+    "random_seed",
+    "reporting",
+    "rh_subscription",
+    "rpi",
+    "rsyslog",
+    "salt_minion",
+    "snap",
+    "spacewalk",
+    "ssh",
+    "ssh_deletekeys",
+    "ssh_fp_console_blacklist",
+    "ssh_genkeytypes",
+    "ssh_import_id",
+    "ssh_key_console_blacklist",
+    "ssh_keys",
+    "ssh_publish_hostkeys",
+    "ssh_quiet_keygen",
+    "swap",
+    "system_info",
+    "ubuntu_advantage",
+    "ubuntu_pro",
+    "updates",
+    "user",
+    "version",
+    "wireguard",
+    "yum_repo_dir",
+    "yum_repos",
+    "zypper",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_has_one_row_and_none_is_also_cloud_init_only() {
+        let mut seen = std::collections::BTreeSet::new();
+        for k in keys() {
+            assert!(seen.insert(k), "{k} in two rows");
+            assert!(!CLOUD_INIT_ONLY.contains(&k), "{k} is implemented");
+        }
+        for k in [
+            "users",
+            "groups",
+            "chpasswd",
+            "password",
+            "ssh_authorized_keys",
+            "ssh_pwauth",
+            "disable_root",
+            "disable_root_opts",
+        ] {
+            let module = lookup(k).unwrap().0.name;
+            assert!(
+                ["users_groups", "ssh", "set_passwords"].contains(&module),
+                "{k}"
+            );
+        }
+        assert_eq!(lookup("apt_update").unwrap().1.names[0], "package_update");
+        assert_eq!(lookup("bootcmd").unwrap().0.frequency, Frequency::PerBoot);
+        assert_eq!(lookup("runcmd").unwrap().0.stage, Stage::Late);
+        assert!(lookup("runcmdd").is_none());
+    }
+
+    #[test]
+    fn docs_describe_every_key_and_refused_kind() {
+        let doc = include_str!("../../../docs/cloud-config.md");
+        for k in keys() {
+            assert!(
+                doc.contains(&format!("`{k}`")),
+                "docs/cloud-config.md lacks `{k}`"
+            );
+        }
+        for refused in [
+            "#include",
+            "#part-handler",
+            "## template: jinja",
+            "#cloud-config-archive",
+            "#cloud-config-jsonp",
+        ] {
+            assert!(
+                doc.contains(&format!("`{refused}`")),
+                "docs/cloud-config.md lacks {refused}"
+            );
+        }
+    }
+}
