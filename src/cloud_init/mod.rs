@@ -5,7 +5,9 @@
 //! and systemd's view of vmcust's units, which `status --wait` asks before it waits
 //! ([`units`]).
 
+pub mod boot_files;
 pub mod coexist;
 pub mod link;
 pub mod stand_in;
+mod status_report;
 pub mod units;
