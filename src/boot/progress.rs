@@ -136,17 +136,22 @@ fn cloud_init_ended(root: &Root, stage: Stage, end: &StageEnd) -> Result<()> {
         v1.datasource = Some(ds);
     }
     let at = boot_files::now();
+    // What a customization of this boot asked for and did not get (the early stage
+    // records it, late modules add to it), each once.
+    let boot_started = v1.init_local.start.unwrap_or(at);
+    let known: Vec<String> = v1.recoverable_errors().into_values().flatten().collect();
+    let degraded: Vec<String> = newest
+        .as_ref()
+        .filter(|r| r.finished as f64 >= boot_started.floor())
+        .map(|r| r.degraded.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|d| !known.contains(d))
+        .collect();
     let (first, second, _) = v1.pair(half(stage));
-    let started = first.start.unwrap_or(at);
     if let Some(e) = &end.error {
         first.errors.push(e.clone());
     }
-    // What a customization finished in this stage asked for and did not get.
-    let degraded = newest
-        .as_ref()
-        .filter(|r| r.finished as f64 >= started.floor())
-        .map(|r| r.degraded.clone())
-        .unwrap_or_default();
     let recoverable: Vec<String> = end.recoverable.iter().cloned().chain(degraded).collect();
     if !recoverable.is_empty() {
         let list = first
