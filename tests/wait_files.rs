@@ -174,6 +174,24 @@ fn the_wait_files_follow_cloud_inits_life_cycle() {
     assert!(!vm.path("/var/lib/cloud/data/result.json").exists());
     let st = json(&vm, "/var/lib/cloud/data/status.json");
     assert!(st["v1"]["modules-final"]["start"].is_null(), "{st}");
+
+    // Sealing the template removes them, as `cloud-init clean` removes /var/lib/cloud.
+    vm.run("late");
+    let o = stand_in(&vm, &["clean"]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    for p in [
+        "/var/lib/cloud/data/status.json",
+        "/var/lib/cloud/data/result.json",
+        "/run/cloud-init/status.json",
+        "/run/cloud-init/result.json",
+        "/var/lib/cloud/instance",
+        "/var/lib/cloud/instances/gi-1/boot-finished",
+    ] {
+        assert!(
+            fs::symlink_metadata(vm.path(p)).is_err(),
+            "{p} stayed after clean"
+        );
+    }
 }
 
 /// Where a real cloud-init is installed, its files are its own: vmcust writes none.

@@ -37,6 +37,14 @@ pub const INSTANCE_LINK: &str = "/var/lib/cloud/instance";
 pub const INSTANCES: &str = "/var/lib/cloud/instances";
 /// The file Packer, Terraform and Ansible `wait_for` poll for, in the instance directory.
 pub const BOOT_FINISHED: &str = "/var/lib/cloud/instance/boot-finished";
+/// What sealing a template removes (with each instance's `boot-finished`).
+pub const RECORDS: [&str; 5] = [
+    RUN_STATUS,
+    RUN_RESULT,
+    DATA_STATUS,
+    DATA_RESULT,
+    INSTANCE_LINK,
+];
 /// The instance cloud-init names when no data source gave one.
 const NO_INSTANCE: &str = "iid-datasource-none";
 
