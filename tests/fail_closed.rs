@@ -156,6 +156,16 @@ fn a_refused_customization_stays_an_error_on_every_surface() {
             "{name}"
         );
 
+        // The next boot, with the same data, refuses again: still an error.
+        assert_eq!(vm.run("early").status.code(), Some(65), "{name}");
+        assert_eq!(vm.run("late").status.code(), Some(0), "{name}");
+        assert_eq!(vm.status().0, Some(1), "{name}: second boot");
+        assert_eq!(
+            cloud_init(&vm, &["status"]).status.code(),
+            Some(1),
+            "{name}"
+        );
+
         // A later boot that succeeds (the host's data fixed) says done again.
         for (k, _) in &keys {
             let _ = fs::remove_file(vm.host.path().join(k));
