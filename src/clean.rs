@@ -5,7 +5,7 @@
 //!
 //! | part | removes |
 //! | --- | --- |
-//! | state | `/var/lib/vmcust` (instances, markers, a pending customization) and `/run/vmcust/status.json` |
+//! | state | `/var/lib/vmcust` (instances, markers, a pending customization), `/run/vmcust/status.json`, and where no real cloud-init is installed the cloud-init records vmcust keeps (`/var/lib/cloud/data/{status,result}.json`, their `/run/cloud-init/` links, `/var/lib/cloud/instance` and each instance's `boot-finished`) |
 //! | logs | `/var/log/vmcust.log` and its rotations |
 //! | machine-id | empties `/etc/machine-id` (systemd makes a new one at the next boot) and removes a D-Bus copy that is not a symlink |
 //! | ssh-host-keys | `/etc/ssh/ssh_host_*_key{,.pub}` |
@@ -57,6 +57,8 @@ pub struct Cleaned {
     pub restored: Vec<(PathBuf, PathBuf)>,
 }
 
+use crate::cloud_init::boot_files;
+
 /// vmcust's state directory.
 const STATE_DIR: &str = crate::state::STATE_DIR;
 /// The run status the stand-in's `cloud-init status` reads.
@@ -99,6 +101,19 @@ pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
         remove(Path::new(crate::state::LAST_ID_RECORD), &mut done)?;
         remove(Path::new(crate::state::INSTANCE_RECORD), &mut done)?;
         remove(Path::new(STATUS_FILE), &mut done)?;
+        // cloud-init's records vmcust wrote (docs/boot.md, "What provisioners wait on"),
+        // unless a real cloud-init owns them; never through a link.
+        if crate::cloud_init::coexist::real_cloud_init(root).is_none() {
+            for p in boot_files::RECORDS {
+                remove(Path::new(p), &mut done)?;
+            }
+            let instances = Path::new(boot_files::INSTANCES);
+            for id in remove::names_in(root, instances)? {
+                if remove::look(root, &instances.join(&id))?.1 == remove::Kind::Dir {
+                    remove(&instances.join(id).join("boot-finished"), &mut done)?;
+                }
+            }
+        }
     }
     if opts.logs {
         let dir = Path::new(LOG_FILE).parent().unwrap_or(Path::new("/"));

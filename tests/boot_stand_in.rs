@@ -136,7 +136,8 @@ fn status_follows_the_run_engine() {
     p.set(RunState::Error);
     let long = stdout(&p.run(&["status", "--long"]));
     assert!(
-        long.contains("network failed") && long.contains("stage: early"),
+        long.contains("errors:\n\t- network failed\n")
+            && long.contains("extended_status: error - done"),
         "{long}"
     );
 }
@@ -241,7 +242,7 @@ fn exit_codes_of_the_stand_in() {
             Some(RunState::Error),
             &["status", "-lw"],
             1,
-            To::Stdout("errors: network failed"),
+            To::Stdout("errors:\n\t- network failed"),
         ),
         (
             Some(RunState::Done),

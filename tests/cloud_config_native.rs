@@ -117,6 +117,26 @@ fn a_key_vmcust_does_not_apply_ends_degraded() {
     let (code, st) = vm.status();
     assert_eq!(code, Some(2), "{st}");
     assert!(st.contains("degraded: ") && st.contains("apt"), "{st}");
+    // The stand-in and cloud-init's status.json say the same: a recoverable error, exit 2
+    // once the boot is over (docs/boot.md, "Exit status 2").
+    let link = vm.host.path().join("cloud-init");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
+    let o = std::process::Command::new(&link)
+        .args(["status", "--long"])
+        .env("VMCUST_ROOT", vm.root.path())
+        .output()
+        .unwrap();
+    let long = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(2), "{long}");
+    assert!(long.contains("extended_status: degraded done"), "{long}");
+    assert!(
+        long.contains("recoverable_errors:\nWARNING:\n\t- ") && long.contains("apt"),
+        "{long}"
+    );
+    let status = fs::read_to_string(vm.path("/var/lib/cloud/data/status.json")).unwrap();
+    let status: serde_json::Value = serde_json::from_str(&status).unwrap();
+    let warned = status["v1"]["init-local"]["recoverable_errors"]["WARNING"].to_string();
+    assert!(warned.contains("apt"), "{status}");
 }
 
 /// A cloud-config with a wrong value is refused whole, naming its line and key; nothing

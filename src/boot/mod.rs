@@ -11,6 +11,7 @@ pub mod early;
 pub mod journal;
 pub mod late;
 pub mod ovf_and_guestinfo;
+pub mod progress;
 pub mod reconfigure_network;
 pub mod state;
 pub mod stop;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context as _, Result};
 use clap::Args;
 
+use crate::boot::progress::{self, StageEnd};
 use crate::boot::{self, Context, Ending, Stage};
 use crate::host::platform::Platform;
 use crate::host::{open, TransportOptions};
@@ -82,9 +83,10 @@ pub fn run(
     }
     let _lock = lock(&root)?;
     let (mut settings, warnings) = loaded.unwrap_or_else(|| crate::settings::load(&root));
-    for w in warnings {
+    for w in &warnings {
         tracing::warn!("{w}");
     }
+    let settings_warnings: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     if let Some(secs) = args.max_wait {
         settings.max_wait = Duration::from_secs(secs);
     }
@@ -115,7 +117,10 @@ pub fn run(
         Stage::Early => "early",
         Stage::Late => "late",
     };
-    status(&root, RunState::Running, stage_name, None);
+    // The early unit's stage begins the boot; a late hand-over's re-run of it
+    // (`--reconfigure-network`, vmcust-imc.service) is within the boot and keeps its errors.
+    let new_boot = stage == Stage::Early && !args.reconfigure_network;
+    progress::stage_started(&root, stage, new_boot);
     let mut ctx = Context {
         root: root.clone(),
         rpc: rpc.as_mut(),
@@ -146,7 +151,15 @@ pub fn run(
         Ok(_) if stage == Stage::Early => (RunState::Running, None, ExitCode::SUCCESS),
         Ok(_) => (RunState::Done, None, ExitCode::SUCCESS),
     };
-    status(&root, state, stage_name, error);
+    progress::stage_ended(
+        &root,
+        stage,
+        &StageEnd {
+            state,
+            error,
+            recoverable: settings_warnings,
+        },
+    );
     crate::applied::flush_scripts(&root);
     crate::timings::record_stage(&root, stage_name, ending_word(&ending));
     // The stage's files and the records above on disk, however it ended.
@@ -194,10 +207,4 @@ fn lock(root: &Root) -> Result<std::fs::File> {
             .with_context(|| format!("locking {}", path.display()));
     }
     Ok(file)
-}
-
-fn status(root: &Root, state: RunState, stage: &str, error: Option<String>) {
-    if let Err(e) = write_status(root, &RunStatus::now(state, Some(stage), error)) {
-        tracing::warn!("{e:#}");
-    }
 }

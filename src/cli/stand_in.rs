@@ -277,70 +277,21 @@ fn status(args: &StatusArgs, root_dir: &Path, out: &mut dyn Write, err: &mut dyn
             return 1;
         }
     };
-    let recoverable: Vec<String> = warnings.iter().map(ToString::to_string).collect();
-    let code = exit_code(status.state, !recoverable.is_empty());
-    let detail = match &note {
-        Some(n) => format!(
-            "vmcust {} standing in for cloud-init; {n}",
-            env!("CARGO_PKG_VERSION")
-        ),
-        None => format!(
-            "vmcust {} standing in for cloud-init",
-            env!("CARGO_PKG_VERSION")
-        ),
+    let settings_problems: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    let report = super::status_report::Report::new(
+        &status,
+        super::boot_files::read_status_v1(&root),
+        &settings_problems,
+        note.as_deref(),
+    );
+    let code = exit_code(status.state, !report.recoverable.is_empty());
+    let text = match args.format {
+        Format::Tabular => report.tabular(args.long),
+        Format::Yaml => crate::yaml::to_string(&report.document()).unwrap_or_default(),
+        Format::Json => serde_json::to_string_pretty(&report.document()).unwrap_or_default() + "\n",
     };
-    if args.format != Format::Tabular {
-        let doc = status_document(&status, &detail, &recoverable);
-        let text = match args.format {
-            Format::Yaml => crate::yaml::to_string(&doc).unwrap_or_default(),
-            _ => serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n",
-        };
-        let _ = write!(out, "{text}");
-        return code;
-    }
-    let _ = writeln!(out, "status: {}", status.state.word());
-    if args.long {
-        if let Some(stage) = &status.stage {
-            let _ = writeln!(out, "stage: {stage}");
-        }
-        if status.updated > 0 {
-            let _ = writeln!(out, "last_update: {}", rfc3339(status.updated));
-        }
-        for w in &recoverable {
-            let _ = writeln!(out, "recoverable error: {w}");
-        }
-        let _ = writeln!(out, "detail: {detail}");
-        // Only an error state prints its reason: a stale message next to another state
-        // would put the word "error" in text that tools searches.
-        if status.state == RunState::Error {
-            if let Some(e) = &status.last_error {
-                let _ = writeln!(out, "errors: {e}");
-            }
-        }
-    }
+    let _ = write!(out, "{text}");
     code
-}
-
-/// The document of `status --format json|yaml`, with cloud-init's keys.
-fn status_document(status: &RunStatus, detail: &str, recoverable: &[String]) -> serde_json::Value {
-    serde_json::json!({
-        "status": status.state.word(),
-        "extended_status": status.state.word(),
-        "datasource": "vmware",
-        "stage": status.stage,
-        "detail": detail,
-        "last_update": (status.updated > 0).then(|| rfc3339(status.updated)),
-        "errors": status
-            .last_error
-            .iter()
-            .filter(|_| status.state == RunState::Error)
-            .collect::<Vec<_>>(),
-        "recoverable_errors": if recoverable.is_empty() {
-            serde_json::json!({})
-        } else {
-            serde_json::json!({ "WARNING": recoverable })
-        },
-    })
 }
 
 /// No stage has written a status this boot.
@@ -788,7 +739,7 @@ mod tests {
         }
         assert!(run_all(dir.path(), &["status", "-l"])
             .1
-            .contains("errors: no NIC"));
+            .contains("errors:\n\t- no NIC\n"));
         // clean: each spelling seals the same things.
         let seal: &[(&[&str], &[&str])] = &[
             (&["clean", "-ls"], &["clean", "--logs", "--seed"]),
@@ -955,7 +906,7 @@ mod tests {
             assert_eq!(code, 0, "{text}");
             let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
             assert_eq!(doc["status"], "done");
-            assert_eq!(doc["last_update"], "2026-05-28T20:26:40Z");
+            assert_eq!(doc["last_update"], "Thu, 28 May 2026 20:26:40 +0000");
             assert_eq!(doc["errors"], serde_json::json!([]));
         }
         // A settings problem is a recoverable error: exit 2 once the run is over.

@@ -2,9 +2,12 @@
 //! that open-vm-tools hands it the vSphere spec ([`stand_in`]); the `/usr/bin/cloud-init`
 //! link and drop-in that install it, only where no real cloud-init is ([`link`]); stepping
 //! aside for a real cloud-init that is configured for VMware customization ([`coexist`]);
-//! and systemd's view of vmcust's units, which `status --wait` asks before it waits
-//! ([`units`]).
+//! systemd's view of vmcust's units, which `status --wait` asks before it waits
+//! ([`units`]); and the files provisioners wait on, in cloud-init's shapes
+//! ([`boot_files`]).
 
+pub mod boot_files;
 pub mod coexist;
 pub mod link;
+mod status_report;
 pub mod units;

@@ -4,12 +4,14 @@
 //! ([`UPDATE_GOLDEN`]), and the rule for what a test needs from this machine: a missing
 //! tool or privilege fails the test and says what to install ([`require_tool`],
 //! [`require_root`]); nothing is skipped. `vm` is the fake VMware host of the boot tests,
-//! `network` the renderers' helpers, `kill` the kill loops'.
+//! `network` the renderers' helpers, `kill` the kill loops', `tools` open-vm-tools' side
+//! of the cloud-init exchange.
 
 #![allow(dead_code)]
 
 pub mod kill;
 pub mod network;
+pub mod tools;
 pub mod vm;
 
 use std::collections::BTreeMap;

@@ -163,8 +163,9 @@ impl Vm {
         fs::write(dir.join("vmcust.conf"), text).unwrap();
     }
 
-    /// The customized part of the root, without the records and the log that carry times.
-    /// (The directories that hold vmcust's records and the hand-over are left out too.)
+    /// The customized part of the root, without the records and the log that carry times
+    /// (cloud-init's status files among them). (The directories that hold vmcust's
+    /// records and the hand-over are left out too.)
     pub fn state(&self) -> std::collections::BTreeMap<PathBuf, String> {
         // `/root` is where custom scripts are staged; every real system has it.
         const RECORD_DIRS: [&str; 6] = ["var", "var/lib", "var/log", "var/run", "run", "root"];
@@ -173,6 +174,10 @@ impl Vm {
             let p = p.to_string_lossy();
             let record = p.ends_with("result.json")
                 || p.starts_with("run/vmcust")
+                || p.starts_with("run/cloud-init")
+                || p == "var/lib/cloud"
+                || p.starts_with("var/lib/cloud/data")
+                || p.starts_with("var/lib/cloud/instance")
                 || p == "var/log/vmcust.log"
                 || RECORD_DIRS.contains(&p.as_ref())
                 || (p.starts_with("var/lib/vmcust") && !p.contains(".markerfile"));
