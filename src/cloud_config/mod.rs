@@ -16,6 +16,7 @@ pub mod disk;
 pub mod document;
 pub mod files;
 pub mod host;
+pub mod jinja;
 pub mod merge;
 pub mod node;
 pub mod packages;
