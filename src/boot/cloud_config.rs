@@ -15,7 +15,9 @@ use super::late::{META_DATA, USER_DATA, USER_DATA_DONE};
 use super::state;
 use super::{Context, Ending};
 use crate::cloud_config::apply::{self, ModuleOutcome, ModuleReport, StageContext};
+use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::userdata::{self, UserData};
+use crate::cloud_init::instance_data;
 use crate::engine::customize::{user_data_disposition, UserDataDisposition};
 use crate::failure::{Failure, FailureKind};
 use crate::model::{HostName, InstanceId};
@@ -50,8 +52,16 @@ fn current(ctx: &Context) -> Option<(InstanceId, PathBuf, String)> {
     native.then_some((newest.instance_id, dir, from))
 }
 
-/// The kept user-data of `dir`, read and merged as at customization.
-fn config(ctx: &Context, dir: &Path) -> Result<UserData, Failure> {
+/// The kept user-data of `dir`, read and merged as at customization, its Jinja templates
+/// rendered with this boot's instance data — which the early stage first writes to
+/// `/run/cloud-init/` (a tmpfs: every boot), as cloud-init's init-local does.
+fn config(
+    ctx: &Context,
+    id: &InstanceId,
+    dir: &Path,
+    from: &str,
+    which: Which,
+) -> Result<UserData, Failure> {
     let read = |name: &str| {
         ctx.root
             .read(&dir.join(name))
@@ -59,7 +69,23 @@ fn config(ctx: &Context, dir: &Path) -> Result<UserData, Failure> {
     };
     let user = read(USER_DATA)?.unwrap_or_default();
     let vendor = read(VENDOR_DATA)?;
-    userdata::read(&user, vendor.as_deref()).map_err(|e| Failure::invalid(e.to_string()))
+    let meta = read(META_DATA)?.unwrap_or_default();
+    let host = crate::engine::native::system_host_name(&ctx.root);
+    let tree = instance_data::build(
+        &ctx.root,
+        &instance_data::Inputs {
+            meta_data: &meta,
+            instance_id: id.as_str(),
+            host_name: host.as_deref(),
+            source: from,
+        },
+    );
+    if which == Which::Early {
+        instance_data::write(&ctx.root, &tree)
+            .map_err(|e| Failure::io(format!("writing {}: {e}", instance_data::SENSITIVE_PATH)))?;
+    }
+    userdata::read_rendered(&user, vendor.as_deref(), &Vars::new(&tree))
+        .map_err(|e| Failure::invalid(e.to_string()))
 }
 
 /// The early stage's modules for the current instance, on every boot; `Some` ending only
@@ -106,7 +132,7 @@ fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which)
         config: cfg,
         scripts,
         ..
-    } = match config(ctx, dir) {
+    } = match config(ctx, id, dir, from, which) {
         Ok(c) => c,
         Err(f) => {
             tracing::error!("cloud-config of instance {id}: {}", f.reason);

@@ -28,8 +28,8 @@ const MAX_OUTPUT: usize = super::parts::MAX_USERDATA;
 /// alias with each replaced by `_`, so `{{ ds.meta_data.local_hostname }}` finds
 /// `local-hostname`.
 const OPERATOR_CHARS: &[char] = &[
-    '+', '-', '/', '*', '%', '~', '[', ']', '(', ')', '{', '}', '|', ':', ';', ',', '.', '=',
-    '<', '>', '!', '^',
+    '+', '-', '/', '*', '%', '~', '[', ']', '(', ')', '{', '}', '|', ':', ';', ',', '.', '=', '<',
+    '>', '!', '^',
 ];
 
 /// The variables templates are rendered with: the instance data, converted as cloud-init
@@ -83,9 +83,8 @@ fn convert(value: &serde_json::Value) -> serde_json::Value {
         if let Some(a) = alias(key) {
             out.insert(a, v.clone());
         }
-        let versioned = key.len() > 1
-            && key.starts_with('v')
-            && key[1..].bytes().all(|b| b.is_ascii_digit());
+        let versioned =
+            key.len() > 1 && key.starts_with('v') && key[1..].bytes().all(|b| b.is_ascii_digit());
         if let (true, serde_json::Value::Object(inner)) = (versioned, &v) {
             for (k, sub) in inner {
                 out.insert(k.clone(), sub.clone());
@@ -192,10 +191,12 @@ pub fn render(text: &str, vars: &Vars) -> Result<Rendered, JinjaError> {
             out.write_str(&text).map_err(Error::from)
         });
     }
-    let template = env.template_from_str(body).map_err(|e| JinjaError::Syntax {
-        line: e.line().unwrap_or(1) + offset,
-        reason: reason(&e),
-    })?;
+    let template = env
+        .template_from_str(body)
+        .map_err(|e| JinjaError::Syntax {
+            line: e.line().unwrap_or(1) + offset,
+            reason: reason(&e),
+        })?;
     let ctx = Value::from_object(Tree {
         map: tree_values(&vars.tree, &last),
         last: last.clone(),
@@ -214,7 +215,7 @@ pub fn render(text: &str, vars: &Vars) -> Result<Rendered, JinjaError> {
     for (i, _) in text.match_indices(MISSING) {
         let name: String = text[i + MISSING.len()..]
             .chars()
-            .take_while(|c| !c.is_whitespace())
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
             .collect();
         if !missing.contains(&name) {
             missing.push(name);
@@ -347,7 +348,10 @@ mod tests {
             ("{% if ds.meta_data.nothere %}a{% else %}b{% endif %}", "b"),
             ("{{ ds.meta_data.nothere | default('dflt') }}", "dflt"),
             ("{{ 1 == 1 }} {{ none }}", "True None"),
-            ("{% for k in ds.meta_data.network %}{{ k }}{% endfor %}", "version"),
+            (
+                "{% for k in ds.meta_data.network %}{{ k }}{% endfor %}",
+                "version",
+            ),
         ];
         for (t, want) in table {
             let got = r(&format!("## template: jinja\n{t}")).unwrap();
@@ -367,7 +371,9 @@ mod tests {
 
     #[test]
     fn missing_variables_print_cloud_inits_marker() {
-        let got = r("## template: jinja\na {{ nothere }} b {{ ds.meta_data.nokey }} {{ nothere }}\n").unwrap();
+        let got =
+            r("## template: jinja\na {{ nothere }} b {{ ds.meta_data.nokey }} {{ nothere }}\n")
+                .unwrap();
         assert_eq!(
             got.text,
             "a CI_MISSING_JINJA_VAR/nothere b CI_MISSING_JINJA_VAR/nokey CI_MISSING_JINJA_VAR/nothere\n"

@@ -310,16 +310,19 @@ fn leaf(
                 reason: "the template is not UTF-8 text".into(),
             },
         })?;
-        let rendered = jinja::render(text, vars).map_err(|err| PartsError::Jinja {
-            part: index,
-            err,
-        })?;
+        let rendered =
+            jinja::render(text, vars).map_err(|err| PartsError::Jinja { part: index, err })?;
         ctype = match type_from_start(rendered.text.as_bytes()) {
             Some(t @ ("text/cloud-config" | "text/x-shellscript" | "text/cloud-boothook")) => {
                 t.to_string()
             }
             _ => {
-                let first = rendered.text.trim_start().lines().next().unwrap_or_default();
+                let first = rendered
+                    .text
+                    .trim_start()
+                    .lines()
+                    .next()
+                    .unwrap_or_default();
                 return Err(PartsError::Rendered {
                     part: index,
                     first: quote(&first.chars().take(60).collect::<String>()),
@@ -559,9 +562,18 @@ mod tests {
                 b"#part-handler\ndef list_types(): pass\n",
                 Err("#part-handler"),
             ),
-            (b"## template: jinja\n#cloud-config\n", Ok(&[PartKind::CloudConfig])),
-            (b"## template: jinja\n{{ x\n", Err("line 2: the Jinja template has a syntax error")),
-            (b"## template: jinja\nhello\n", Err("the rendered Jinja template starts with")),
+            (
+                b"## template: jinja\n#cloud-config\n",
+                Ok(&[PartKind::CloudConfig]),
+            ),
+            (
+                b"## template: jinja\n{{ x\n",
+                Err("line 2: the Jinja template has a syntax error"),
+            ),
+            (
+                b"## template: jinja\nhello\n",
+                Err("the rendered Jinja template starts with"),
+            ),
             (
                 b"#cloud-config-archive\n- type: x\n",
                 Err("#cloud-config-archive"),
@@ -590,9 +602,21 @@ mod tests {
     fn jinja_parts_are_rendered_then_typed_again() {
         let vars = Vars::new(&serde_json::json!({"v1": {"local_hostname": "n1"}}));
         let text = multipart(&[
-            ("text/jinja2", "", "## template: jinja\n#cloud-config\nhostname: {{ local_hostname }}"),
-            ("text/x-shellscript", "", "## template: jinja\n#!/bin/sh\necho {{ v1.local_hostname }} {{ nope }}"),
-            ("text/plain", "", "## template: jinja\n#cloud-boothook\necho {{ local_hostname }}"),
+            (
+                "text/jinja2",
+                "",
+                "## template: jinja\n#cloud-config\nhostname: {{ local_hostname }}",
+            ),
+            (
+                "text/x-shellscript",
+                "",
+                "## template: jinja\n#!/bin/sh\necho {{ v1.local_hostname }} {{ nope }}",
+            ),
+            (
+                "text/plain",
+                "",
+                "## template: jinja\n#cloud-boothook\necho {{ local_hostname }}",
+            ),
         ]);
         let parts = read(text.as_bytes(), &vars).unwrap();
         let got: Vec<(PartKind, &[u8], Option<Vec<String>>)> = parts
@@ -602,13 +626,21 @@ mod tests {
         assert_eq!(
             got,
             [
-                (PartKind::CloudConfig, &b"#cloud-config\nhostname: n1"[..], Some(vec![])),
+                (
+                    PartKind::CloudConfig,
+                    &b"#cloud-config\nhostname: n1"[..],
+                    Some(vec![])
+                ),
                 (
                     PartKind::Script,
                     &b"#!/bin/sh\necho n1 CI_MISSING_JINJA_VAR/nope"[..],
                     Some(vec!["nope".to_string()])
                 ),
-                (PartKind::Boothook, &b"#cloud-boothook\necho n1"[..], Some(vec![])),
+                (
+                    PartKind::Boothook,
+                    &b"#cloud-boothook\necho n1"[..],
+                    Some(vec![])
+                ),
             ]
         );
         assert!(parts.iter().all(|p| p.first_line.is_none()));

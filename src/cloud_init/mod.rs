@@ -3,9 +3,12 @@
 //! link and drop-in that install it, only where no real cloud-init is ([`link`]); stepping
 //! aside for a real cloud-init that is configured for VMware customization ([`coexist`]);
 //! and systemd's view of vmcust's units, which `status --wait` asks before it waits
-//! ([`units`]).
+//! ([`units`]); the instance data cloud-init leaves in `/run/cloud-init`
+//! ([`instance_data`]) and the stand-in's `query` of it ([`query`]).
 
 pub mod coexist;
+pub mod instance_data;
 pub mod link;
+pub mod query;
 pub mod stand_in;
 pub mod units;

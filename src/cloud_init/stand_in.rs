@@ -213,6 +213,8 @@ enum StandInCommand {
     Clean(CleanArgs),
     /// Collect vmcust's logs into one tar.gz, secrets redacted.
     CollectLogs(CollectLogsArgs),
+    /// Query the instance data (/run/cloud-init/instance-data.json).
+    Query(super::query::QueryArgs),
     /// Any other cloud-init command: not available (exit status 1).
     #[command(external_subcommand)]
     Other(Vec<OsString>),
@@ -291,6 +293,26 @@ pub fn command() -> clap::Command {
     StandIn::command()
 }
 
+/// `cloud-init query`: root reads the sensitive instance data, other users the redacted.
+fn query(
+    a: &super::query::QueryArgs,
+    root_dir: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    match Root::new(root_dir) {
+        Ok(root) => {
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let privileged = unsafe { libc::geteuid() } == 0;
+            super::query::run(a, &root, privileged, out, err)
+        }
+        Err(e) => {
+            let _ = writeln!(err, "ERROR: {}: {e}", root_dir.display());
+            1
+        }
+    }
+}
+
 /// The stand-in's logic, with its streams and root given (for tests).
 pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let argv = std::iter::once(OsString::from("cloud-init")).chain(args.iter().cloned());
@@ -317,6 +339,7 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
         Some(StandInCommand::Status(a)) => status(&a, root_dir, out, err),
         Some(StandInCommand::Clean(a)) => clean(&a, root_dir, out, err, &REBOOT),
         Some(StandInCommand::CollectLogs(a)) => collect_logs(&a, root_dir, out, err),
+        Some(StandInCommand::Query(a)) => query(&a, root_dir, out, err),
         Some(StandInCommand::Other(words)) => {
             let other = words
                 .first()

@@ -290,7 +290,9 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         let native = match disposition {
             UserDataDisposition::Native => {
                 let vendor = g.vendordata.as_ref().map(|v| v.bytes.as_slice());
-                let n = super::native::plan_native(root, bytes, vendor)
+                let vars =
+                    crate::cloud_config::jinja::Vars::new(&super::native::instance_data(root, g));
+                let n = super::native::plan_native(root, bytes, vendor, &vars)
                     .map_err(PrepareError::UserData)?;
                 native_actions = n.actions;
                 steps.degraded.extend(n.summary.not_applied.iter().cloned());
