@@ -301,3 +301,39 @@ fn a_template_that_does_not_parse_changes_nothing() {
     assert!(!vm.path("/run/cloud-init").exists());
     assert!(!vm.path("/run/kubeadm").exists());
 }
+
+#[test]
+fn schema_renders_with_the_instance_data_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let ud = dir.path().join("user-data");
+    fs::write(
+        &ud,
+        "## template: jinja\n#cloud-config\nhostname: {{ local_hostname }}\nruncmd: [echo {{ ds.meta_data['instance-id'] }}]\n",
+    )
+    .unwrap();
+    let idata = dir.path().join("instance-data.json");
+    fs::write(
+        &idata,
+        r#"{"v1": {"local_hostname": "n-3"}, "ds": {"meta_data": {"instance-id": "i-3"}}}"#,
+    )
+    .unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["schema", "--format", "json", ud.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        support::vmcust(&args)
+    };
+    let out = run(&["--instance-data", idata.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let read: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(read["config"]["hostname"], "n-3");
+    assert_eq!(read["config"]["runcmd"][0]["shell"], "echo i-3");
+    assert_eq!(read["problems"], serde_json::json!([]));
+    // Without instance data, `ds` is not defined: a key of it cannot be read.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(65), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).contains("line 4: the Jinja template cannot be rendered"),
+        "{}",
+        text(&out.stderr)
+    );
+}

@@ -226,7 +226,13 @@ pub fn render(text: &str, vars: &Vars) -> Result<Rendered, JinjaError> {
 
 /// The engine's message without its own "(in template …)" place: the line is given apart.
 fn reason(e: &Error) -> String {
-    let kind = e.kind().to_string();
+    let mut kind = e.kind().to_string();
+    if e.kind() == ErrorKind::UndefinedError {
+        kind.push_str(
+            " (a key of a variable the instance data does not define; \
+             `cloud-init query --list-keys` shows what it defines)",
+        );
+    }
     match e.detail() {
         Some(d) => format!("{kind}: {d}"),
         None => kind,
