@@ -7,8 +7,8 @@
 //! vmcust's own progress, which the run engine records with [`write_status`]; off VMware,
 //! where vmcust never runs, it is `disabled` from the start. It also answers what
 //! template builds and scripts ask: `status --wait`, `status --format json|yaml`, `clean`
-//! (mapped onto [`crate::clean`]) and `collect-logs`, with cloud-init's flags, parsed by
-//! clap. Its page is vmcust-cloud-init(8).
+//! (mapped onto [`crate::clean`]), `collect-logs` and `query` (the instance data,
+//! [`super::query`]), with cloud-init's flags, parsed by clap. Its page is vmcust-cloud-init(8).
 //!
 //! The environment variable `VMCUST_ROOT` (default `/`) sets the root the stand-in reads
 //! its status and settings from; it exists for tests and image tooling and is read by
@@ -178,7 +178,7 @@ pub fn main() -> ExitCode {
              guest customization",
     long_about = "vmcust standing in for cloud-init, so that open-vm-tools hands it the VMware \
                   guest customization. It answers the commands tools, template builds and \
-                  scripts ask (`--version`, `status`, `clean`, `collect-logs`) from vmcust's \
+                  scripts ask (`--version`, `status`, `clean`, `collect-logs`, `query`) from vmcust's \
                   own state; every other cloud-init command fails with exit status 1 and \
                   says so. See vmcust-cloud-init(8) and `vmcust --help`.",
     after_help = "Exit status: 0 success, 1 error (status: vmcust's run failed), \
