@@ -53,15 +53,10 @@ fn current(ctx: &Context) -> Option<(InstanceId, PathBuf, String)> {
 }
 
 /// The kept user-data of `dir`, read and merged as at customization, its Jinja templates
-/// rendered with this boot's instance data — which the early stage first writes to
-/// `/run/cloud-init/` (a tmpfs: every boot), as cloud-init's init-local does.
-fn config(
-    ctx: &Context,
-    id: &InstanceId,
-    dir: &Path,
-    from: &str,
-    which: Which,
-) -> Result<UserData, Failure> {
+/// rendered with this boot's instance data — which each stage first writes to
+/// `/run/cloud-init/` (a tmpfs: every boot), as cloud-init's stages persist it; so a
+/// customization handed over in the late stage has it before its modules run.
+fn config(ctx: &Context, id: &InstanceId, dir: &Path, from: &str) -> Result<UserData, Failure> {
     let read = |name: &str| {
         ctx.root
             .read(&dir.join(name))
@@ -80,10 +75,8 @@ fn config(
             source: from,
         },
     );
-    if which == Which::Early {
-        instance_data::write(&ctx.root, &tree)
-            .map_err(|e| Failure::io(format!("writing {}: {e}", instance_data::SENSITIVE_PATH)))?;
-    }
+    instance_data::write(&ctx.root, &tree)
+        .map_err(|e| Failure::io(format!("writing {}: {e}", instance_data::SENSITIVE_PATH)))?;
     userdata::read_rendered(&user, vendor.as_deref(), &Vars::new(&tree))
         .map_err(|e| Failure::invalid(e.to_string()))
 }
@@ -132,7 +125,7 @@ fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which)
         config: cfg,
         scripts,
         ..
-    } = match config(ctx, id, dir, from, which) {
+    } = match config(ctx, id, dir, from) {
         Ok(c) => c,
         Err(f) => {
             tracing::error!("cloud-config of instance {id}: {}", f.reason);
