@@ -132,19 +132,16 @@ pub enum JinjaError {
 /// Whether `first_line` is a Jinja header as cloud-init's `detect_template` reads it:
 /// `##`, spaces, `template:`, spaces, `jinja` (case ignored).
 fn is_header(first_line: &str) -> bool {
-    let rest = first_line.trim();
-    let Some(rest) = rest.strip_prefix("##") else {
+    let Some(rest) = first_line.trim().strip_prefix("##") else {
         return false;
     };
-    let Some(rest) = rest.trim_start().get(..9) else {
-        return false;
-    };
-    if !rest.eq_ignore_ascii_case("template:") {
-        return false;
+    let rest = rest.trim_start();
+    match rest.get(..9) {
+        Some(t) if t.eq_ignore_ascii_case("template:") => {
+            rest[9..].trim().eq_ignore_ascii_case("jinja")
+        }
+        _ => false,
     }
-    first_line.trim().trim_start_matches('#').trim_start()[9..]
-        .trim()
-        .eq_ignore_ascii_case("jinja")
 }
 
 /// Renders `text` (a part starting with its `## template: jinja` line, after leading
@@ -373,6 +370,10 @@ mod tests {
         assert_eq!(r("#cloud-config\n"), Err(JinjaError::NoHeader));
         assert_eq!(r("## template: jinja2\nx"), Err(JinjaError::NoHeader));
         assert!(is_header("##template:jinja"));
+        assert!(is_header("##  Template:   Jinja  "));
+        assert!(!is_header("###template: jinja"));
+        assert!(!is_header("## template: jinja2"));
+        assert!(!is_header("# template: jinja"));
     }
 
     #[test]
