@@ -4,7 +4,10 @@
 //! module previews), and the early stage of a second boot, where every per-instance
 //! module's record says it is done, `update_etc_hosts` (per boot) finds `/etc/hosts` as it
 //! wants it, and the kept user-data's `bootcmd` is left out (it would start a shell:
-//! processes, not this code). docs/benchmarks.md has the figures.
+//! processes, not this code); and a Cluster API node's ~20 KiB `## template: jinja`
+//! user-data (the kubeadm bootstrap provider's shape: certificates, the join
+//! configuration, commands) rendered with its instance data. docs/benchmarks.md has the
+//! figures.
 //!
 //! Run: `cargo bench --bench cloud_config -- --warm-up-time 1 --measurement-time 3`.
 
@@ -16,6 +19,7 @@ use std::sync::atomic::AtomicBool;
 use criterion::{criterion_group, criterion_main, Criterion};
 
 use vmcust::cloud_config::apply::{run_early, ModuleOutcome, StageContext};
+use vmcust::cloud_config::jinja::{self, Vars};
 use vmcust::cloud_config::modules::Frequency;
 use vmcust::cloud_config::userdata;
 use vmcust::engine::customize::{user_data_disposition, UserDataDisposition};
@@ -173,7 +177,7 @@ fn scratch_root() -> tempfile::TempDir {
 fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
     let d = scratch_root();
     let root = Root::new(d.path()).unwrap();
-    let native = plan_native(&root, CLOUD_CONFIG.as_bytes(), None, None).unwrap();
+    let native = plan_native(&root, CLOUD_CONFIG.as_bytes(), None, None, &Vars::empty()).unwrap();
     let plan = vmcust::plan::Plan {
         actions: native.actions,
     };
@@ -233,10 +237,10 @@ fn cloud_config(c: &mut Criterion) {
 
     let fresh = scratch_root();
     let root = Root::new(fresh.path()).unwrap();
-    let native = plan_native(&root, plain, None, None).unwrap();
+    let native = plan_native(&root, plain, None, None, &Vars::empty()).unwrap();
     assert!(native.summary.users.iter().any(|u| u == "alice"));
     c.bench_function("plan_native (60 lines, accounts files)", |b| {
-        b.iter(|| plan_native(black_box(&root), black_box(plain), None, None).unwrap())
+        b.iter(|| plan_native(black_box(&root), black_box(plain), None, None, &Vars::empty()).unwrap())
     });
 
     // The early stage on a second boot, as src/boot/cloud_config.rs `early` runs it: the
@@ -293,5 +297,104 @@ fn cloud_config(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, cloud_config);
+/// A control-plane join's user-data as the kubeadm bootstrap provider writes it, with the
+/// expressions CAPV's templates put in a KubeadmConfig: six PEM-like files of generated
+/// text, the join configuration, commands. About 20 KiB.
+fn cabpk_user_data() -> String {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut pem = |lines: usize| {
+        const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        let mut out = String::from("      -----BEGIN CERTIFICATE-----\n");
+        for _ in 0..lines {
+            out.push_str("      ");
+            for _ in 0..64 {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                out.push(ALPHABET[(seed % 64) as usize] as char);
+            }
+            out.push('\n');
+        }
+        out + "      -----END CERTIFICATE-----\n"
+    };
+    let mut s = String::from("## template: jinja\n#cloud-config\nwrite_files:\n");
+    for name in [
+        "ca",
+        "sa",
+        "front-proxy-ca",
+        "etcd/ca",
+        "sa-pub",
+        "etcd/peer",
+    ] {
+        s.push_str(&format!(
+            "-   path: /etc/kubernetes/pki/{name}.crt\n    owner: root:root\n    permissions: '0640'\n    content: |\n{}",
+            pem(40)
+        ));
+    }
+    s.push_str(
+        "-   path: /run/kubeadm/kubeadm-join-config.yaml
+    owner: root:root
+    permissions: '0640'
+    content: |
+      ---
+      apiVersion: kubeadm.k8s.io/v1beta3
+      controlPlane:
+        localAPIEndpoint: {}
+      discovery:
+        bootstrapToken:
+          apiServerEndpoint: 10.0.0.10:6443
+          caCertHashes:
+          - sha256:2b1fd5e8a0c3e4b7f6a9d8c7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f2e1d0c9b8a7
+          token: abcdef.0123456789abcdef
+      kind: JoinConfiguration
+      nodeRegistration:
+        criSocket: /var/run/containerd/containerd.sock
+        kubeletExtraArgs:
+          cloud-provider: external
+          node-ip: '{{ ds.meta_data.local_ipv4 | default(\"\") }}'
+        name: '{{ local_hostname }}'
+-   path: /run/cluster-api/placeholder
+    owner: root:root
+    permissions: '0640'
+    content: \"This placeholder file is used to create the /run/cluster-api sub directory\"
+runcmd:
+  - \"hostnamectl set-hostname \\\"{{ ds.meta_data.hostname }}\\\"\"
+  - \"echo \\\"::1         ipv6-localhost ipv6-loopback localhost6 localhost6.localdomain6\\\" >/etc/hosts\"
+  - \"echo \\\"127.0.0.1   {{ ds.meta_data.hostname }} {{ local_hostname }} localhost localhost.localdomain localhost4 localhost4.localdomain4\\\" >>/etc/hosts\"
+  - kubeadm join --config /run/kubeadm/kubeadm-join-config.yaml  && echo success > /run/cluster-api/bootstrap-success.complete
+",
+    );
+    s
+}
+
+/// Rendering the CABPK user-data's template (the budget: 2 ms for 20 KiB).
+fn jinja_render(c: &mut Criterion) {
+    let text = cabpk_user_data();
+    assert!((19_000..22_000).contains(&text.len()), "{}", text.len());
+    let dir = scratch_root();
+    let root = Root::new(dir.path()).unwrap();
+    let tree = vmcust::cloud_init::instance_data::build(
+        &root,
+        &vmcust::cloud_init::instance_data::Inputs {
+            meta_data: b"instance-id: wk-0\nlocal-hostname: wk-0\nnetwork: {version: 2}\n",
+            instance_id: "wk-0",
+            host_name: Some("wk-0"),
+            source: "guestinfo",
+        },
+    );
+    let vars = Vars::new(&tree);
+    let rendered = jinja::render(&text, &vars).unwrap();
+    assert!(rendered.text.contains("name: 'wk-0'"));
+    assert!(rendered.missing.is_empty(), "{:?}", rendered.missing);
+    let read = userdata::read_rendered(text.as_bytes(), None, &vars).unwrap();
+    assert!(!read.has_errors(), "{:?}", read.problems);
+    c.bench_function("jinja::render (CABPK user-data, 20 KiB)", |b| {
+        b.iter(|| jinja::render(black_box(&text), black_box(&vars)).unwrap())
+    });
+    c.bench_function("userdata::read_rendered (CABPK user-data, 20 KiB)", |b| {
+        b.iter(|| userdata::read_rendered(black_box(text.as_bytes()), None, &vars).unwrap())
+    });
+}
+
+criterion_group!(benches, cloud_config, jinja_render);
 criterion_main!(benches);

@@ -78,7 +78,14 @@ fn refused_user_data_exits_65_naming_why() {
             &b"#include\nhttps://example.com/x\n"[..],
             "nothing at boot is fetched",
         ),
-        (b"## template: jinja\n#cloud-config\n", "Jinja"),
+        (
+            b"## template: jinja\n#cloud-config\nruncmd: [{{ a ]\n",
+            "line 3: the Jinja template has a syntax error",
+        ),
+        (
+            b"## template: jinja\n#include\nhttps://example.com/x\n",
+            "the rendered Jinja template starts with",
+        ),
         (b"hello\n", "no handler takes"),
     ] {
         let f = write(dir.path(), "ud", body);

@@ -6,7 +6,7 @@ use libfuzzer_sys::fuzz_target;
 use vmcust::cloud_config::{parts, userdata};
 
 fuzz_target!(|data: &[u8]| {
-    if parts::read(data).is_ok() {
+    if parts::read(data, &vmcust::cloud_config::jinja::Vars::empty()).is_ok() {
         let _ = userdata::read(data, Some(data));
     }
 });

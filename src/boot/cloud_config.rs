@@ -13,7 +13,9 @@ use anyhow::Result;
 
 use super::{Context, Ending};
 use crate::cloud_config::apply::{self, ModuleOutcome, ModuleReport, StageContext};
+use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::userdata::{self, UserData};
+use crate::cloud_init::instance_data;
 use crate::failure::{Failure, FailureKind};
 use crate::model::{HostName, InstanceId};
 use crate::state::{self, UserDataDisposition, META_DATA, USER_DATA, USER_DATA_DONE, VENDOR_DATA};
@@ -46,8 +48,11 @@ fn current(ctx: &Context) -> Option<(InstanceId, PathBuf, String)> {
     native.then_some((newest.instance_id, dir, from))
 }
 
-/// The kept user-data of `dir`, read and merged as at customization.
-fn config(ctx: &Context, dir: &Path) -> Result<UserData, Failure> {
+/// The kept user-data of `dir`, read and merged as at customization, its Jinja templates
+/// rendered with this boot's instance data — which each stage first writes to
+/// `/run/cloud-init/` (a tmpfs: every boot), as cloud-init's stages persist it; so a
+/// customization handed over in the late stage has it before its modules run.
+fn config(ctx: &Context, id: &InstanceId, dir: &Path, from: &str) -> Result<UserData, Failure> {
     let read = |name: &str| {
         ctx.root
             .read(&dir.join(name))
@@ -55,7 +60,21 @@ fn config(ctx: &Context, dir: &Path) -> Result<UserData, Failure> {
     };
     let user = read(USER_DATA)?.unwrap_or_default();
     let vendor = read(VENDOR_DATA)?;
-    userdata::read(&user, vendor.as_deref()).map_err(|e| Failure::invalid(e.to_string()))
+    let meta = read(META_DATA)?.unwrap_or_default();
+    let host = crate::engine::native::system_host_name(&ctx.root);
+    let tree = instance_data::build(
+        &ctx.root,
+        &instance_data::Inputs {
+            meta_data: &meta,
+            instance_id: id.as_str(),
+            host_name: host.as_deref(),
+            source: from,
+        },
+    );
+    instance_data::write(&ctx.root, &tree)
+        .map_err(|e| Failure::io(format!("writing {}: {e}", instance_data::SENSITIVE_PATH)))?;
+    userdata::read_rendered(&user, vendor.as_deref(), &Vars::new(&tree))
+        .map_err(|e| Failure::invalid(e.to_string()))
 }
 
 /// The early stage's modules for the current instance, on every boot; `Some` ending only
@@ -102,7 +121,7 @@ fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which)
         config: cfg,
         scripts,
         ..
-    } = match config(ctx, dir) {
+    } = match config(ctx, id, dir, from) {
         Ok(c) => c,
         Err(f) => {
             tracing::error!("cloud-config of instance {id}: {}", f.reason);

@@ -10,6 +10,7 @@ use anyhow::{Context as _, Result};
 use clap::Args;
 
 use super::Format;
+use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::parts::MAX_USERDATA;
 use crate::cloud_config::userdata::{self, UserData, VENDOR_PART};
 use crate::cloud_config::{Problem, Severity};
@@ -24,6 +25,11 @@ pub struct SchemaArgs {
     /// Vendor-data to merge under it, as a boot would.
     #[arg(long, value_name = "FILE")]
     pub vendor_data: Option<PathBuf>,
+    /// Instance data to render a `## template: jinja` part with (an
+    /// `instance-data-sensitive.json`, or the output of `cloud-init query --all`);
+    /// without it every template variable renders as `CI_MISSING_JINJA_VAR/<name>`.
+    #[arg(long, value_name = "FILE")]
+    pub instance_data: Option<PathBuf>,
     /// Output format: the problems as lines, or the whole reading as JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
@@ -72,7 +78,17 @@ fn line_of(u: &UserData, p: &Problem, user: &Path, vendor: Option<&Path>) -> Str
 pub fn run(args: SchemaArgs) -> Result<()> {
     let user = read_capped(&args.file)?;
     let vendor = args.vendor_data.as_deref().map(read_capped).transpose()?;
-    let read = userdata::read(&user, vendor.as_deref()).map_err(|e| {
+    let vars = match &args.instance_data {
+        Some(path) => {
+            let bytes = read_capped(path)?;
+            let tree: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+                Failure::invalid(format!("{}: not JSON instance data: {e}", path.display()))
+            })?;
+            Vars::new(&tree)
+        }
+        None => Vars::empty(),
+    };
+    let read = userdata::read_rendered(&user, vendor.as_deref(), &vars).map_err(|e| {
         let file = if e.which == "vendor-data" {
             args.vendor_data.as_deref().unwrap_or(&args.file)
         } else {

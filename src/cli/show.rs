@@ -221,7 +221,19 @@ fn summary(g: &crate::source::Gathered) -> String {
         let vendor = g.vendordata.as_ref().map(|v| v.bytes.as_slice());
         // (A top-level `#!` user-data is run whole by the late stage, not split.)
         let read = (!ud.bytes.starts_with(b"#!"))
-            .then(|| crate::cloud_config::userdata::read(&ud.bytes, vendor).ok())
+            .then(|| {
+                // No target root: the running system's os-release and host name, as a
+                // template rendered here would see them.
+                let vars = crate::root::Root::new(std::path::Path::new("/")).map_or_else(
+                    |_| crate::cloud_config::jinja::Vars::empty(),
+                    |root| {
+                        crate::cloud_config::jinja::Vars::new(
+                            &crate::engine::native::instance_data(&root, g),
+                        )
+                    },
+                );
+                crate::cloud_config::userdata::read_rendered(&ud.bytes, vendor, &vars).ok()
+            })
             .flatten();
         if let Some(read) = read {
             let plan = crate::cloud_config::apply::scripts::plan(&read.scripts, &[]);

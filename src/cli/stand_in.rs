@@ -7,8 +7,8 @@
 //! vmcust's own progress, which the run engine records with [`crate::state::write_status`]; off VMware,
 //! where vmcust never runs, it is `disabled` from the start. It also answers what
 //! template builds and scripts ask: `status --wait`, `status --format json|yaml`, `clean`
-//! (mapped onto [`crate::clean`]) and `collect-logs`, with cloud-init's flags, parsed by
-//! clap. Its page is vmcust-cloud-init(8).
+//! (mapped onto [`crate::clean`]), `collect-logs` and `query` (the instance data,
+//! [`super::query`]), with cloud-init's flags, parsed by clap. Its page is vmcust-cloud-init(8).
 //!
 //! The environment variable `VMCUST_ROOT` (default `/`) sets the root the stand-in reads
 //! its status and settings from; it exists for tests and image tooling and is read by
@@ -80,7 +80,7 @@ pub fn main() -> ExitCode {
              guest customization",
     long_about = "vmcust standing in for cloud-init, so that open-vm-tools hands it the VMware \
                   guest customization. It answers the commands tools, template builds and \
-                  scripts ask (`--version`, `status`, `clean`, `collect-logs`) from vmcust's \
+                  scripts ask (`--version`, `status`, `clean`, `collect-logs`, `query`) from vmcust's \
                   own state; every other cloud-init command fails with exit status 1 and \
                   says so. See vmcust-cloud-init(8) and `vmcust --help`.",
     after_help = "Exit status: 0 success, 1 error (status: vmcust's run failed), \
@@ -115,6 +115,8 @@ enum StandInCommand {
     Clean(CleanArgs),
     /// Collect vmcust's logs into one tar.gz, secrets redacted.
     CollectLogs(CollectLogsArgs),
+    /// Query the instance data (/run/cloud-init/instance-data.json).
+    Query(super::query::QueryArgs),
     /// Any other cloud-init command: not available (exit status 1).
     #[command(external_subcommand)]
     Other(Vec<OsString>),
@@ -193,6 +195,26 @@ pub fn command() -> clap::Command {
     StandIn::command()
 }
 
+/// `cloud-init query`: root reads the sensitive instance data, other users the redacted.
+fn query(
+    a: &super::query::QueryArgs,
+    root_dir: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
+    match Root::new(root_dir) {
+        Ok(root) => {
+            // SAFETY: geteuid has no preconditions and cannot fail.
+            let privileged = unsafe { libc::geteuid() } == 0;
+            super::query::run(a, &root, privileged, out, err)
+        }
+        Err(e) => {
+            let _ = writeln!(err, "ERROR: {}: {e}", root_dir.display());
+            1
+        }
+    }
+}
+
 /// The stand-in's logic, with its streams and root given (for tests).
 pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
     let argv = std::iter::once(OsString::from("cloud-init")).chain(args.iter().cloned());
@@ -219,6 +241,7 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
         Some(StandInCommand::Status(a)) => status(&a, root_dir, out, err),
         Some(StandInCommand::Clean(a)) => clean(&a, root_dir, out, err, &REBOOT),
         Some(StandInCommand::CollectLogs(a)) => collect_logs(&a, root_dir, out, err),
+        Some(StandInCommand::Query(a)) => query(&a, root_dir, out, err),
         Some(StandInCommand::Other(words)) => {
             let other = words
                 .first()

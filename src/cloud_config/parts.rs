@@ -7,9 +7,13 @@
 //! quoted-printable transfer encodings, nested multiparts with its own recursion limit);
 //! the bounds below are checked before and after it.
 //!
+//! A `## template: jinja` part (or a `text/jinja2` one) is rendered with the instance
+//! data ([`super::jinja`]) and the result typed again by its first line: a cloud-config,
+//! a script or a boothook, as cloud-init's Jinja handler hands it on.
+//!
 //! Refused, the whole user-data with them (nothing is half-applied): `#include` and the
 //! include-URL types (nothing at boot goes to the network), `#part-handler` (Python code
-//! run by cloud-init), `## template: jinja` (not implemented), `#cloud-config-archive`
+//! run by cloud-init), a Jinja template that cannot be rendered, `#cloud-config-archive`
 //! and `#cloud-config-jsonp` (not implemented), and anything no handler takes.
 
 use std::fmt;
@@ -18,6 +22,7 @@ use serde::Serialize;
 use zeroize::Zeroizing;
 
 use super::decode::{gunzip, is_gzip, GzipError};
+use super::jinja::{self, JinjaError, Vars};
 use super::modules::Frequency;
 use crate::model::quote;
 
@@ -81,8 +86,12 @@ pub struct Part {
     /// The line of the whole user-data its body starts on (1-based), when its lines are
     /// the file's lines (not base64, not quoted-printable).
     pub first_line: Option<u32>,
-    /// Its decoded bytes (scripts may carry secrets: wiped on drop, never printed).
+    /// Its decoded bytes (scripts may carry secrets: wiped on drop, never printed); for a
+    /// Jinja template, the rendered text.
     pub body: Zeroizing<Vec<u8>>,
+    /// For a part rendered from a Jinja template: the variables it used that are not
+    /// defined (printed as `CI_MISSING_JINJA_VAR/<name>`).
+    pub template: Option<Vec<String>>,
 }
 
 impl fmt::Debug for Part {
@@ -94,6 +103,7 @@ impl fmt::Debug for Part {
             .field("filename", &self.filename)
             .field("merge_type", &self.merge_type)
             .field("first_line", &self.first_line)
+            .field("template", &self.template)
             .field("body", &format_args!("<{} bytes>", self.body.len()))
             .finish()
     }
@@ -137,6 +147,22 @@ pub enum PartsError {
         /// Why and what to do instead.
         why: &'static str,
     },
+    /// A Jinja template that cannot be rendered.
+    #[error("user-data{}: {err}", at(Some(*.part)))]
+    Jinja {
+        /// The part.
+        part: usize,
+        /// Why.
+        err: JinjaError,
+    },
+    /// A rendered Jinja template no handler takes.
+    #[error("user-data{}: the rendered Jinja template starts with {first}; cloud-init hands a rendered template only to the `#cloud-config`, `#!` and `#cloud-boothook` handlers", at(Some(*.part)))]
+    Rendered {
+        /// The part.
+        part: usize,
+        /// Its first line.
+        first: String,
+    },
     /// A part no handler takes.
     #[error("user-data{}: {what}; user-data starts with `#cloud-config`, `#!` or `#cloud-boothook`, or is MIME multipart", at(Some(*.part)))]
     Unrecognised {
@@ -156,7 +182,6 @@ const NO_NETWORK: &str =
     "nothing at boot is fetched from the network; put the content into the user-data itself";
 const NO_HANDLER: &str =
     "a part handler is Python code cloud-init loads; vmcust runs no plug-ins: use a script part";
-const NO_JINJA: &str = "Jinja templates are not rendered; write the values into the cloud-config";
 const NO_ARCHIVE: &str = "send the parts as MIME multipart instead (`cloud-init devel make-mime`)";
 const NO_JSONP: &str =
     "JSON patches of cloud-config are not applied; send a cloud-config part with the merged keys";
@@ -199,8 +224,9 @@ fn type_from_start(body: &[u8]) -> Option<&'static str> {
         .map(|(_, t)| *t)
 }
 
-/// Splits user-data into its parts. Empty or blank user-data has none.
-pub fn read(data: &[u8]) -> Result<Vec<Part>, PartsError> {
+/// Splits user-data into its parts, Jinja templates rendered with `vars`. Empty or blank
+/// user-data has none.
+pub fn read(data: &[u8], vars: &Vars) -> Result<Vec<Part>, PartsError> {
     if data.len() > MAX_USERDATA {
         return Err(PartsError::TooLarge { size: data.len() });
     }
@@ -221,16 +247,16 @@ pub fn read(data: &[u8]) -> Result<Vec<Part>, PartsError> {
         .windows(13)
         .any(|w| w == b"mime-version:")
     {
-        mime(data, &mut out, &mut leaves)?;
+        mime(data, &mut out, &mut leaves, vars)?;
     } else {
         leaf(
             &mut out,
             &mut leaves,
             "text/x-not-multipart",
             data.to_vec(),
-            None,
-            None,
+            (None, None),
             Some(1),
+            vars,
         )?;
     }
     Ok(out)
@@ -243,9 +269,9 @@ fn leaf(
     leaves: &mut usize,
     ctype: &str,
     body: Vec<u8>,
-    filename: Option<String>,
-    merge_type: Option<String>,
+    (filename, merge_type): (Option<String>, Option<String>),
     first_line: Option<u32>,
+    vars: &Vars,
 ) -> Result<(), PartsError> {
     let index = out.len();
     *leaves += 1;
@@ -275,6 +301,39 @@ fn leaf(
         // is "empty cloud config", ignored).
         return Ok(());
     }
+    let mut template = None;
+    if ctype == "text/jinja2" {
+        let text = std::str::from_utf8(&body).map_err(|_| PartsError::Jinja {
+            part: index,
+            err: JinjaError::Render {
+                line: 1,
+                reason: "the template is not UTF-8 text".into(),
+            },
+        })?;
+        let rendered =
+            jinja::render(text, vars).map_err(|err| PartsError::Jinja { part: index, err })?;
+        ctype = match type_from_start(rendered.text.as_bytes()) {
+            Some(t @ ("text/cloud-config" | "text/x-shellscript" | "text/cloud-boothook")) => {
+                t.to_string()
+            }
+            _ => {
+                let first = rendered
+                    .text
+                    .trim_start()
+                    .lines()
+                    .next()
+                    .unwrap_or_default();
+                return Err(PartsError::Rendered {
+                    part: index,
+                    first: quote(&first.chars().take(60).collect::<String>()),
+                });
+            }
+        };
+        body = Zeroizing::new(rendered.text.into_bytes());
+        // Lines of the rendered text are no longer the input's.
+        first_line = None;
+        template = Some(rendered.missing);
+    }
     let refuse = |what: &str, why| PartsError::Refused {
         part: index,
         what: what.to_string(),
@@ -303,7 +362,6 @@ fn leaf(
             ))
         }
         "text/part-handler" => return Err(refuse("#part-handler", NO_HANDLER)),
-        "text/jinja2" => return Err(refuse("## template: jinja", NO_JINJA)),
         "text/cloud-config-archive" => return Err(refuse("#cloud-config-archive", NO_ARCHIVE)),
         "text/cloud-config-jsonp" => return Err(refuse("#cloud-config-jsonp", NO_JSONP)),
         "text/plain" | "text/x-not-multipart" => {
@@ -336,12 +394,18 @@ fn leaf(
         merge_type,
         first_line,
         body,
+        template,
     });
     Ok(())
 }
 
 /// Splits a MIME message, depth first, as Python's `Message.walk()` orders the leaves.
-fn mime(data: &[u8], out: &mut Vec<Part>, leaves: &mut usize) -> Result<(), PartsError> {
+fn mime(
+    data: &[u8],
+    out: &mut Vec<Part>,
+    leaves: &mut usize,
+    vars: &Vars,
+) -> Result<(), PartsError> {
     let boundaries = data
         .split(|b| *b == b'\n')
         .filter(|l| l.starts_with(b"--"))
@@ -352,7 +416,7 @@ fn mime(data: &[u8], out: &mut Vec<Part>, leaves: &mut usize) -> Result<(), Part
         )));
     }
     let mail = mailparse::parse_mail(data).map_err(|e| PartsError::Mime(e.to_string()))?;
-    walk(data, &mail, 0, out, leaves)
+    walk(data, &mail, 0, out, leaves, vars)
 }
 
 fn walk(
@@ -361,6 +425,7 @@ fn walk(
     depth: usize,
     out: &mut Vec<Part>,
     leaves: &mut usize,
+    vars: &Vars,
 ) -> Result<(), PartsError> {
     use mailparse::MailHeaderMap as _;
     if depth > MAX_MIME_DEPTH {
@@ -374,7 +439,7 @@ fn walk(
             )));
         }
         for sub in &mail.subparts {
-            walk(whole, sub, depth + 1, out, leaves)?;
+            walk(whole, sub, depth + 1, out, leaves, vars)?;
         }
         return Ok(());
     }
@@ -416,7 +481,15 @@ fn walk(
         // No Content-Type: Python's email says text/plain, which is then guessed.
         "text/plain".to_string()
     };
-    leaf(out, leaves, &ctype, body, filename, merge_type, first_line)
+    leaf(
+        out,
+        leaves,
+        &ctype,
+        body,
+        (filename, merge_type),
+        first_line,
+        vars,
+    )
 }
 
 /// The 1-based line of `whole` that `slice` (a sub-slice of it) starts on.
@@ -453,7 +526,7 @@ mod tests {
     }
 
     fn kinds(data: &[u8]) -> Result<Vec<PartKind>, String> {
-        read(data)
+        read(data, &Vars::empty())
             .map(|p| p.into_iter().map(|p| p.kind).collect())
             .map_err(|e| e.to_string())
     }
@@ -489,7 +562,18 @@ mod tests {
                 b"#part-handler\ndef list_types(): pass\n",
                 Err("#part-handler"),
             ),
-            (b"## template: jinja\n#cloud-config\n", Err("Jinja")),
+            (
+                b"## template: jinja\n#cloud-config\n",
+                Ok(&[PartKind::CloudConfig]),
+            ),
+            (
+                b"## template: jinja\n{{ x\n",
+                Err("line 2: the Jinja template has a syntax error"),
+            ),
+            (
+                b"## template: jinja\nhello\n",
+                Err("the rendered Jinja template starts with"),
+            ),
             (
                 b"#cloud-config-archive\n- type: x\n",
                 Err("#cloud-config-archive"),
@@ -512,6 +596,54 @@ mod tests {
                 ),
             }
         }
+    }
+
+    #[test]
+    fn jinja_parts_are_rendered_then_typed_again() {
+        let vars = Vars::new(&serde_json::json!({"v1": {"local_hostname": "n1"}}));
+        let text = multipart(&[
+            (
+                "text/jinja2",
+                "",
+                "## template: jinja\n#cloud-config\nhostname: {{ local_hostname }}",
+            ),
+            (
+                "text/x-shellscript",
+                "",
+                "## template: jinja\n#!/bin/sh\necho {{ v1.local_hostname }} {{ nope }}",
+            ),
+            (
+                "text/plain",
+                "",
+                "## template: jinja\n#cloud-boothook\necho {{ local_hostname }}",
+            ),
+        ]);
+        let parts = read(text.as_bytes(), &vars).unwrap();
+        let got: Vec<(PartKind, &[u8], Option<Vec<String>>)> = parts
+            .iter()
+            .map(|p| (p.kind, &p.body[..], p.template.clone()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    PartKind::CloudConfig,
+                    &b"#cloud-config\nhostname: n1"[..],
+                    Some(vec![])
+                ),
+                (
+                    PartKind::Script,
+                    &b"#!/bin/sh\necho n1 CI_MISSING_JINJA_VAR/nope"[..],
+                    Some(vec!["nope".to_string()])
+                ),
+                (
+                    PartKind::Boothook,
+                    &b"#cloud-boothook\necho n1"[..],
+                    Some(vec![])
+                ),
+            ]
+        );
+        assert!(parts.iter().all(|p| p.first_line.is_none()));
     }
 
     #[test]
@@ -542,7 +674,7 @@ mod tests {
             ("text/plain", "Content-Transfer-Encoding: quoted-printable\n", "#cloud-config\nhostname: a=\nb\n"),
             ("application/x-gzip", "Content-Transfer-Encoding: base64\n", &gzb),
         ]);
-        let parts = read(text.as_bytes()).unwrap();
+        let parts = read(text.as_bytes(), &Vars::empty()).unwrap();
         use Frequency::*;
         let got: Vec<PartKind> = parts.iter().map(|p| p.kind).collect();
         assert_eq!(
@@ -586,7 +718,10 @@ mod tests {
                 multipart(&[("text/plain", "", "#include\nhttp://x/y")]),
                 "#include",
             ),
-            (multipart(&[("text/jinja2", "", "{{ x }}")]), "Jinja"),
+            (
+                multipart(&[("text/jinja2", "", "{{ x }}")]),
+                "its first line is not `## template: jinja`",
+            ),
             (
                 multipart(&[("text/part-handler", "", "def x(): pass")]),
                 "part handler",
@@ -621,7 +756,9 @@ mod tests {
             ),
         ];
         for (text, want) in table {
-            let e = read(text.as_bytes()).unwrap_err().to_string();
+            let e = read(text.as_bytes(), &Vars::empty())
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{e} lacks {want}");
         }
         // Nested multiparts, each level its own boundary: within the bound they are

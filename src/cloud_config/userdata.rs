@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use super::document;
+use super::jinja::Vars;
 use super::merge::{self, merge, Mergers};
 use super::modules::vendor_data as vendor;
 use super::node::{self, Node, Value};
@@ -30,6 +31,9 @@ pub struct PartInfo {
     pub filename: Option<String>,
     /// The line of the input its body starts on, when lines map one to one.
     pub first_line: Option<u32>,
+    /// Whether it was rendered from a Jinja template (its lines are the rendered text's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub template: bool,
 }
 
 /// User-data (and vendor-data), read.
@@ -89,8 +93,9 @@ fn input(
     base: u16,
     which: &'static str,
     problems: &mut Vec<Problem>,
+    vars: &Vars,
 ) -> Result<Input, ReadError> {
-    let parts = parts::read(data).map_err(|err| ReadError { which, err })?;
+    let parts = parts::read(data, vars).map_err(|err| ReadError { which, err })?;
     let mut out = Input {
         infos: Vec::new(),
         scripts: Vec::new(),
@@ -103,7 +108,23 @@ fn input(
             kind: p.kind,
             filename: p.filename.clone(),
             first_line: p.first_line,
+            template: p.template.is_some(),
         });
+        if let Some(missing) = p.template.as_ref().filter(|m| !m.is_empty()) {
+            // cloud-init's warning; the part is still used, with the markers in it.
+            problems.push(Problem {
+                severity: Severity::Warning,
+                part: number,
+                line: 1,
+                path: String::new(),
+                message: format!(
+                    "the Jinja template uses variables the instance data does not define, \
+                     rendered as {}<name>: {}",
+                    super::jinja::MISSING,
+                    missing.join(", ")
+                ),
+            });
+        }
         if p.kind != PartKind::CloudConfig {
             out.scripts.push((number, p));
             continue;
@@ -229,10 +250,22 @@ fn part_mergers(
     Some(if any { m } else { Mergers::parts() })
 }
 
-/// Reads user-data and, if given, vendor-data.
+/// Reads user-data and, if given, vendor-data, without instance data: a Jinja template's
+/// variables all render as missing. The customization and the boot stages use
+/// [`read_rendered`].
 pub fn read(user: &[u8], vendor_data: Option<&[u8]>) -> Result<UserData, ReadError> {
+    read_rendered(user, vendor_data, &Vars::empty())
+}
+
+/// Reads user-data and, if given, vendor-data, rendering Jinja templates with `vars`
+/// (the instance data).
+pub fn read_rendered(
+    user: &[u8],
+    vendor_data: Option<&[u8]>,
+    vars: &Vars,
+) -> Result<UserData, ReadError> {
     let mut problems = Vec::new();
-    let user_in = input(user, 0, "user-data", &mut problems)?;
+    let user_in = input(user, 0, "user-data", &mut problems, vars)?;
     let mut infos = user_in.infos;
     let mut scripts = user_in.scripts;
     let mut merged = user_in.merged;
@@ -240,7 +273,7 @@ pub fn read(user: &[u8], vendor_data: Option<&[u8]>) -> Result<UserData, ReadErr
     if let Some(v) = vendor_data {
         let enabled = vendor::enabled(merged.as_ref().and_then(|m| m.get("vendor_data")));
         if enabled {
-            let v_in = input(v, VENDOR_PART, "vendor-data", &mut problems)?;
+            let v_in = input(v, VENDOR_PART, "vendor-data", &mut problems, vars)?;
             infos.extend(v_in.infos);
             scripts.extend(v_in.scripts);
             vendor_applied = true;

@@ -3,11 +3,14 @@
 //! link and drop-in that install it, only where no real cloud-init is ([`link`]); stepping
 //! aside for a real cloud-init that is configured for VMware customization ([`coexist`]);
 //! systemd's view of vmcust's units, which `status --wait` asks before it waits
-//! ([`units`]); and the files provisioners wait on, in cloud-init's shapes
-//! ([`boot_files`]).
+//! ([`units`]); the files provisioners wait on, in cloud-init's shapes
+//! ([`boot_files`]); and the instance data cloud-init leaves in `/run/cloud-init`
+//! ([`instance_data`]) with the stand-in's `query` of it ([`query`]).
 
 pub mod boot_files;
 pub mod coexist;
+pub mod instance_data;
 pub mod link;
+pub mod query;
 mod status_report;
 pub mod units;

@@ -276,9 +276,11 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         let native = match disposition {
             UserDataDisposition::Native => {
                 let vendor = g.vendordata.as_ref().map(|v| v.bytes.as_slice());
-                let n =
-                    super::native::plan_native(root, bytes, vendor, c.identity.host_name.as_ref())
-                        .map_err(PrepareError::UserData)?;
+                let vars =
+                    crate::cloud_config::jinja::Vars::new(&super::native::instance_data(root, g));
+                let host = c.identity.host_name.as_ref();
+                let n = super::native::plan_native(root, bytes, vendor, host, &vars)
+                    .map_err(PrepareError::UserData)?;
                 native_actions = n.actions;
                 steps.degraded.extend(n.summary.not_applied.iter().cloned());
                 Some(n.summary)

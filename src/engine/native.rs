@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::read::Severity;
 use crate::cloud_config::userdata::{self, UserData};
 use crate::cloud_config::CloudConfig;
@@ -51,22 +52,71 @@ pub struct Native {
     pub summary: NativeSummary,
 }
 
-/// Reads `user` (and `vendor`) and plans what vmcust applies of it on `root`. A document
-/// with an error is refused whole, naming every problem's part, line and key.
-/// `host_name` is the customization's (the metadata's `local-hostname`), which the host
-/// name modules use when the cloud-config names none, as they do at boot.
+/// The instance data of `g` on `root` (cloud-init's tree: `v1`, `ds.meta_data` with the
+/// host facts): the Jinja variables of its user-data, and what the boot writes to
+/// `/run/cloud-init/`.
+pub fn instance_data(root: &Root, g: &crate::source::Gathered) -> serde_json::Value {
+    let host = g
+        .customization
+        .identity
+        .host_name
+        .as_ref()
+        .map(|h| h.as_str().to_string())
+        .or_else(|| system_host_name(root));
+    let meta = g.cloud_init_meta_data();
+    crate::cloud_init::instance_data::build(
+        root,
+        &crate::cloud_init::instance_data::Inputs {
+            meta_data: &meta,
+            instance_id: g.instance_id().as_str(),
+            host_name: host.as_deref(),
+            source: g.origins.get("user-data").copied().unwrap_or("guestinfo"),
+        },
+    )
+}
+
+/// The root's `/etc/hostname`, if it names one.
+pub fn system_host_name(root: &Root) -> Option<String> {
+    root.read_text_capped(
+        std::path::Path::new("/etc/hostname"),
+        4096,
+        "host name file",
+    )
+    .ok()
+    .flatten()
+    .map(|t| t.trim().to_string())
+    .filter(|t| !t.is_empty())
+}
+
+/// Reads `user` (and `vendor`), Jinja templates rendered with `vars`, and plans what
+/// vmcust applies of it on `root`. A document with an error is refused whole, naming
+/// every problem's part, line and key. `host_name` is the customization's (the metadata's
+/// `local-hostname`), which the host name modules use when the cloud-config names none,
+/// as they do at boot.
 pub fn plan_native(
     root: &Root,
     user: &[u8],
     vendor: Option<&[u8]>,
     host_name: Option<&HostName>,
+    vars: &Vars,
 ) -> Result<Native, Failure> {
-    let read = userdata::read(user, vendor).map_err(|e| Failure::invalid(e.to_string()))?;
+    let read =
+        userdata::read_rendered(user, vendor, vars).map_err(|e| Failure::invalid(e.to_string()))?;
     refuse_errors(&read)?;
     let mut native = Native {
         summary: summary_of(&read),
         ..Native::default()
     };
+    for w in read
+        .problems
+        .iter()
+        .filter(|p| p.severity == Severity::Warning)
+    {
+        let sep = if w.path.is_empty() { "" } else { ": " };
+        let text = format!("{}{sep}{}", place(w.part, w.line, &w.path), w.message);
+        tracing::warn!("{text}");
+        native.summary.notes.push(text);
+    }
     let cfg = &read.config;
     // Always: without a `users` key the distro's default user is created, as cloud-init's
     // stock cloud.cfg (`users: [default]`) does.
@@ -124,7 +174,12 @@ fn summary_of(read: &UserData) -> NativeSummary {
                     .filename
                     .as_deref()
                     .map_or(String::new(), |f| format!(" {f}"));
-                format!("part {}{name}: {}", p.part, p.kind.content_type())
+                let jinja = if p.template {
+                    " (rendered from a Jinja template)"
+                } else {
+                    ""
+                };
+                format!("part {}{name}: {}{jinja}", p.part, p.kind.content_type())
             })
             .collect(),
         vendor_data: read.vendor_applied,
