@@ -11,7 +11,7 @@
 //! SELinux label (src/selinux): a replaced file's label is copied onto the temp file before
 //! the rename, and anything created gets the label the root's policy gives its path.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File, Permissions};
 use std::io::{self, Write};
 use std::os::fd::{AsFd as _, OwnedFd};
@@ -488,7 +488,9 @@ impl Root {
                 }
                 other => other,
             };
-            let next = File::from(next.map_err(|e| self.not_a_plain_dir(e, &so_far))?);
+            let next = File::from(
+                next.map_err(|e| self.not_a_plain_dir(link_or(&dir, name, e), &so_far))?,
+            );
             if made {
                 // The umask may have cleared bits.
                 next.set_permissions(Permissions::from_mode(0o755))?;
@@ -583,7 +585,7 @@ impl Root {
         // even if something swapped it since the check above.
         let dir = File::from(
             rustix::fs::openat(&above, dir_name, DIR_FLAGS, Mode::empty())
-                .map_err(|e| self.not_a_plain_dir(e, &real_dir))?,
+                .map_err(|e| self.not_a_plain_dir(link_or(&above, dir_name, e), &real_dir))?,
         );
         std::os::unix::fs::fchown(&dir, Some(uid), Some(gid))?;
         dir.set_permissions(Permissions::from_mode(dir_mode))?;
@@ -647,7 +649,7 @@ impl Root {
         }
         let dir = File::from(
             rustix::fs::openat(&above, name, DIR_FLAGS, Mode::empty())
-                .map_err(|e| self.not_a_plain_dir(e, &real))?,
+                .map_err(|e| self.not_a_plain_dir(link_or(&above, name, e), &real))?,
         );
         std::os::unix::fs::fchown(&dir, Some(uid), Some(gid))?;
         dir.set_permissions(Permissions::from_mode(mode))?;
@@ -758,6 +760,15 @@ impl Root {
         };
         at.remove_stale_temp()?;
         Ok(at)
+    }
+}
+
+/// `ELOOP` if `name` in `dir` is a symbolic link, else `e`: opening a link with
+/// `O_DIRECTORY | O_NOFOLLOW` fails with `ENOTDIR` or `ELOOP`, depending on the kernel.
+fn link_or(dir: &File, name: &OsStr, e: rustix::io::Errno) -> rustix::io::Errno {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(s) if FileType::from_raw_mode(s.st_mode) == FileType::Symlink => rustix::io::Errno::LOOP,
+        _ => e,
     }
 }
 
