@@ -11,14 +11,16 @@
 //! SELinux label (src/selinux): a replaced file's label is copied onto the temp file before
 //! the rename, and anything created gets the label the root's policy gives its path.
 
-use std::ffi::OsString;
-use std::fs::{self, File, OpenOptions, Permissions};
+use std::ffi::{OsStr, OsString};
+use std::fs::{self, File, Permissions};
 use std::io::{self, Write};
 use std::os::fd::{AsFd as _, OwnedFd};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::selinux::{self, Kind, Labeler};
 
@@ -165,12 +167,27 @@ impl Root {
     pub fn resolve(&self, path: &Path, follow_last: bool) -> io::Result<PathBuf> {
         match self.resolve_without_links(path, follow_last) {
             Some(host) => Ok(host),
-            None => self.walk(path, follow_last),
+            None => self.walk(path, follow_last, false),
         }
     }
 
-    /// [`Root::resolve`] one component at a time, following symlinks within the root.
-    fn walk(&self, path: &Path, follow_last: bool) -> io::Result<PathBuf> {
+    /// Where a write as root to `path` lands (a final symlink is not followed: a write
+    /// replaces it). A symlink on the way is followed only if it is one no other user
+    /// could have placed ([`untrusted_link`]): owned by root (or by the user vmcust runs
+    /// as) in a directory owned by them that no one else may change. Any other link is
+    /// an error naming the path and the link, so a user who owns a home directory cannot
+    /// send a privileged write elsewhere with `~/.ssh -> /root/.ssh` (docs/security.md,
+    /// "Links").
+    pub fn resolve_for_write(&self, path: &Path) -> io::Result<PathBuf> {
+        match self.resolve_without_links(path, false) {
+            Some(host) => Ok(host),
+            None => self.walk(path, false, true),
+        }
+    }
+
+    /// [`Root::resolve`] one component at a time, following symlinks within the root;
+    /// with `guard`, refusing a link another user could have placed.
+    fn walk(&self, path: &Path, follow_last: bool, guard: bool) -> io::Result<PathBuf> {
         let mut pending: Vec<OsString> = Vec::new();
         push_components(&mut pending, path);
         let mut resolved: Vec<OsString> = Vec::new();
@@ -194,6 +211,22 @@ impl Root {
                     )));
                 }
                 let target = fs::read_link(&candidate)?;
+                if guard {
+                    if let Some(why) = untrusted_link(&candidate, &self.join(&resolved)) {
+                        let inside = Path::new("/").join(resolved.iter().collect::<PathBuf>());
+                        return Err(io::Error::new(
+                            io::ErrorKind::PermissionDenied,
+                            format!(
+                                "refusing to write {}: {} is a symbolic link (to {}) {why}; \
+                                 a write as root follows no link another user could have \
+                                 placed (write the real path instead)",
+                                path.display(),
+                                inside.join(&part).display(),
+                                target.display()
+                            ),
+                        ));
+                    }
+                }
                 if target.is_absolute() {
                     resolved.clear();
                 }
@@ -368,33 +401,34 @@ impl Root {
     /// Replaces the file at `path` atomically with `contents` and `mode`. A symlink at
     /// `path` is replaced, never written through. An existing file's owner is kept.
     pub fn write_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
-        let (dir, real) = self.prepare_parent(path)?;
-        let meta = fs::symlink_metadata(&real).ok();
-        let owner = meta
-            .as_ref()
-            .filter(|m| m.is_file())
-            .map(|m| (m.uid(), m.gid()));
-        let label = self.label_replacing(&real, meta.as_ref(), Kind::File)?;
-        let replacing = meta.is_some();
-        write_atomic(&real, contents, mode, owner, label.as_deref(), replacing)?;
-        self.changed(&dir);
+        let at = self.prepare_parent(path)?;
+        let now = at.stat()?;
+        let owner = now
+            .filter(|s| FileType::from_raw_mode(s.st_mode) == FileType::RegularFile)
+            .map(|s| (s.st_uid, s.st_gid));
+        let label = self.label_replacing(&at.real, now.as_ref(), Kind::File)?;
+        write_atomic(&at, contents, mode, owner, label.as_deref(), now.is_some())?;
+        self.changed(&at.dir);
         Ok(())
     }
 
     /// The label for what is written at `real` (a host path inside the root) as a
-    /// `kind`: the label of what is there (`meta`, from `lstat`) if it is of that kind
+    /// `kind`: the label of what is there (`now`, from `lstat`) if it is of that kind
     /// and has one, else the one the root's policy gives the path (none without a policy).
     fn label_replacing(
         &self,
         real: &Path,
-        meta: Option<&fs::Metadata>,
+        now: Option<&rustix::fs::Stat>,
         kind: Kind,
     ) -> io::Result<Option<Vec<u8>>> {
-        let same_kind = meta.is_some_and(|m| match kind {
-            Kind::File => m.is_file(),
-            Kind::Symlink => m.file_type().is_symlink(),
-            Kind::Dir => m.is_dir(),
-            _ => false,
+        let same_kind = now.is_some_and(|s| {
+            let t = FileType::from_raw_mode(s.st_mode);
+            match kind {
+                Kind::File => t == FileType::RegularFile,
+                Kind::Symlink => t == FileType::Symlink,
+                Kind::Dir => t == FileType::Directory,
+                _ => false,
+            }
         });
         if same_kind {
             if let Some(label) = selinux::xattr::get_path(real)? {
@@ -407,8 +441,8 @@ impl Root {
     /// Labels the regular file `new` (a host path inside the root, made by another tool
     /// to be renamed over `real`) as [`Root::label_replacing`] says for `real`.
     pub fn label_for_rename(&self, new: &Path, real: &Path) -> io::Result<()> {
-        let meta = fs::symlink_metadata(real).ok();
-        match self.label_replacing(real, meta.as_ref(), Kind::File)? {
+        let now = rustix::fs::lstat(real).ok();
+        match self.label_replacing(real, now.as_ref(), Kind::File)? {
             Some(label) => selinux::xattr::set_path(new, &label),
             None => Ok(()),
         }
@@ -421,31 +455,77 @@ impl Root {
         self.labels.label_for(self, &inside, kind)
     }
 
-    /// Creates `real_dir` (a host path inside the root) and its missing parents as
-    /// `create_dir_all` would (one `mkdir` when it exists), each directory it makes
-    /// labelled as the root's policy says.
-    fn create_dirs(&self, real_dir: &Path) -> io::Result<()> {
-        match fs::DirBuilder::new().mode(DIR_MODE).create(real_dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && real_dir.is_dir() => {
-                return Ok(())
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                let parent = real_dir
-                    .parent()
-                    .filter(|p| p.starts_with(&self.dir))
-                    .ok_or(e)?;
-                self.create_dirs(parent)?;
-                match fs::DirBuilder::new().mode(DIR_MODE).create(real_dir) {
-                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(()),
-                    other => other?,
+    /// Opens the directory `real_dir` (a host path inside the root, as
+    /// [`Root::resolve_for_write`] gives it) one component at a time from the root's own
+    /// handle, each with `O_NOFOLLOW`: what is written next goes through this descriptor,
+    /// so a link swapped in after the path was resolved is an error, never followed. With
+    /// `create`, missing directories are made (mode 0755, labelled as the root's policy
+    /// says), as `create_dir_all` would.
+    fn open_dir(&self, real_dir: &Path, create: bool) -> io::Result<File> {
+        let inside = real_dir
+            .strip_prefix(&self.dir)
+            .map_err(|_| io::Error::other(format!("{} is outside the root", real_dir.display())))?;
+        let mut dir = File::from(rustix::fs::openat(
+            &*self.handle,
+            ".",
+            DIR_FLAGS,
+            Mode::empty(),
+        )?);
+        let mut so_far = self.dir.clone();
+        for part in inside.components() {
+            let Component::Normal(name) = part else {
+                return Err(io::Error::other(format!(
+                    "{} is not a plain path",
+                    real_dir.display()
+                )));
+            };
+            so_far.push(name);
+            let mut made = false;
+            let next = match rustix::fs::openat(&dir, name, DIR_FLAGS, Mode::empty()) {
+                Err(rustix::io::Errno::NOENT) if create => {
+                    match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(DIR_MODE)) {
+                        Ok(()) => made = true,
+                        Err(rustix::io::Errno::EXIST) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                    rustix::fs::openat(&dir, name, DIR_FLAGS, Mode::empty())
                 }
+                other => other,
+            };
+            let next = File::from(
+                next.map_err(|e| self.not_a_plain_dir(link_or(&dir, name, e), &so_far))?,
+            );
+            if made {
+                // The umask may have cleared bits.
+                next.set_permissions(Permissions::from_mode(DIR_MODE))?;
+                if let Some(label) = self.label_new(&so_far, Kind::Dir)? {
+                    selinux::xattr::set_fd(&next, &label)?;
+                }
+                self.changed(&so_far.with_file_name(""));
             }
-            Err(e) => return Err(e),
+            dir = next;
         }
-        match self.label_new(real_dir, Kind::Dir)? {
-            Some(label) => selinux::xattr::set_path(real_dir, &label),
-            None => Ok(()),
+        Ok(dir)
+    }
+
+    /// The error for a directory on a write's way that cannot be opened without following
+    /// a link: something changed it into one (or a file) since the path was resolved.
+    fn not_a_plain_dir(&self, e: rustix::io::Errno, real: &Path) -> io::Error {
+        let inside = Path::new("/").join(real.strip_prefix(&self.dir).unwrap_or(real));
+        match e {
+            rustix::io::Errno::LOOP => io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!(
+                    "{} became a symbolic link while it was being written to; nothing was \
+                     written through it",
+                    inside.display()
+                ),
+            ),
+            rustix::io::Errno::NOTDIR => io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", inside.display()),
+            ),
+            other => io::Error::from(other),
         }
     }
 
@@ -462,8 +542,8 @@ impl Root {
     /// Writes a file a user owns (`~/.ssh/authorized_keys`): its parent directory is created
     /// if missing (its own parent must exist) and set to `dir_mode` and `uid`:`gid`; the file
     /// is replaced atomically with `mode` and the same owner. A symlink as the parent directory
-    /// is refused, and a symlink at `path` is replaced, so nothing is written through a link
-    /// the user may have planted.
+    /// is refused, a symlink at `path` is replaced, and the way there follows no link a user
+    /// could have placed ([`Root::resolve_for_write`]), so nothing is written through a link.
     pub fn write_user_file(
         &self,
         path: &Path,
@@ -475,54 +555,62 @@ impl Root {
             (Some(p), Some(n)) if p.parent().is_some() => (p, n),
             _ => return Err(io::Error::other(format!("cannot write {}", path.display()))),
         };
-        let real_dir = self.resolve(parent, false)?;
-        match fs::symlink_metadata(&real_dir) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(io::Error::other(format!(
-                    "{} is a symbolic link; refusing to write through it",
-                    parent.display()
-                )))
+        let real_dir = self.resolve_for_write(parent)?;
+        let (Some(above), Some(dir_name)) = (real_dir.parent(), real_dir.file_name()) else {
+            return Err(io::Error::other(format!("cannot write {}", path.display())));
+        };
+        let above = self.open_dir(above, false)?;
+        match rustix::fs::statat(&above, dir_name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(s) if FileType::from_raw_mode(s.st_mode) == FileType::Symlink => {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "{} is a symbolic link; refusing to write through it",
+                        parent.display()
+                    ),
+                ))
             }
-            Ok(m) if !m.is_dir() => {
+            Ok(s) if FileType::from_raw_mode(s.st_mode) != FileType::Directory => {
                 return Err(io::Error::new(
                     io::ErrorKind::NotADirectory,
                     format!("{} is not a directory", parent.display()),
                 ))
             }
             Ok(_) => {}
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::DirBuilder::new().mode(dir_mode).create(&real_dir)?;
+            Err(rustix::io::Errno::NOENT) => {
+                rustix::fs::mkdirat(&above, dir_name, Mode::from_raw_mode(dir_mode))?;
                 if let Some(label) = self.label_new(&real_dir, Kind::Dir)? {
                     selinux::xattr::set_path(&real_dir, &label)?;
                 }
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
         // Opened without following a link, so owner and mode land on this very directory
         // even if something swapped it since the check above.
-        let dir = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
-            .open(&real_dir)?;
+        let dir = File::from(
+            rustix::fs::openat(&above, dir_name, DIR_FLAGS, Mode::empty())
+                .map_err(|e| self.not_a_plain_dir(link_or(&above, dir_name, e), &real_dir))?,
+        );
         std::os::unix::fs::fchown(&dir, Some(uid), Some(gid))?;
         dir.set_permissions(Permissions::from_mode(dir_mode))?;
-        let real = real_dir.join(name);
-        match fs::remove_file(temp_name(&real)) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-        let meta = fs::symlink_metadata(&real).ok();
-        let label = self.label_replacing(&real, meta.as_ref(), Kind::File)?;
-        let replacing = meta.is_some();
+        let at = At {
+            real: real_dir.join(name),
+            dir: real_dir,
+            fd: dir,
+            name: name.to_os_string(),
+        };
+        at.remove_stale_temp()?;
+        let now = at.stat()?;
+        let label = self.label_replacing(&at.real, now.as_ref(), Kind::File)?;
         write_atomic(
-            &real,
+            &at,
             contents,
             mode,
             Some((uid, gid)),
             label.as_deref(),
-            replacing,
+            now.is_some(),
         )?;
-        self.changed(&real_dir);
+        self.changed(&at.dir);
         Ok(())
     }
 
@@ -539,35 +627,37 @@ impl Root {
     /// missing (its parent must exist), set if it is there. A symlink or file at `path` is
     /// refused, so nothing is chowned through a link.
     pub fn make_dir(&self, path: &Path, mode: u32, (uid, gid): (u32, u32)) -> io::Result<()> {
-        let real = self.resolve(path, false)?;
-        if real == self.dir {
+        let real = self.resolve_for_write(path)?;
+        let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else {
+            return Err(io::Error::other(format!("cannot make {}", path.display())));
+        };
+        if !parent.starts_with(&self.dir) {
             return Err(io::Error::other(format!("cannot make {}", path.display())));
         }
-        match fs::symlink_metadata(&real) {
-            Ok(m) if m.is_dir() => {}
+        let above = self.open_dir(parent, false)?;
+        match rustix::fs::statat(&above, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(s) if FileType::from_raw_mode(s.st_mode) == FileType::Directory => {}
             Ok(_) => {
                 return Err(io::Error::new(
                     io::ErrorKind::AlreadyExists,
                     format!("{} exists and is not a directory", path.display()),
                 ))
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                fs::DirBuilder::new().mode(0o700).create(&real)?;
+            Err(rustix::io::Errno::NOENT) => {
+                rustix::fs::mkdirat(&above, name, Mode::from_raw_mode(0o700))?;
                 if let Some(label) = self.label_new(&real, Kind::Dir)? {
                     selinux::xattr::set_path(&real, &label)?;
                 }
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(e.into()),
         }
-        let dir = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY)
-            .open(&real)?;
+        let dir = File::from(
+            rustix::fs::openat(&above, name, DIR_FLAGS, Mode::empty())
+                .map_err(|e| self.not_a_plain_dir(link_or(&above, name, e), &real))?,
+        );
         std::os::unix::fs::fchown(&dir, Some(uid), Some(gid))?;
         dir.set_permissions(Permissions::from_mode(mode))?;
-        if let Some(parent) = real.parent() {
-            self.changed(parent);
-        }
+        self.changed(parent);
         Ok(())
     }
 
@@ -581,117 +671,220 @@ impl Root {
         mode: u32,
         owner: (u32, u32),
     ) -> io::Result<()> {
-        let (dir, real) = self.prepare_parent(path)?;
-        let meta = fs::symlink_metadata(&real).ok();
-        let label = self.label_replacing(&real, meta.as_ref(), Kind::File)?;
-        let replacing = meta.is_some();
+        let at = self.prepare_parent(path)?;
+        let now = at.stat()?;
+        let label = self.label_replacing(&at.real, now.as_ref(), Kind::File)?;
         write_atomic(
-            &real,
+            &at,
             contents,
             mode,
             Some(owner),
             label.as_deref(),
-            replacing,
+            now.is_some(),
         )?;
-        self.changed(&dir);
+        self.changed(&at.dir);
         Ok(())
     }
 
     /// Makes `path` a symlink to `target` atomically (replacing whatever is there).
     pub fn symlink(&self, path: &Path, target: &Path) -> io::Result<()> {
-        let (dir, real) = self.prepare_parent(path)?;
-        let label = self.label_replacing(
-            &real,
-            fs::symlink_metadata(&real).ok().as_ref(),
-            Kind::Symlink,
-        )?;
-        let tmp = temp_name(&real);
-        let result = std::os::unix::fs::symlink(target, &tmp).and_then(|()| {
-            if let Some(label) = &label {
-                selinux::xattr::set_path(&tmp, label)?;
-            }
-            fs::rename(&tmp, &real)
-        });
+        let at = self.prepare_parent(path)?;
+        let label = self.label_replacing(&at.real, at.stat()?.as_ref(), Kind::Symlink)?;
+        let tmp = at.temp();
+        let result = rustix::fs::symlinkat(target, &at.fd, &tmp)
+            .map_err(io::Error::from)
+            .and_then(|()| {
+                if let Some(label) = &label {
+                    selinux::xattr::set_path(&at.dir.join(&tmp), label)?;
+                }
+                Ok(rustix::fs::renameat(&at.fd, &tmp, &at.fd, &at.name)?)
+            });
         if let Err(e) = result {
-            let _ = fs::remove_file(&tmp);
+            let _ = rustix::fs::unlinkat(&at.fd, &tmp, AtFlags::empty());
             return Err(e);
         }
-        self.changed(&dir);
+        self.changed(&at.dir);
         Ok(())
     }
 
     /// Removes the file (or link) at `path`; already gone is fine. Durable with the next
     /// [`Root::sync`].
     pub fn remove_file(&self, path: &Path) -> io::Result<()> {
-        let real = self.resolve(path, false)?;
-        match fs::remove_file(&real) {
+        let real = self.resolve_for_write(path)?;
+        let (Some(parent), Some(name)) = (real.parent(), real.file_name()) else {
+            return Err(io::Error::other(format!(
+                "cannot remove {}",
+                path.display()
+            )));
+        };
+        let dir = match self.open_dir(parent, false) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             other => other?,
+        };
+        match rustix::fs::unlinkat(&dir, name, AtFlags::empty()) {
+            Err(rustix::io::Errno::NOENT) => return Ok(()),
+            other => other?,
         }
-        if let Some(parent) = real.parent() {
-            self.changed(parent);
-        }
+        self.changed(parent);
         Ok(())
     }
 
     /// Renames `from` to `to` inside the root (used to move conflicting files aside).
     pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        let from = self.resolve(from, false)?;
-        let (dir, to) = self.prepare_parent(to)?;
-        fs::rename(&from, to)?;
-        if let Some(parent) = from.parent() {
-            self.changed(parent);
-        }
-        self.changed(&dir);
+        let real_from = self.resolve_for_write(from)?;
+        let (Some(from_parent), Some(from_name)) = (real_from.parent(), real_from.file_name())
+        else {
+            return Err(io::Error::other(format!("cannot move {}", from.display())));
+        };
+        let from_dir = self.open_dir(from_parent, false)?;
+        let at = self.prepare_parent(to)?;
+        rustix::fs::renameat(&from_dir, from_name, &at.fd, &at.name)?;
+        self.changed(from_parent);
+        self.changed(&at.dir);
         Ok(())
     }
 
-    /// Resolves the parent directory of `path`, creating it if needed, and clears a
+    /// Resolves the parent directory of `path` for a write ([`Root::resolve_for_write`]),
+    /// creating it if needed, opens it by descriptor ([`Root::open_dir`]), and clears a
     /// stale temp file a killed earlier run may have left.
-    fn prepare_parent(&self, path: &Path) -> io::Result<(PathBuf, PathBuf)> {
-        let real = self.resolve(path, false)?;
-        let dir = real
-            .parent()
-            .filter(|d| d.starts_with(&self.dir) && real != self.dir)
-            .ok_or_else(|| io::Error::other(format!("cannot write {}", path.display())))?
-            .to_path_buf();
-        self.create_dirs(&dir)?;
-        let tmp = temp_name(&real);
-        match fs::remove_file(&tmp) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
-        }
-        Ok((dir, real))
+    fn prepare_parent(&self, path: &Path) -> io::Result<At> {
+        let real = self.resolve_for_write(path)?;
+        let (dir, name) = match (real.parent(), real.file_name()) {
+            (Some(d), Some(n)) if d.starts_with(&self.dir) && real != self.dir => {
+                (d.to_path_buf(), n.to_os_string())
+            }
+            _ => return Err(io::Error::other(format!("cannot write {}", path.display()))),
+        };
+        let fd = self.open_dir(&dir, true)?;
+        let at = At {
+            real,
+            dir,
+            fd,
+            name,
+        };
+        at.remove_stale_temp()?;
+        Ok(at)
     }
 }
 
-/// Writes `contents` to a temp file next to `real` with `mode` (and `owner` and SELinux
-/// `label`) and renames it over `real`. When it `replacing` something, the temp file is
+/// `ELOOP` if `name` in `dir` is a symbolic link, else `e`: opening a link with
+/// `O_DIRECTORY | O_NOFOLLOW` fails with `ENOTDIR` or `ELOOP`, depending on the kernel.
+fn link_or(dir: &File, name: &OsStr, e: rustix::io::Errno) -> rustix::io::Errno {
+    match rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(s) if FileType::from_raw_mode(s.st_mode) == FileType::Symlink => rustix::io::Errno::LOOP,
+        _ => e,
+    }
+}
+
+/// How directories on a write's way are opened: never through a link.
+const DIR_FLAGS: OFlags = OFlags::RDONLY
+    .union(OFlags::DIRECTORY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
+
+/// Why a symlink at `link` (in the directory `dir`, both host paths) is not one to follow
+/// for a write as root, or `None` if it is trusted: the link and its directory are owned by
+/// root or by the user vmcust runs as (who could write the target anyway), and no one else
+/// may change that directory (not writable by group or others, or sticky, as `/tmp`, where
+/// only a link's owner may replace it). Root-owned system links (`/var/run -> /run`,
+/// `/lib -> usr/lib`) pass; a link in a user's home does not.
+fn untrusted_link(link: &Path, dir: &Path) -> Option<String> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    let trusted = |uid: u32| uid == 0 || uid == me;
+    let link = match fs::symlink_metadata(link) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("that cannot be examined ({e})")),
+    };
+    if !trusted(link.uid()) {
+        return Some(format!("owned by uid {}", link.uid()));
+    }
+    let dir = match fs::symlink_metadata(dir) {
+        Ok(m) => m,
+        Err(e) => return Some(format!("in a directory that cannot be examined ({e})")),
+    };
+    if !trusted(dir.uid()) {
+        return Some(format!("in a directory owned by uid {}", dir.uid()));
+    }
+    if dir.mode() & 0o022 != 0 && dir.mode() & 0o1000 == 0 {
+        return Some(format!(
+            "in a directory others may write to (mode {:04o})",
+            dir.mode() & 0o7777
+        ));
+    }
+    None
+}
+
+/// A path to write, with its directory held open ([`Root::open_dir`]): every change is
+/// made relative to `fd`, so it lands in the directory that was checked.
+struct At {
+    /// The host path written.
+    real: PathBuf,
+    /// Its directory on the host (for labels and for [`Root::sync`]).
+    dir: PathBuf,
+    /// That directory, open.
+    fd: File,
+    /// The last component.
+    name: OsString,
+}
+
+impl At {
+    /// What is at the path now (not following a link); `None` if nothing.
+    fn stat(&self) -> io::Result<Option<rustix::fs::Stat>> {
+        match rustix::fs::statat(&self.fd, &self.name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(s) => Ok(Some(s)),
+            Err(rustix::io::Errno::NOENT) => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The temp file's name next to it.
+    fn temp(&self) -> OsString {
+        let mut t = OsString::from(".");
+        t.push(&self.name);
+        t.push(".vmcust-tmp");
+        t
+    }
+
+    /// Removes a temp file a killed earlier run may have left.
+    fn remove_stale_temp(&self) -> io::Result<()> {
+        match rustix::fs::unlinkat(&self.fd, self.temp(), AtFlags::empty()) {
+            Err(rustix::io::Errno::NOENT) | Ok(()) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Writes `contents` to a temp file next to `at` with `mode` (and `owner` and SELinux
+/// `label`) and renames it over `at`, all relative to its open directory. When it
+/// `replacing` something, the temp file is
 /// synced before the rename: after a power cut the path then holds the old file or the
 /// whole new one, never a torn or empty one (XFS, unlike ext4, does not order a rename
 /// after the data it names). A new file needs no such care: until the record that vouches
 /// for it is written ([`Root::write_record`]), a path with no file or a torn one is
 /// written again by the run that resumes.
 fn write_atomic(
-    real: &Path,
+    at: &At,
     contents: &[u8],
     mode: u32,
     owner: Option<(u32, u32)>,
     label: Option<&[u8]>,
     replacing: bool,
 ) -> io::Result<()> {
-    let tmp = temp_name(real);
+    let tmp = at.temp();
     let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&tmp)?;
-        // The umask may have cleared bits; the caller's mode is the contract.
-        file.set_permissions(Permissions::from_mode(mode))?;
+        let mut file = File::from(rustix::fs::openat(
+            &at.fd,
+            &tmp,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        )?);
         if let Some((uid, gid)) = owner {
             std::os::unix::fs::fchown(&file, Some(uid), Some(gid))?;
         }
+        // The umask may have cleared bits and chown set-id ones: the caller's mode is
+        // the contract.
+        file.set_permissions(Permissions::from_mode(mode))?;
         // Before the rename, so the file is never seen at its path with another label.
         if let Some(label) = label {
             selinux::xattr::set_fd(&file, label)?;
@@ -700,10 +893,10 @@ fn write_atomic(
         if replacing {
             file.sync_all()?;
         }
-        fs::rename(&tmp, real)
+        Ok(rustix::fs::renameat(&at.fd, &tmp, &at.fd, &at.name)?)
     })();
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = rustix::fs::unlinkat(&at.fd, &tmp, AtFlags::empty());
     }
     result
 }
@@ -718,11 +911,6 @@ fn push_components(stack: &mut Vec<OsString>, path: &Path) {
         })
         .collect();
     stack.extend(parts.into_iter().rev());
-}
-
-fn temp_name(real: &Path) -> PathBuf {
-    let name = real.file_name().unwrap_or_default().to_string_lossy();
-    real.with_file_name(format!(".{name}.vmcust-tmp"))
 }
 
 /// The SELinux labeler reads the root's policy through the root, confined and capped.
@@ -777,7 +965,7 @@ mod tests {
         let mut fast = 0;
         for p in paths {
             for follow_last in [false, true] {
-                let walked = root.walk(Path::new(p), follow_last).unwrap();
+                let walked = root.walk(Path::new(p), follow_last, false).unwrap();
                 if let Some(quick) = root.resolve_without_links(Path::new(p), follow_last) {
                     fast += 1;
                     assert_eq!(quick, walked, "{p} (follow_last {follow_last})");

@@ -271,6 +271,19 @@ fn write_files_early_and_deferred_with_owners() {
     run_early(&ctx(d.path(), "b2", &stop), &c);
     assert_eq!(read(d.path(), "/etc/motd"), "hello\nmore\n");
 
+    // Entries for one path apply in order, as cloud-init writes them: the second sees
+    // the first; a deferred entry (written in the late stage) sees both, wherever it
+    // stands in the list.
+    let d = root();
+    let c = cfg("write_files:\n\
+         - {path: /etc/app.conf, content: \"late\\n\", append: true, defer: true}\n\
+         - {path: /etc/app.conf, content: \"a\\n\"}\n\
+         - {path: /etc/app.conf, content: \"b\\n\", append: true}\n");
+    run_early(&ctx(d.path(), "b", &stop), &c);
+    assert_eq!(read(d.path(), "/etc/app.conf"), "a\nb\n");
+    run_late(&ctx(d.path(), "b", &stop), &c);
+    assert_eq!(read(d.path(), "/etc/app.conf"), "a\nb\nlate\n");
+
     // An owner the root lacks fails the module and writes nothing of it.
     let d = root();
     let c = cfg("write_files:\n- {path: /etc/a, content: a}\n- {path: /etc/b, content: b, owner: 'ghost:root'}\n");

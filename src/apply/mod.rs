@@ -64,6 +64,12 @@ pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
             true => Change::Updated,
         });
     }
+    // A write that would follow a link another user could have placed is refused here
+    // already, so `plan` shows the refusal `apply` would meet.
+    root.resolve_for_write(action.path())?;
+    if let Action::Rename { to, .. } = action {
+        root.resolve_for_write(to)?;
+    }
     let existing = root.existing(action.path())?;
     let same = match (action, &existing) {
         (
@@ -146,7 +152,7 @@ enum Undo {
 /// Records the state of every path `action` may change.
 fn save(root: &Root, action: &Action) -> io::Result<Undo> {
     let top = root.path();
-    let take = |p: &Path| Saved::take(&root.resolve(p, false)?, top);
+    let take = |p: &Path| Saved::take(&root.resolve_for_write(p)?, top);
     Ok(match action {
         Action::SetHostname { .. } => Undo::Hostname(live_hostname()?),
         Action::Rename { from, to, .. } => Undo::Paths(vec![take(from)?, take(to)?]),

@@ -124,6 +124,80 @@ mod tests {
         assert_eq!(cfg.write_files[0].permissions, 0o644);
     }
 
+    /// A misspelt key inside an entry of every module that takes a mapping is named with
+    /// its line and the key probably meant, and the entry is not silently read without it.
+    #[test]
+    fn unknown_keys_inside_every_module_entry_are_named() {
+        let table: &[(&str, &str, u32, Option<&str>)] = &[
+            // (document after `#cloud-config`, key path, line, did you mean)
+            (
+                "users:\n- name: a\n  passwrd: x\n",
+                "users[0].passwrd",
+                4,
+                Some("passwd"),
+            ),
+            (
+                "chpasswd:\n  users:\n  - name: a\n    pasword: x\n",
+                "chpasswd.users[0].pasword",
+                5,
+                Some("password"),
+            ),
+            (
+                "chpasswd:\n  users:\n  - {name: a, type: RANDOM}\n  - name: b\n    typ: text\n",
+                "chpasswd.users[1].typ",
+                6,
+                Some("type"),
+            ),
+            (
+                "chpasswd:\n  expier: false\n",
+                "chpasswd.expier",
+                3,
+                Some("expire"),
+            ),
+            (
+                "write_files:\n- path: /x\n  permisions: '0600'\n",
+                "write_files[0].permisions",
+                4,
+                Some("permissions"),
+            ),
+            (
+                "ca_certs:\n  trustd: [x]\n",
+                "ca_certs.trustd",
+                3,
+                Some("trusted"),
+            ),
+            ("ntp:\n  server: [a.b]\n", "ntp.server", 3, Some("servers")),
+            (
+                "power_state:\n  mode: reboot\n  delya: now\n",
+                "power_state.delya",
+                4,
+                Some("delay"),
+            ),
+            ("growpart:\n  mod: auto\n", "growpart.mod", 3, Some("mode")),
+            (
+                "vendor_data:\n  enabld: true\n",
+                "vendor_data.enabld",
+                3,
+                Some("enabled"),
+            ),
+        ];
+        for (doc, key, line, meant) in table {
+            let (cfg, problems) = from_text(&format!("#cloud-config\n{doc}"));
+            let found = cfg.unknown.iter().find(|u| u.key == *key);
+            let Some(u) = found else {
+                panic!("{doc}: {key} not named: {:?} {problems:?}", cfg.unknown)
+            };
+            assert_eq!(
+                (u.line, u.did_you_mean.as_deref()),
+                (*line, *meant),
+                "{doc}"
+            );
+            assert!(!u.cloud_init_knows, "{doc}");
+            let p = problems.iter().find(|p| p.path == *key).unwrap();
+            assert_eq!((p.severity, p.line), (Severity::Unknown, *line), "{doc}");
+        }
+    }
+
     #[test]
     fn a_document_that_is_not_a_mapping_is_an_error() {
         for doc in ["- a\n- b\n", "just text\n", "a: [1\n"] {

@@ -13,9 +13,9 @@ use serde::Serialize;
 
 pub use glob::{Glob, MAX_GLOB_LEN};
 pub use value::{
-    quote, DnsName, FileName, Gateway, HostName, InstanceId, InterfaceId, InvalidValue, MacAddr,
-    NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey, Timezone, UserName,
-    SSH_KEY_TYPES,
+    looks_like_private_key, quote, DnsName, FileName, Gateway, HostName, InstanceId, InterfaceId,
+    InvalidValue, MacAddr, NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey, Timezone,
+    UserName, SSH_KEY_TYPES,
 };
 
 /// Everything vmcust was asked to do to one machine.

@@ -18,9 +18,50 @@ pub use vmcust_imc::{DnsName, FileName, HostName, MacAddr, Secret, Timezone};
 /// At most this many characters of a rejected value are quoted in a message.
 const QUOTE_CHARS: usize = 40;
 
+/// Marks of private key material, wherever they stand in a value: a PEM header of any
+/// kind (`-----BEGIN OPENSSH PRIVATE KEY-----`, `RSA`, `EC`, `ENCRYPTED`, PGP's `PRIVATE
+/// KEY BLOCK`), the base64 of OpenSSH's `openssh-key-v1` magic that starts its key blob,
+/// and the lines of a PuTTY `.ppk` file.
+const PRIVATE_KEY_MARKS: &[&str] = &[
+    "b3BlbnNzaC1rZXktdjE",
+    "PuTTY-User-Key-File",
+    "Private-Lines:",
+    "Private-MAC:",
+];
+
+/// Whether `text` holds something that looks like private key material: such a value is
+/// never quoted, not even in part, in a message or a file (docs/security.md, "Secrets").
+/// Besides the marks above, a run of 32 or more base64 characters mixing letters and
+/// digits counts: that is what each line of a key's body (or a `.ppk`'s MAC in hex) is,
+/// pasted alone (a public key's blob looks the same, and is not worth quoting either).
+pub fn looks_like_private_key(text: &str) -> bool {
+    PRIVATE_KEY_MARKS.iter().any(|m| text.contains(m))
+        || text.to_ascii_uppercase().contains("PRIVATE KEY")
+        || text
+            .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+            .any(is_base64_run)
+}
+
+/// A run of 32+ base64 characters with letters and digits.
+fn is_base64_run(word: &str) -> bool {
+    let b = word.as_bytes();
+    b.len() >= 32
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'='))
+        && b.iter().any(u8::is_ascii_alphabetic)
+        && b.iter().any(u8::is_ascii_digit)
+}
+
+/// What a message says instead of a value that looks like private key material.
+const NOT_SHOWN: &str = "(a value that looks like private key material, not shown)";
+
 /// A rejected value for a message: a short, escaped prefix and its length, so a huge or
-/// multi-line value never floods a log line.
+/// multi-line value never floods a log line. A value that looks like private key material
+/// ([`looks_like_private_key`]) is not quoted at all.
 pub fn quote(value: &str) -> String {
+    if looks_like_private_key(value) {
+        return NOT_SHOWN.to_string();
+    }
     let count = value.chars().count();
     let head: String = value.chars().take(QUOTE_CHARS).collect();
     if count > QUOTE_CHARS {
@@ -221,6 +262,15 @@ const KEY_LINE_FORM: &str =
 
 /// The checks of [`SshKey::parse`] on a trimmed line without control characters.
 fn check_key_line(line: &str) -> Result<(), String> {
+    if PRIVATE_KEY_MARKS.iter().any(|m| line.contains(m))
+        || line.to_ascii_uppercase().contains("PRIVATE KEY")
+    {
+        return Err(format!(
+            "not an ssh public key: a line of {} characters that looks like part of a \
+             private key (not shown); never paste a private key, {KEY_LINE_FORM}",
+            line.chars().count()
+        ));
+    }
     let (first, _) = split_word(line);
     let rest = if SSH_KEY_TYPES.contains(&first) {
         line
@@ -228,6 +278,15 @@ fn check_key_line(line: &str) -> Result<(), String> {
         // Not a key type: options come first, or the type is misspelt.
         let after = skip_options(line).map(str::trim_start).unwrap_or_default();
         if !SSH_KEY_TYPES.contains(&split_word(after).0) {
+            if looks_like_key_body(first) {
+                // A line of a pasted private key (its PEM body is base64 lines): no part
+                // of it is quoted.
+                return Err(format!(
+                    "not an ssh public key: a line of {} characters that looks like part of \
+                     a key's body (not shown); never paste a private key, {KEY_LINE_FORM}",
+                    line.chars().count()
+                ));
+            }
             let hint = vmcust_imc::closest(first, SSH_KEY_TYPES.iter().copied())
                 .map_or(String::new(), |t| format!("did you mean {t}? "));
             return Err(format!(
@@ -272,6 +331,16 @@ fn check_key_line(line: &str) -> Result<(), String> {
             which()
         )),
     }
+}
+
+/// Whether the first word of a key line is a run of base64 too long for a key type (the
+/// longest, `sk-ecdsa-sha2-nistp256-cert-v01@openssh.com`, has 43 characters and a `@`
+/// and `-`s): a line of a key's body, public or private, pasted without its type.
+fn looks_like_key_body(word: &str) -> bool {
+    word.len() >= 24
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
 }
 
 /// Base64 as `ssh-keygen` writes it; missing padding is tolerated, as `sshd` does.

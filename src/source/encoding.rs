@@ -89,7 +89,11 @@ impl Encoding {
             Some("gzip+base64" | "gz+b64") => Ok(Encoding::GzipBase64),
             Some(other) => Err(DecodeError::UnknownEncoding {
                 key: key.to_string(),
-                encoding: other.chars().take(40).collect(),
+                encoding: if crate::model::looks_like_private_key(other) {
+                    "(not shown: it looks like private key material)".into()
+                } else {
+                    other.chars().take(40).collect()
+                },
             }),
         }
     }

@@ -19,7 +19,9 @@ use crate::model::quote;
 use crate::plan::{Action, Contents};
 use serde::Serialize;
 use sha2::Digest as _;
+use std::collections::HashMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 /// Most entries.
@@ -490,23 +492,39 @@ pub enum Which {
 
 /// The actions writing the `which` entries of `cfg`, in order. An owner that does not
 /// exist in the root is an error naming the entry, as cloud-init fails the module; then
-/// nothing of the module is written.
+/// nothing of the module is written. Entries for one path apply in order, as cloud-init
+/// writes them one after the other: an `append: true` entry appends to what the entries
+/// before it wrote (deferred ones, planned in the late stage, to what the early stage's
+/// left), not to the file as it was before the module.
 pub fn plan_write_files(
     cfg: &CloudConfig,
     facts: &CcFacts,
     which: Which,
 ) -> Result<Vec<Action>, ModuleError> {
     let mut actions = Vec::new();
+    // What the entries planned so far leave at each path.
+    let mut written: HashMap<PathBuf, Vec<u8>> = HashMap::new();
     for (index, f) in cfg.write_files.iter().enumerate() {
         if f.defer != (which == Which::Deferred) {
             continue;
         }
-        actions.push(plan_one(index, f, facts)?);
+        // `/etc//motd` and `/etc/./motd` are the file `/etc/motd` is.
+        let key: PathBuf = Path::new(&f.path).components().collect();
+        let action = plan_one(index, f, facts, written.get(&key))?;
+        if let Action::WriteOwnedFile { contents, .. } = &action {
+            written.insert(key, contents.bytes().to_vec());
+        }
+        actions.push(action);
     }
     Ok(actions)
 }
 
-fn plan_one(index: usize, f: &WriteFile, facts: &CcFacts) -> Result<Action, ModuleError> {
+fn plan_one(
+    index: usize,
+    f: &WriteFile,
+    facts: &CcFacts,
+    before: Option<&Vec<u8>>,
+) -> Result<Action, ModuleError> {
     let uid = uid_of(facts.passwd.as_deref().unwrap_or(""), &f.owner.user).ok_or_else(|| {
         ModuleError::NoSuchUser {
             index,
@@ -526,7 +544,9 @@ fn plan_one(index: usize, f: &WriteFile, facts: &CcFacts) -> Result<Action, Modu
         })?,
     };
     let mut bytes = Vec::new();
-    if f.append {
+    if let (true, Some(before)) = (f.append, before) {
+        bytes.extend_from_slice(before);
+    } else if f.append {
         match facts.appended.get(&f.path) {
             Some(Current::File(now)) => bytes.extend_from_slice(now),
             Some(Current::NotAFile) => {
@@ -654,6 +674,25 @@ mod tests {
                 "write_files: [{path: /etc/motd, content: \"more\\n\", append: true}]",
                 Which::Now,
                 Ok("/etc/motd 0644 0:0 \"hello\\nmore\\n\" (cloud-config write_files)"),
+            ),
+            // Entries for one path apply in order: each append sees the entries before.
+            (
+                "write_files: [{path: /etc/motd, content: a}, {path: /etc//motd, content: b, append: true}]",
+                Which::Now,
+                Ok("/etc/motd 0644 0:0 \"a\" (cloud-config write_files)\n\
+                    /etc/motd 0644 0:0 \"ab\" (cloud-config write_files)"),
+            ),
+            (
+                "write_files: [{path: /etc/motd, content: x, append: true}, {path: /etc/motd, content: y, append: true, owner: www-data}]",
+                Which::Now,
+                Ok("/etc/motd 0644 0:0 \"hello\\nx\" (cloud-config write_files)\n\
+                    /etc/motd 0644 33:0 \"hello\\nxy\" (cloud-config write_files)"),
+            ),
+            (
+                "write_files: [{path: /etc/new, content: n, append: true}, {path: /etc/new, content: m}]",
+                Which::Now,
+                Ok("/etc/new 0644 0:0 \"n\" (cloud-config write_files)\n\
+                    /etc/new 0644 0:0 \"m\" (cloud-config write_files)"),
             ),
             (
                 "write_files: [{path: /etc/new, content: n, append: true}]",

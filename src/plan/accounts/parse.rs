@@ -20,6 +20,9 @@ pub const KEYS: &[&str] = &[
     "disable_root_opts",
 ];
 
+/// Keys of a `chpasswd.users` entry.
+const CHPASSWD_USER_KEYS: &[&str] = &["name", "type", "password"];
+
 /// Keys of a `users` entry vmcust reads.
 const USER_KEYS: &[&str] = &[
     "name",
@@ -521,6 +524,22 @@ fn parse_chpasswd(
                         c.err(&pi, "expected a mapping with name, type and password");
                         continue;
                     };
+                    // A misspelt key (`pasword:`) is named, not passed over: the user
+                    // would silently get a random password.
+                    for k in e.keys() {
+                        let k = k.as_str().unwrap_or("");
+                        if !CHPASSWD_USER_KEYS.contains(&k) {
+                            unsupported.push(UnsupportedKey {
+                                path: format!("{pi}.{k}"),
+                                cloud_init_knows: false,
+                                did_you_mean: vmcust_imc::closest(
+                                    k,
+                                    CHPASSWD_USER_KEYS.iter().copied(),
+                                )
+                                .map(str::to_string),
+                            });
+                        }
+                    }
                     let Some(user) = e
                         .get("name")
                         .and_then(|n| scalar(c, &format!("{pi}.name"), n))
