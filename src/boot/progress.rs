@@ -14,7 +14,7 @@ use anyhow::Result;
 
 use super::Stage;
 use crate::cloud_init::boot_files::{self, Half, ResultV1, StatusV1, DATA_STATUS, RUN_STATUS};
-use crate::cloud_init::stand_in::{read_status, write_status, RunState, RunStatus};
+use crate::state::{read_status, write_status, RunState, RunStatus};
 use crate::root::Root;
 
 /// Whether cloud-init's files are vmcust's to write: not where a real cloud-init is
@@ -129,7 +129,7 @@ fn joined(before: Option<String>, new: Option<String>) -> Option<String> {
 
 fn cloud_init_ended(root: &Root, stage: Stage, end: &StageEnd) -> Result<()> {
     let mut v1 = boot_files::read_status_v1(root).unwrap_or_default();
-    let newest = super::state::read_results(root)
+    let newest = crate::state::read_results(root)
         .ok()
         .and_then(|r| r.into_iter().next());
     if let Some(ds) = newest.as_ref().map(datasource) {
@@ -185,7 +185,7 @@ fn cloud_init_ended(root: &Root, stage: Stage, end: &StageEnd) -> Result<()> {
 }
 
 /// The data source as cloud-init names it, from where the customization came from.
-fn datasource(result: &super::state::InstanceResult) -> String {
+fn datasource(result: &crate::state::InstanceResult) -> String {
     // A vSphere spec records no origins; the other sources name each field's.
     let source = result
         .origins

@@ -14,7 +14,7 @@ use crate::host::{open, TransportOptions};
 use crate::report::NicTiming;
 use crate::root::Root;
 use crate::state::LOCK_PATH;
-use crate::state::{write_status, RunState, RunStatus};
+use crate::state::RunState;
 
 /// `--stage`: [`Stage`] as the command line names it (the derive stays on the CLI side,
 /// out of the boot library's types).

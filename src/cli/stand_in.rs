@@ -8,7 +8,7 @@
 //! where vmcust never runs, it is `disabled` from the start. It also answers what
 //! template builds and scripts ask: `status --wait`, `status --format json|yaml`, `clean`
 //! (mapped onto [`crate::clean`]), `collect-logs` and `query` (the instance data,
-//! [`super::query`]), with cloud-init's flags, parsed by clap. Its page is vmcust-cloud-init(8).
+//! [`crate::cloud_init::query`]), with cloud-init's flags, parsed by clap. Its page is vmcust-cloud-init(8).
 //!
 //! The environment variable `VMCUST_ROOT` (default `/`) sets the root the stand-in reads
 //! its status and settings from; it exists for tests and image tooling and is read by
@@ -25,11 +25,9 @@ use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use crate::cloud_init::units::{self, Outlook};
 use crate::root::Root;
 use crate::settings::Settings;
-use crate::state::{read_status, rfc3339, RunState, RunStatus, ROOT_ENV, STATUS_PATH};
+use crate::state::{read_status, RunState, RunStatus, ROOT_ENV, STATUS_PATH};
 
-/// The cloud-init version the stand-in claims: ≥ 21.1 so tools hands over raw cloud-init
-/// data, and 23.4 because vmcust's `status` follows that release's exit codes.
-pub const CLAIMED_CLOUD_INIT_VERSION: &str = "23.4.0";
+pub use crate::cloud_init::CLAIMED_CLOUD_INIT_VERSION;
 
 /// How often `status --wait` looks at the status file.
 const WAIT_POLL: Duration = Duration::from_millis(250);
@@ -116,7 +114,7 @@ enum StandInCommand {
     /// Collect vmcust's logs into one tar.gz, secrets redacted.
     CollectLogs(CollectLogsArgs),
     /// Query the instance data (/run/cloud-init/instance-data.json).
-    Query(super::query::QueryArgs),
+    Query(crate::cloud_init::query::QueryArgs),
     /// Any other cloud-init command: not available (exit status 1).
     #[command(external_subcommand)]
     Other(Vec<OsString>),
@@ -197,7 +195,7 @@ pub fn command() -> clap::Command {
 
 /// `cloud-init query`: root reads the sensitive instance data, other users the redacted.
 fn query(
-    a: &super::query::QueryArgs,
+    a: &crate::cloud_init::query::QueryArgs,
     root_dir: &Path,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -206,7 +204,7 @@ fn query(
         Ok(root) => {
             // SAFETY: geteuid has no preconditions and cannot fail.
             let privileged = unsafe { libc::geteuid() } == 0;
-            super::query::run(a, &root, privileged, out, err)
+            crate::cloud_init::query::run(a, &root, privileged, out, err)
         }
         Err(e) => {
             let _ = writeln!(err, "ERROR: {}: {e}", root_dir.display());
@@ -301,9 +299,9 @@ fn status(args: &StatusArgs, root_dir: &Path, out: &mut dyn Write, err: &mut dyn
         }
     };
     let settings_problems: Vec<String> = warnings.iter().map(ToString::to_string).collect();
-    let report = super::status_report::Report::new(
+    let report = crate::cloud_init::status_report::Report::new(
         &status,
-        super::boot_files::read_status_v1(&root),
+        crate::cloud_init::boot_files::read_status_v1(&root),
         &settings_problems,
         note.as_deref(),
     );

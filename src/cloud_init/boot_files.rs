@@ -19,7 +19,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
-use super::stand_in::CLAIMED_CLOUD_INIT_VERSION;
+use super::CLAIMED_CLOUD_INIT_VERSION;
 use crate::root::Root;
 
 /// cloud-init's stage record, the real file (Ansible's `cloud_init_data_facts` reads it

@@ -7,10 +7,15 @@
 //! ([`boot_files`]); and the instance data cloud-init leaves in `/run/cloud-init`
 //! ([`instance_data`]) with the stand-in's `query` of it ([`query`]).
 
+/// The cloud-init version the stand-in claims: ≥ 21.1 so tools hands over raw cloud-init
+/// data, and 23.4 because vmcust's `status` follows that release's exit codes; the same
+/// version is written in `boot-finished`.
+pub const CLAIMED_CLOUD_INIT_VERSION: &str = "23.4.0";
+
 pub mod boot_files;
 pub mod coexist;
 pub mod instance_data;
 pub mod link;
 pub mod query;
-mod status_report;
+pub(crate) mod status_report;
 pub mod units;

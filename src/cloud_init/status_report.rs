@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::boot_files::{rfc2822, short_datasource, StatusV1};
-use super::stand_in::{RunState, RunStatus};
+use crate::state::{RunState, RunStatus};
 
 /// One `cloud-init status` answer, before it is printed.
 pub(crate) struct Report {
