@@ -134,3 +134,40 @@ fn a_spec_with_a_script_logs_words() {
     }
     assert_words(&vm, &outputs);
 }
+
+/// Host keys a sealed template no longer has (`clean --ssh-host-keys` recorded their
+/// types) are logged as created; a machine-id the template kept, as replaced.
+#[test]
+fn missing_host_keys_are_created_not_replaced() {
+    let vm = Vm::new();
+    let ssh = vm.path("/etc/ssh");
+    fs::create_dir_all(&ssh).unwrap();
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-N", "", "-C", "", "-t", "ed25519", "-f"])
+        .arg(ssh.join("ssh_host_ed25519_key"))
+        .status()
+        .expect("ssh-keygen cannot run; install the Debian package openssh-client");
+    assert!(made.success());
+    let sealed = std::process::Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["clean", "--ssh-host-keys", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap();
+    assert!(sealed.status.success(), "{}", text(&sealed.stderr));
+    assert!(!ssh.join("ssh_host_ed25519_key").exists());
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: keys-1\nlocal-hostname: keys\n",
+    )
+    .unwrap();
+    let early = vm.run("early");
+    let log = text(&early.stderr)
+        + &fs::read_to_string(vm.path("/var/log/vmcust.log")).unwrap_or_default();
+    assert!(early.status.success(), "{log}");
+    assert!(ssh.join("ssh_host_ed25519_key").exists(), "{log}");
+    for key in ["ssh_host_ed25519_key", "ssh_host_ed25519_key.pub"] {
+        let line = format!("clone hygiene: created /etc/ssh/{key}");
+        assert!(log.contains(&line), "no {line:?} in {log}");
+    }
+    assert!(!log.contains("clone hygiene: replaced /etc/ssh"), "{log}");
+}
