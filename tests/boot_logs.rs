@@ -171,3 +171,29 @@ fn missing_host_keys_are_created_not_replaced() {
     }
     assert!(!log.contains("clone hygiene: replaced /etc/ssh"), "{log}");
 }
+
+/// A failed guestinfo customization shows in `vmcust status` as `failed: <why>`, never as
+/// `failed (code 0)`.
+#[test]
+fn a_failed_instance_says_why_in_status() {
+    let vm = Vm::new();
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: bad-1\nlocal-hostname: ok\n",
+    )
+    .unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.userdata"),
+        "#cloud-config\nwrite_files:\n  - path: /etc/x\n    permissions: rw\n",
+    )
+    .unwrap();
+    let early = vm.run("early");
+    assert!(!early.status.success(), "{}", text(&early.stderr));
+    let (_, status) = vm.status();
+    let line = status
+        .lines()
+        .find(|l| l.starts_with("instance bad-1: "))
+        .unwrap_or_else(|| panic!("{status}"));
+    assert!(line.contains(": failed: "), "{status}");
+    assert!(!line.contains("(code 0)"), "{status}");
+}
