@@ -202,7 +202,7 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
                 other => other.path().display().to_string(),
             },
             purpose: action.purpose().to_string(),
-            change: change.word(false).to_string(),
+            change: crate::apply::done_word(action, *change).to_string(),
         })
         .collect();
     let steps = &prepared.steps;

@@ -188,6 +188,20 @@ pub enum HostKeysPlan {
 }
 
 impl HygienePlan {
+    /// The files [`carry_out`] may write, so that the boot can say of each whether it
+    /// was created or replaced.
+    pub fn paths(&self) -> Vec<PathBuf> {
+        let mut paths = vec![PathBuf::from(MACHINE_ID), PathBuf::from(DBUS_MACHINE_ID)];
+        if let HostKeysPlan::Replace(types) = &self.ssh_host_keys {
+            for t in types {
+                let key = host_key_path(t);
+                paths.push(key.with_extension("pub"));
+                paths.push(key);
+            }
+        }
+        paths
+    }
+
     /// One line for people (`vmcust plan`).
     pub fn describe(&self) -> String {
         if !self.new_instance {
@@ -453,7 +467,7 @@ fn replace_host_keys(root: &Root, types: &[String], stop: &AtomicBool) -> Result
                 let _ = std::fs::remove_file(p);
             }
             bail!(
-                "ssh-keygen -t {t} did not finish ({:?}); the template's {t} host key is still \
+                "ssh-keygen -t {t} did not finish ({}); the template's {t} host key is still \
                  in place",
                 out.ended
             );

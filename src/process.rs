@@ -125,6 +125,18 @@ pub enum Ended {
     Stopped,
 }
 
+impl std::fmt::Display for Ended {
+    /// In words, for logs and messages: `exit status 1`, `killed by signal 9`, ….
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Ended::Exited(n) => write!(f, "exit status {n}"),
+            Ended::Signalled(n) => write!(f, "killed by signal {n}"),
+            Ended::TimedOut => f.write_str("timed out (its process group was stopped)"),
+            Ended::Stopped => f.write_str("stopped (vmcust was asked to stop)"),
+        }
+    }
+}
+
 /// The end of a run.
 #[derive(Debug, Clone)]
 pub struct Finished {
@@ -230,7 +242,7 @@ fn run_with(
                 if let Some(why) = stopped {
                     tracing::warn!(
                         pid,
-                        ?why,
+                        why = %why,
                         "stopping the process group of {}",
                         cmd.program.display()
                     );

@@ -144,7 +144,10 @@ impl<'a> Reporter<'a> {
                 continue;
             }
             if reply != NICS_QUERY_SUPPORTED {
-                tracing::info!("the host cannot report NIC state ({reply:?}); assuming connected");
+                tracing::info!(
+                    "the host cannot report NIC state (it answered {}); assuming connected",
+                    reply.escape_debug()
+                );
                 return NicsOutcome::QueryNotSupported;
             }
             for _ in 0..timing.polls {

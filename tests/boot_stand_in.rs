@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use vmcust::cloud_init::equivalents::EQUIVALENTS;
 use vmcust::root::Root;
 use vmcust::state::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 
@@ -192,18 +193,110 @@ fn status_wait_returns_when_the_run_ends() {
     );
 }
 
+/// The commands `cloud-init --help` lists as answered.
+fn answered(p: &StandIn) -> Vec<String> {
+    let help = stdout(&p.run(&["--help"]));
+    help.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .collect()
+}
+
+/// Each cloud-init command the stand-in does not answer fails (exit 1) naming the vmcust
+/// command that does it, which exists with the options named, or saying why there is none.
 #[test]
-fn other_commands_explain_and_fail() {
+fn other_commands_name_their_vmcust_equivalent() {
     let p = stand_in();
-    for args in [
-        &["init", "--local"][..],
-        &["modules", "--mode", "final"],
-        &[],
+    let answered = answered(&p);
+    assert!(answered.iter().any(|c| c == "status"), "{answered:?}");
+    let vmcust_help = |words: &[&str]| {
+        let mut args = words.to_vec();
+        args.push("--help");
+        let o = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "vmcust {words:?} does not exist");
+        stdout(&o)
+    };
+    for e in EQUIVALENTS {
+        if answered.iter().any(|c| c == e.words[0]) {
+            continue;
+        }
+        let mut args = e.words.to_vec();
+        args.push("--an-option");
+        let o = p.run(&args);
+        assert_eq!(o.status.code(), Some(1), "{args:?} {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        let head = format!(
+            "cloud-init {}: not answered by the stand-in; ",
+            e.words.join(" ")
+        );
+        assert!(err.starts_with(&head), "{args:?}: {err}");
+        assert!(err.contains(e.why), "{args:?}: {err}");
+        match e.vmcust {
+            Some(cmd) => {
+                assert!(
+                    err.contains(&format!("the vmcust equivalent is `{cmd}`")),
+                    "{args:?}: {err}"
+                );
+                let words: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+                let sub: Vec<&str> = words
+                    .iter()
+                    .copied()
+                    .take_while(|w| {
+                        !w.starts_with('-') && !w.chars().all(|c| c.is_ascii_uppercase())
+                    })
+                    .collect();
+                let help = vmcust_help(&sub);
+                for flag in words.iter().filter(|w| w.starts_with("--")) {
+                    assert!(help.contains(flag), "vmcust {sub:?} has no {flag}");
+                }
+            }
+            None => assert!(
+                err.contains("vmcust has no equivalent: "),
+                "{args:?}: {err}"
+            ),
+        }
+    }
+    // The commands people ask most, and ones cloud-init does not have.
+    for (args, says) in [
+        (
+            &["schema", "-c", "user-data"][..],
+            "the vmcust equivalent is `vmcust schema FILE`",
+        ),
+        (
+            &["analyze", "blame"],
+            "the vmcust equivalent is `vmcust analyze blame`",
+        ),
+        (
+            &["single", "--name", "cc_runcmd"],
+            "vmcust has no equivalent: vmcust runs each",
+        ),
+        (
+            &["devel", "make-mime", "-a", "x"],
+            "vmcust has no equivalent: vmcust reads MIME",
+        ),
+        (
+            &["init", "--local"],
+            "the vmcust equivalent is `vmcust run --stage early`",
+        ),
+        (
+            &["modules", "--mode", "final"],
+            "the vmcust equivalent is `vmcust run --stage late`",
+        ),
+        (&["frobnicate"], "this is not a cloud-init command"),
+        (&[], "a command is needed"),
     ] {
         let o = p.run(args);
         assert_eq!(o.status.code(), Some(1), "{args:?} {o:?}");
         let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("vmcust"), "{args:?}: {err}");
+        assert!(
+            err.contains(says) && err.contains("vmcust"),
+            "{args:?}: {err}"
+        );
     }
 }
 
@@ -230,7 +323,12 @@ fn exit_codes_of_the_stand_in() {
         (None, &["status", "--bogus"], 2, To::Stderr("'--bogus'")),
         (None, &["status", "--format", "xml"], 2, To::Stderr("'xml'")),
         (None, &["clean", "-x"], 2, To::Stderr("'-x'")),
-        (None, &["init", "--local"], 1, To::Stderr("not available")),
+        (
+            None,
+            &["init", "--local"],
+            1,
+            To::Stderr("not answered by the stand-in"),
+        ),
         (None, &[], 1, To::Stderr("a command is needed")),
         (
             Some(RunState::Done),

@@ -80,12 +80,18 @@ fn ran(vm: &Vm) -> Done {
         let Some(rest) = l.strip_prefix("vmcust: ") else {
             continue;
         };
-        if let Some(path) = rest.strip_prefix("clone hygiene: replaced ") {
+        if let Some(path) = rest
+            .strip_prefix("clone hygiene: replaced ")
+            .or_else(|| rest.strip_prefix("clone hygiene: created "))
+        {
             done.hygiene.insert(path.to_string());
         } else if let Some(cmd) =
             rest.strip_prefix("network reload not run (the root is not the running system): ")
         {
             done.reload.push(cmd.to_string());
+        } else if let Some(rest) = rest.strip_prefix("moved aside ") {
+            done.files
+                .insert(rest.split(" (").next().unwrap().to_string());
         } else if let Some((verb, rest)) = rest.split_once(' ') {
             if matches!(verb, "created" | "updated") {
                 done.files

@@ -15,8 +15,15 @@ use vmcust::root::Root;
 const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\n\
                       alice:x:1000:1001:Alice:/home/alice:/bin/bash\n\
                       nohome:x:1002:1002::/home/nohome:/bin/sh\n";
-const KEY_A: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIA alice@laptop";
-const KEY_B: &str = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ ops";
+/// Real keys, as `ssh-keygen` made them (the key is checked as sshd reads it).
+const KEY_A: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIPfAopM++X4aFtCYoHzeir/Q5hbp/2EQ5Kl363lyh+Si alice@laptop";
+macro_rules! rsa_blob {
+    () => {
+        "AAAAB3NzaC1yc2EAAAADAQABAAAAgQDLg3pGsSkzQ98kF2lmmuJIsVjGO1gKVkPTsKfIowBJdjbvSm2urIvkY1NN8z0YPOeRLXkol/Ksl0scHITagJ4h9and1dXde+LPZoRGEPA4VFUDoKXCP5+iWxc9yhj/3UokWDWsvzrjVyGs8tJHDMs9NFPdOdD2p0F8M5HNdl9imQ=="
+    };
+}
+const KEY_B: &str = concat!("ssh-rsa ", rsa_blob!(), " ops");
 
 fn temp_root() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -62,9 +69,9 @@ fn keys_are_merged_with_modes_and_owner() {
         (None, None, &[KEY_A], format!("{KEY_A}\n")),
         (
             Some("alice"),
-            Some("# mine\nno-pty ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ old"),
+            Some(concat!("# mine\nno-pty ssh-rsa ", rsa_blob!(), " old")),
             &[KEY_B, KEY_A],
-            format!("# mine\nno-pty ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAABAQ old\n{KEY_A}\n"),
+            format!("# mine\nno-pty ssh-rsa {} old\n{KEY_A}\n", rsa_blob!()),
         ),
         (
             Some("alice"),

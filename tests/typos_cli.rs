@@ -143,6 +143,18 @@ fn bad_ssh_keys_are_refused_with_their_place() {
             never: vec![&ED25519[..40]],
         },
         Row {
+            name: "a key cut on a 4-character base64 boundary",
+            file: "env.xml",
+            body: ovf(&format!("ssh-ed25519 {ED25519} good@x&#10;ssh-ed25519 {} cut@x", &ED25519[..64])),
+            args: apply_ovf,
+            code: 65,
+            stderr_once: vec![
+                "ovf property public-keys: line 2: ssh public key: the ssh-ed25519 key \"cut@x\" is cut short (it ends inside or before its Ed25519 public key); copy the whole line from the .pub file again".into(),
+            ],
+            stdout_has: vec![],
+            never: vec![&ED25519[..40]],
+        },
+        Row {
             name: "a blob whose own type differs",
             file: "env.xml",
             body: ovf(&format!("ssh-rsa {ED25519} mixed@x")),

@@ -42,6 +42,15 @@ impl Change {
     }
 }
 
+/// The word for what was done to `action`'s path: `change`'s word, except that a file
+/// moved aside (an `Action::Rename` that happened) is `moved aside`, not `updated`.
+pub fn done_word(action: &Action, change: Change) -> &'static str {
+    match (action, change) {
+        (Action::Rename { .. }, Change::Created | Change::Updated) => "moved aside",
+        _ => change.word(false),
+    }
+}
+
 /// Environment variable naming an action index at which `apply` fails as if the write had
 /// failed: the tests' way to prove that a failure anywhere puts everything back.
 pub const FAIL_AT_ENV: &str = "VMCUST_TEST_FAIL_AT_ACTION";
@@ -276,4 +285,30 @@ pub fn apply(root: &Root, plan: &Plan) -> Result<Vec<Change>> {
         }
     }
     Ok(changes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file moved aside reads as such; every other action keeps its change's word.
+    #[test]
+    fn words_for_what_was_done() {
+        let rename = Action::Rename {
+            from: "/etc/resolv.conf".into(),
+            to: "/etc/resolv.conf.vmcust-backup".into(),
+            purpose: "backup",
+        };
+        let write = Action::SetHostname { name: "h".into() };
+        for (action, change, word) in [
+            (&rename, Change::Updated, "moved aside"),
+            (&rename, Change::Created, "moved aside"),
+            (&rename, Change::Unchanged, "unchanged"),
+            (&write, Change::Updated, "updated"),
+            (&write, Change::Created, "created"),
+            (&write, Change::Skipped, "skip"),
+        ] {
+            assert_eq!(done_word(action, change), word, "{change:?}");
+        }
+    }
 }

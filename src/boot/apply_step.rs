@@ -16,7 +16,7 @@ pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure>
         if !matches!(change, Change::Unchanged | Change::Skipped) {
             tracing::info!(
                 "{} {} ({})",
-                change.word(false),
+                crate::apply::done_word(action, change),
                 action.path().display(),
                 action.purpose()
             );
@@ -26,13 +26,29 @@ pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure>
     // new instance, before any network stack starts; only after the customization
     // applied, so a bad spec still changes nothing.
     if let Some(h) = &prepared.steps.hygiene {
+        // Which files were there before: a host key the template lacked is created, not
+        // replaced.
+        let existed: Vec<std::path::PathBuf> = h
+            .paths()
+            .into_iter()
+            .filter(|p| {
+                ctx.root
+                    .resolve(p, false)
+                    .is_ok_and(|r| std::fs::symlink_metadata(r).is_ok())
+            })
+            .collect();
         let refreshed = super::timed("clone hygiene", || {
             crate::hygiene::carry_out(&ctx.root, h, ctx.stop)
         });
         match refreshed {
             Ok(changed) => {
                 for p in changed {
-                    tracing::info!("clone hygiene: replaced {}", p.display());
+                    let word = if existed.contains(&p) {
+                        "replaced"
+                    } else {
+                        "created"
+                    };
+                    tracing::info!("clone hygiene: {word} {}", p.display());
                 }
             }
             Err(e) => tracing::warn!("clone hygiene: {e:#}"),

@@ -33,7 +33,7 @@ pub fn reconfigure(reload: &Reload, stop: &AtomicBool) -> Vec<String> {
         match run(&run_cmd, Output::Bytes(16 * 1024), stop) {
             Ok(f) if f.success() => tracing::info!("network reconfigured: {shown}"),
             Ok(f) => warnings.push(format!(
-                "{shown} ended with {:?}; the new network configuration takes effect at the \
+                "{shown} ended with {}; the new network configuration takes effect at the \
                  next boot: {}",
                 f.ended,
                 String::from_utf8_lossy(&f.stderr).trim()

@@ -324,7 +324,7 @@ fn command(program: &str, args: &[&str]) -> Result<String> {
     );
     if !done.success() {
         let first = out.lines().next().unwrap_or_default();
-        anyhow::bail!("{program} ended with {:?}: {first}", done.ended);
+        anyhow::bail!("{program} ended with {}: {first}", done.ended);
     }
     Ok(out)
 }

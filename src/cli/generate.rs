@@ -78,8 +78,9 @@ fn man(dir: &Path) -> Result<()> {
         .source(format!("vmcust {}", super::VERSION))
         .manual("System Administration");
     let sections = format!(
-        "{}{STAND_IN_SECTIONS}",
-        commands_section(&super::stand_in::command())
+        "{}{}{STAND_IN_SECTIONS}",
+        commands_section(&super::stand_in::command()),
+        equivalents_section()
     );
     let stand_in = page(stand_in, &sections, false)?;
     write(dir, &format!("{STAND_IN_PAGE}.8"), &stand_in)?;
@@ -104,6 +105,28 @@ fn page(man: clap_mangen::Man, sections: &str, version: bool) -> Result<Vec<u8>>
         man.render_version_section(&mut out)?;
     }
     Ok(out)
+}
+
+/// The stand-in's OTHER CLOUD-INIT COMMANDS section: what it says for each cloud-init
+/// command it does not answer, from the one table its refusals come from.
+fn equivalents_section() -> String {
+    use roff::{bold, roman, Roff};
+    let mut roff = Roff::new();
+    roff.control("SH", ["OTHER CLOUD-INIT COMMANDS"]);
+    roff.text([roman(
+        "Any other cloud-init command exits 1 with a message that names the vmcust command \
+         doing the same, or says why there is none:",
+    )]);
+    for e in crate::cloud_init::equivalents::EQUIVALENTS {
+        roff.control("TP", []);
+        roff.text([bold(format!("cloud-init {}", e.words.join(" ")))]);
+        let said = match e.vmcust {
+            Some(cmd) => format!("{cmd}: {}.", e.why),
+            None => format!("No vmcust equivalent: {}.", e.why),
+        };
+        roff.text([roman(said)]);
+    }
+    roff.to_roff()
 }
 
 /// A COMMANDS section for a command whose sub-commands have no pages of their own: each
@@ -217,6 +240,8 @@ mod tests {
                     "\\fB\\-w, \\-\\-wait\\fR",
                     ".SS \"cloud-init clean [OPTIONS]\"",
                     "\\fB\\-c, \\-\\-configs all|ssh_config|network\\fR",
+                    ".SH \"OTHER CLOUD-INIT COMMANDS\"",
+                    "\\fBcloud\\-init analyze blame\\fR",
                     ".SH STATUS",
                     ".SH \"EXIT STATUS\"",
                     ".SH ENVIRONMENT",

@@ -177,13 +177,17 @@ fn text(q: &Query) -> String {
     } else {
         writeln!(
             s,
-            "outcome: {} (code {}) at {}",
-            r.outcome,
-            r.code,
+            "outcome: {} at {}",
+            super::status::outcome_words(r),
             rfc3339(r.finished)
         )
     };
-    if let Some(e) = &r.error {
+    // The reason's first line is in the outcome; the rest of it below.
+    if let Some(e) = r.error.as_deref().filter(|_| r.outcome == "failed") {
+        for line in e.lines().skip(1) {
+            let _ = writeln!(s, "  {line}");
+        }
+    } else if let Some(e) = &r.error {
         let _ = writeln!(s, "  error: {e}");
     }
     let sources: Vec<String> = q

@@ -80,7 +80,7 @@ pub fn main() -> ExitCode {
                   guest customization. It answers the commands tools, template builds and \
                   scripts ask (`--version`, `status`, `clean`, `collect-logs`, `query`) from vmcust's \
                   own state; every other cloud-init command fails with exit status 1 and \
-                  says so. See vmcust-cloud-init(8) and `vmcust --help`.",
+                  names the vmcust command that does it, or says why there is none. See vmcust-cloud-init(8) and `vmcust --help`.",
     after_help = "Exit status: 0 success, 1 error (status: vmcust's run failed), \
                   2 usage error (status: the run finished with recoverable errors)."
 )]
@@ -115,7 +115,7 @@ enum StandInCommand {
     CollectLogs(CollectLogsArgs),
     /// Query the instance data (/run/cloud-init/instance-data.json).
     Query(crate::cloud_init::query::QueryArgs),
-    /// Any other cloud-init command: not available (exit status 1).
+    /// Any other cloud-init command: refused (exit status 1), naming the vmcust equivalent.
     #[command(external_subcommand)]
     Other(Vec<OsString>),
 }
@@ -241,18 +241,17 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
         Some(StandInCommand::CollectLogs(a)) => collect_logs(&a, root_dir, out, err),
         Some(StandInCommand::Query(a)) => query(&a, root_dir, out, err),
         Some(StandInCommand::Other(words)) => {
-            let other = words
-                .first()
+            let words: Vec<String> = words
+                .iter()
                 .map(|w| w.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let _ = writeln!(
-                err,
-                "cloud-init {other}: not available; this is vmcust {} standing in for \
-                 cloud-init, which answers only `cloud-init --version`, `cloud-init status \
-                 [--wait] [--long] [--format tabular|json|yaml]`, `cloud-init clean` and \
-                 `cloud-init collect-logs`; see `cloud-init --help` and `vmcust --help`",
-                env!("CARGO_PKG_VERSION")
-            );
+                .collect();
+            let answered: Vec<String> = StandIn::command()
+                .get_subcommands()
+                .map(|c| c.get_name().to_string())
+                .filter(|n| n != "help")
+                .collect();
+            let said = crate::cloud_init::equivalents::refusal(&words, env!("CARGO_PKG_VERSION"), &answered);
+            let _ = writeln!(err, "{said}");
             1
         }
         None => {

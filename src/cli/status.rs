@@ -124,6 +124,25 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
     Ok((out, code))
 }
 
+/// An instance's outcome in words: `done (code 0)`, or `failed: <the reason>` with the code
+/// sent to vCenter only when one was (a failure that sent none has code 0, which would read
+/// as success).
+pub(crate) fn outcome_words(r: &crate::state::InstanceResult) -> String {
+    if r.outcome != "failed" {
+        return format!("{} (code {})", r.outcome, r.code);
+    }
+    let why = r
+        .error
+        .as_deref()
+        .and_then(|e| e.lines().next())
+        .filter(|e| !e.trim().is_empty())
+        .unwrap_or("no reason was recorded");
+    match r.code {
+        0 => format!("failed: {why}"),
+        code => format!("failed: {why} (code {code} sent to vCenter)"),
+    }
+}
+
 fn text(status: &Status) -> String {
     let mut s = String::new();
     match &status.run {
@@ -151,10 +170,9 @@ fn text(status: &Status) -> String {
     }
     for i in &status.instances {
         s += &format!(
-            "instance {}: {} (code {}) at {}, steps: {}\n",
+            "instance {}: {} at {}, steps: {}\n",
             i.instance_id,
-            i.outcome,
-            i.code,
+            outcome_words(i),
             rfc3339(i.finished),
             if i.steps.is_empty() {
                 "-".to_string()
@@ -162,7 +180,12 @@ fn text(status: &Status) -> String {
                 i.steps.join(", ")
             }
         );
-        if let Some(e) = &i.error {
+        // The reason's first line is in the outcome; the rest of it below.
+        if let Some(e) = i.error.as_deref().filter(|_| i.outcome == "failed") {
+            for line in e.lines().skip(1) {
+                s += &format!("  {line}\n");
+            }
+        } else if let Some(e) = &i.error {
             s += &format!("  error: {e}\n");
         }
         for d in &i.degraded {
@@ -174,4 +197,40 @@ fn text(status: &Status) -> String {
     }
     s += &format!("health: {}\n", status.health);
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::InstanceResult;
+
+    /// A failure says why, and a code only when one went to vCenter.
+    #[test]
+    fn outcomes_in_words() {
+        let result = |outcome: &str, code, error: Option<&str>| InstanceResult {
+            instance_id: crate::model::InstanceId::parse("i-1").unwrap(),
+            outcome: outcome.into(),
+            code,
+            error: error.map(String::from),
+            finished: 0,
+            steps: Vec::new(),
+            origins: Default::default(),
+            degraded: Vec::new(),
+            user_data: None,
+        };
+        for (r, words) in [
+            (result("done", 0, None), "done (code 0)"),
+            (
+                result("failed", 0, Some("user-data: bad key\nmore")),
+                "failed: user-data: bad key",
+            ),
+            (
+                result("failed", 100, Some("cust.cfg: line 2: bad")),
+                "failed: cust.cfg: line 2: bad (code 100 sent to vCenter)",
+            ),
+            (result("failed", 0, None), "failed: no reason was recorded"),
+        ] {
+            assert_eq!(outcome_words(&r), words);
+        }
+    }
 }

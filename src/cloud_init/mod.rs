@@ -1,5 +1,6 @@
 //! Living with cloud-init: the `cloud-init` stand-in, vmcust answering as cloud-init so
-//! that open-vm-tools hands it the vSphere spec ([`stand_in`]); the `/usr/bin/cloud-init`
+//! that open-vm-tools hands it the vSphere spec ([`stand_in`]), and what it says for the
+//! cloud-init commands it does not answer ([`equivalents`]); the `/usr/bin/cloud-init`
 //! link and drop-in that install it, only where no real cloud-init is ([`link`]); stepping
 //! aside for a real cloud-init that is configured for VMware customization ([`coexist`]);
 //! systemd's view of vmcust's units, which `status --wait` asks before it waits
@@ -14,6 +15,7 @@ pub const CLAIMED_CLOUD_INIT_VERSION: &str = "23.4.0";
 
 pub mod boot_files;
 pub mod coexist;
+pub mod equivalents;
 pub mod instance_data;
 pub mod link;
 pub mod query;

@@ -4,6 +4,7 @@
 //! planners and renderers read only these types. Nothing here does I/O.
 
 mod glob;
+mod ssh_blob;
 mod value;
 
 pub(crate) use value::string_value;

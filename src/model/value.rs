@@ -319,18 +319,13 @@ fn check_key_line(line: &str) -> Result<(), String> {
             which()
         )
     })?;
-    match blob_type(&bytes) {
-        Some(inner) if inner == kind.as_bytes() => Ok(()),
-        Some(inner) => Err(format!(
-            "ssh public key: the {} holds a key of type {}; the type before the key must be the key's own",
-            which(),
-            quote(&String::from_utf8_lossy(inner))
-        )),
-        None => Err(format!(
-            "ssh public key: the {} is cut short (no key type inside it); copy the whole line from the .pub file again",
-            which()
-        )),
-    }
+    super::ssh_blob::check(kind, &bytes).map_err(|problem| {
+        let fix = match problem {
+            super::ssh_blob::BlobProblem::OtherType(_) => "",
+            _ => "; copy the whole line from the .pub file again",
+        };
+        format!("ssh public key: the {} {problem}{fix}", which())
+    })
 }
 
 /// Whether the first word of a key line is a run of base64 too long for a key type (the
@@ -349,13 +344,6 @@ const KEY_BASE64: base64::engine::GeneralPurpose = base64::engine::GeneralPurpos
     base64::engine::GeneralPurposeConfig::new()
         .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
 );
-
-/// The first SSH wire string of a key blob (a 4-byte big-endian length, then the bytes):
-/// the key's own type.
-fn blob_type(blob: &[u8]) -> Option<&[u8]> {
-    let (length, rest) = blob.split_first_chunk::<4>()?;
-    rest.get(..u32::from_be_bytes(*length) as usize)
-}
 
 /// The first whitespace-separated word and the rest after it.
 fn split_word(s: &str) -> (&str, &str) {

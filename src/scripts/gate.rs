@@ -207,7 +207,7 @@ fn ask_toolbox(cmd: &Path, default: bool) -> Gate {
             let why = DefaultWhy::ToolFailed(match output.ended {
                 crate::process::Ended::Exited(c) => format!("exit status: {c}"),
                 crate::process::Ended::Signalled(s) => format!("killed by signal {s}"),
-                other => format!("{other:?}"),
+                other => other.to_string(),
             });
             return Gate::default(default, why);
         }

@@ -95,6 +95,18 @@ pub enum Outcome {
     Cancelled,
 }
 
+impl std::fmt::Display for Outcome {
+    /// In words, for logs: `exit status 0`, `killed by signal 9`, `timed out`, `cancelled`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Exited(n) => write!(f, "exit status {n}"),
+            Outcome::Signalled(n) => write!(f, "killed by signal {n}"),
+            Outcome::TimedOut => f.write_str("timed out (its process group was stopped)"),
+            Outcome::Cancelled => f.write_str("cancelled (vmcust is stopping)"),
+        }
+    }
+}
+
 impl Outcome {
     /// Whether the script succeeded.
     pub fn success(self) -> bool {
@@ -248,7 +260,7 @@ fn run(
     tracing::info!(
         pid = finished.pid,
         phase = phase.name(),
-        ?outcome,
+        %outcome,
         "custom script finished"
     );
     Ok(ScriptRun {

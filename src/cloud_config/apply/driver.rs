@@ -119,6 +119,21 @@ pub enum ModuleOutcome {
     Interrupted,
 }
 
+impl std::fmt::Display for ModuleOutcome {
+    /// In words, for logs: `ran: …`, `skipped: …`, `failed: …`, `interrupted`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ModuleOutcome::Ran { note } if note.is_empty() => f.write_str("ran"),
+            ModuleOutcome::Ran { note } => write!(f, "ran: {note}"),
+            ModuleOutcome::Skipped { why } => write!(f, "skipped: {why}"),
+            ModuleOutcome::Failed { why } => write!(f, "failed: {why}"),
+            ModuleOutcome::Interrupted => {
+                f.write_str("interrupted (stopped by SIGTERM; the next run goes on)")
+            }
+        }
+    }
+}
+
 /// One module's outcome.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ModuleReport {
@@ -219,7 +234,7 @@ impl<'c, 'a> Driver<'c, 'a> {
     }
 
     fn report(&mut self, module: &'static str, freq: Frequency, outcome: ModuleOutcome) {
-        tracing::info!(module, outcome = ?outcome, "cloud-config module");
+        tracing::info!(module, outcome = %outcome, "cloud-config module");
         if outcome == ModuleOutcome::Interrupted {
             self.interrupted = true;
         }
@@ -248,7 +263,7 @@ impl<'c, 'a> Driver<'c, 'a> {
                 break;
             }
             let turn = scripts::run_one(self.ctx, &self.sems, s, env, prefix);
-            tracing::info!(module = s.module, script = %s.name, turn = ?turn, "script");
+            tracing::info!(module = s.module, script = %s.name, turn = %turn, "script");
             let stop = turn == Turn::Interrupted;
             turns[i] = Some(turn);
             if stop {
@@ -274,7 +289,7 @@ impl<'c, 'a> Driver<'c, 'a> {
     /// Reports an outcome without touching the records (the root could not be read: the
     /// stage stops, and the next run tries again).
     fn unrecorded(&mut self, module: &'static str, freq: Frequency, outcome: ModuleOutcome) {
-        tracing::error!(module, outcome = ?outcome, "cloud-config module");
+        tracing::error!(module, outcome = %outcome, "cloud-config module");
         self.reports.push(ModuleReport {
             module,
             frequency: freq,

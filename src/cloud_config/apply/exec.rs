@@ -81,7 +81,23 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
         let args = format!("{} (not shown)", p.args.len());
         tracing::info!(module, program = p.program, args, "running");
     } else {
-        tracing::info!(module, program = p.program, args = ?p.args, "running");
+        // Each argument as the shell would need it, so the line reads as the command.
+        let args = p
+            .args
+            .iter()
+            .map(|a| {
+                let plain = !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
+                if plain {
+                    a.clone()
+                } else {
+                    super::commands::quote(a)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        tracing::info!(module, program = p.program, args, "running");
     }
     let finished = if live {
         process::run(&cmd, Output::Lines(&mut take), stop)

@@ -333,6 +333,18 @@ pub enum Turn {
     Interrupted,
 }
 
+impl fmt::Display for Turn {
+    /// In words, for logs: `ran`, `already ran: …`, `failed: …`, `interrupted`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Turn::Ran => f.write_str("ran"),
+            Turn::AlreadyRan(note) => write!(f, "already ran: {note}"),
+            Turn::Failed(why) => write!(f, "failed: {why}"),
+            Turn::Interrupted => f.write_str("interrupted (stopped by SIGTERM; not run again)"),
+        }
+    }
+}
+
 /// Runs `s` if its record allows: written, recorded as started (durably), run with
 /// `env` and `prefix` in front (vendor scripts), recorded as ended.
 pub fn run_one(

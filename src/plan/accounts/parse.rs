@@ -843,6 +843,8 @@ mod tests {
             ("users:\n  - name: a\n    hashed_passwd: \"$6$a:b$c\"\n", "users[0].hashed_passwd"),
             ("users:\n  - name: a\n    ssh_authorized_keys: [\"ssh-ed25519 notbase64!\"]\n", "users[0].ssh_authorized_keys[0]"),
             ("users:\n  - name: a\n    ssh_authorized_keys: [\"ssh-rsa AAAAC3NzaC1lZDI1NTE5AAAAIKwQShPXkfntT8srVCK4T0fXZM7NCXBG7X+sOMK3icWI\"]\n", "users[0].ssh_authorized_keys[0]"),
+            // A key cut on a 4-character base64 boundary (ssh-keygen -l refuses it).
+            ("users:\n  - name: a\n    ssh_authorized_keys: [\"ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKwQShPXkfntT8srVCK4T0fXZM7NCXBG7X+sOMK3 c\"]\n", "users[0].ssh_authorized_keys[0]: ssh public key: the ssh-ed25519 key \"c\" is cut short"),
             ("users:\n  - name: a\n    lock_passwd: maybe\n", "users[0].lock_passwd"),
             ("users:\n  - gecos: x\n", "needs a name"),
             ("groups:\n  - \"bad group\"\n", "groups[0]"),
