@@ -240,7 +240,16 @@ fn cloud_config(c: &mut Criterion) {
     let native = plan_native(&root, plain, None, None, &Vars::empty()).unwrap();
     assert!(native.summary.users.iter().any(|u| u == "alice"));
     c.bench_function("plan_native (60 lines, accounts files)", |b| {
-        b.iter(|| plan_native(black_box(&root), black_box(plain), None, None, &Vars::empty()).unwrap())
+        b.iter(|| {
+            plan_native(
+                black_box(&root),
+                black_box(plain),
+                None,
+                None,
+                &Vars::empty(),
+            )
+            .unwrap()
+        })
     });
 
     // The early stage on a second boot, as src/boot/cloud_config.rs `early` runs it: the

@@ -14,8 +14,8 @@ use anyhow::Result;
 
 use super::Stage;
 use crate::cloud_init::boot_files::{self, Half, ResultV1, StatusV1, DATA_STATUS, RUN_STATUS};
-use crate::state::{read_status, write_status, RunState, RunStatus};
 use crate::root::Root;
+use crate::state::{read_status, write_status, RunState, RunStatus};
 
 /// Whether cloud-init's files are vmcust's to write: not where a real cloud-init is
 /// installed (they are its own).

@@ -13,8 +13,8 @@ use crate::host::platform::Platform;
 use crate::host::{open, TransportOptions};
 use crate::report::NicTiming;
 use crate::root::Root;
-use crate::state::LOCK_PATH;
 use crate::state::RunState;
+use crate::state::LOCK_PATH;
 
 /// `--stage`: [`Stage`] as the command line names it (the derive stays on the CLI side,
 /// out of the boot library's types).

@@ -250,7 +250,11 @@ pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dy
                 .map(|c| c.get_name().to_string())
                 .filter(|n| n != "help")
                 .collect();
-            let said = crate::cloud_init::equivalents::refusal(&words, env!("CARGO_PKG_VERSION"), &answered);
+            let said = crate::cloud_init::equivalents::refusal(
+                &words,
+                env!("CARGO_PKG_VERSION"),
+                &answered,
+            );
             let _ = writeln!(err, "{said}");
             1
         }
