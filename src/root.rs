@@ -49,6 +49,16 @@ pub enum Existing {
     Other,
 }
 
+/// What one `openat2` beneath the root settled about a path ([`Root::open_direct`]).
+enum Direct {
+    /// Opened: no symlink on the way.
+    Open(File),
+    /// Absent, before any symlink.
+    Missing,
+    /// Not settled: resolve it the general way.
+    Resolve,
+}
+
 /// Cleared for good when the kernel (before 5.6) or a seccomp filter refuses `openat2`.
 static OPENAT2_WORKS: AtomicBool = AtomicBool::new(true);
 
@@ -281,6 +291,67 @@ impl Root {
         }
     }
 
+    /// Opens `path` with `flags` in one `openat2` beneath the root that follows no
+    /// symlink: the common case of a read, one system call where resolving and then
+    /// opening by name took three (an absent file: one instead of two). Anything the one
+    /// call cannot settle — a symlink on the way, a `..`, no `openat2`, any other error —
+    /// is [`Direct::Resolve`], for the caller's general path, which gives the same answer.
+    fn open_direct(&self, path: &Path, flags: nix::fcntl::OFlag) -> Direct {
+        use nix::errno::Errno;
+        use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
+
+        if !OPENAT2_WORKS.load(Ordering::Relaxed) {
+            return Direct::Resolve;
+        }
+        let mut relative = PathBuf::new();
+        for c in path.components() {
+            match c {
+                Component::Normal(p) => relative.push(p),
+                Component::RootDir | Component::CurDir => {}
+                Component::ParentDir | Component::Prefix(_) => return Direct::Resolve,
+            }
+        }
+        if relative.as_os_str().is_empty() {
+            return Direct::Resolve;
+        }
+        let how = OpenHow::new()
+            .flags(flags | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
+        match openat2(self.handle.as_fd(), &relative, how) {
+            Ok(fd) => Direct::Open(File::from(fd)),
+            // No symlink came before the missing part, so following links finds nothing
+            // there either.
+            Err(Errno::ENOENT) => Direct::Missing,
+            Err(Errno::ENOSYS | Errno::EPERM) => {
+                OPENAT2_WORKS.store(false, Ordering::Relaxed);
+                Direct::Resolve
+            }
+            Err(_) => Direct::Resolve,
+        }
+    }
+
+    /// `path` opened for reading (following symlinks inside the root); `None` if absent.
+    fn open_read(&self, path: &Path) -> io::Result<Option<File>> {
+        match self.open_direct(path, nix::fcntl::OFlag::O_RDONLY) {
+            Direct::Open(f) => Ok(Some(f)),
+            Direct::Missing => Ok(None),
+            Direct::Resolve => match File::open(self.resolve(path, true)?) {
+                Ok(f) => Ok(Some(f)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// What is at `path` (following symlinks inside the root); `None` if absent.
+    fn metadata(&self, path: &Path) -> Option<fs::Metadata> {
+        match self.open_direct(path, nix::fcntl::OFlag::O_PATH) {
+            Direct::Open(f) => f.metadata().ok(),
+            Direct::Missing => None,
+            Direct::Resolve => fs::metadata(self.resolve(path, true).ok()?).ok(),
+        }
+    }
+
     fn join(&self, parts: &[OsString]) -> PathBuf {
         let mut p = self.dir.clone();
         p.extend(parts);
@@ -289,11 +360,14 @@ impl Root {
 
     /// Reads a file (following symlinks inside the root); `None` if it does not exist.
     pub fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
-        match fs::read(self.resolve(path, true)?) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+        use std::io::Read as _;
+        let Some(mut file) = self.open_read(path)? else {
+            return Ok(None);
+        };
+        // Most files read here are small: one read fills the buffer, one more says the end.
+        let mut bytes = Vec::with_capacity(8192);
+        file.read_to_end(&mut bytes)?;
+        Ok(Some(bytes))
     }
 
     /// Reads a text file; `None` if it does not exist. Invalid UTF-8 is an error.
@@ -319,10 +393,8 @@ impl Root {
         max: u64,
         what: &'static str,
     ) -> io::Result<Option<Vec<u8>>> {
-        let file = match File::open(self.resolve(path, true)?) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e),
+        let Some(file) = self.open_read(path)? else {
+            return Ok(None);
         };
         match vmcust_imc::read_capped(file, max, what) {
             Ok(bytes) => Ok(Some(bytes)),
@@ -354,12 +426,12 @@ impl Root {
 
     /// Whether a regular file exists at `path` (following symlinks inside the root).
     pub fn is_file(&self, path: &Path) -> bool {
-        self.resolve(path, true).is_ok_and(|p| p.is_file())
+        self.metadata(path).is_some_and(|m| m.is_file())
     }
 
     /// Whether a directory exists at `path` (following symlinks inside the root).
     pub fn is_dir(&self, path: &Path) -> bool {
-        self.resolve(path, true).is_ok_and(|p| p.is_dir())
+        self.metadata(path).is_some_and(|m| m.is_dir())
     }
 
     /// Names in a directory, sorted; empty if the directory does not exist.
@@ -927,6 +999,58 @@ impl selinux::PolicyFiles for Root {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A read, `is_file` and `is_dir` in one `openat2` give what resolving the path first
+    /// gives, on every shape of path (missing part-way, through a file, through links,
+    /// dangling, `..`, a link at the end).
+    #[test]
+    fn the_one_call_reads_agree_with_resolving_first() {
+        let (dir, root) = root();
+        let d = dir.path();
+        fs::create_dir_all(d.join("etc/ssh")).unwrap();
+        fs::create_dir_all(d.join("usr/lib/real")).unwrap();
+        fs::write(d.join("etc/hosts"), "hosts").unwrap();
+        fs::write(d.join("usr/lib/real/f"), "real").unwrap();
+        std::os::unix::fs::symlink("../usr/lib/real", d.join("etc/rel")).unwrap();
+        std::os::unix::fs::symlink("/usr/lib/real", d.join("etc/abs")).unwrap();
+        std::os::unix::fs::symlink("nowhere", d.join("etc/dangling")).unwrap();
+        std::os::unix::fs::symlink("hosts", d.join("etc/last")).unwrap();
+        // What the general way says: resolve, then look at the host path.
+        let resolved = |p: &str| {
+            let real = root.resolve(Path::new(p), true).unwrap();
+            let read = match fs::read(&real) {
+                Ok(b) => Ok(Some(b)),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(e.kind()),
+            };
+            (read, real.is_file(), real.is_dir())
+        };
+        for p in [
+            "/etc",
+            "/etc/hosts",
+            "/etc/missing",
+            "/etc/missing/deeper",
+            "/etc/hosts/below-a-file",
+            "/etc/rel/f",
+            "/etc/abs/f",
+            "/etc/abs/missing",
+            "/etc/dangling",
+            "/etc/last",
+            "/etc/ssh/../hosts",
+        ] {
+            let read = root.read(Path::new(p)).map_err(|e| e.kind());
+            let direct = (read, root.is_file(Path::new(p)), root.is_dir(Path::new(p)));
+            assert_eq!(direct, resolved(p), "{p}");
+        }
+        let direct = root.open_direct(Path::new("/etc/hosts"), nix::fcntl::OFlag::O_RDONLY);
+        if OPENAT2_WORKS.load(Ordering::Relaxed) {
+            assert!(matches!(direct, Direct::Open(_)));
+            let missing = root.open_direct(Path::new("/etc/nope"), nix::fcntl::OFlag::O_RDONLY);
+            assert!(matches!(missing, Direct::Missing));
+            let linked = root.open_direct(Path::new("/etc/rel/f"), nix::fcntl::OFlag::O_RDONLY);
+            assert!(matches!(linked, Direct::Resolve));
+        }
+    }
 
     /// The one-call lookup and the component walk agree on every shape of path: plain,
     /// missing part-way, through a file, through relative and absolute symlinks (inside
