@@ -618,8 +618,8 @@ fn a_truncated_iso_is_refused() {
     assert_eq!(vm.state(), before);
 }
 
-/// A vfat image whose directory's cluster chain loops back on itself: the read budget
-/// ends it with an error instead of a boot that never finishes.
+/// A vfat image whose cluster chains all loop back on themselves: the first file looked
+/// at is refused for it, with an error instead of a boot that never finishes.
 #[test]
 fn a_vfat_image_with_a_loop_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -671,7 +671,268 @@ fn a_vfat_image_with_a_loop_is_refused() {
     assert_eq!(out.status.code(), Some(65), "{err}");
     assert!(t.elapsed() < std::time::Duration::from_secs(60));
     assert!(
-        err.contains("loop.img: its directory has more than 4096 entries"),
+        err.contains("meta_data.json on ")
+            && err.contains("loop.img: its cluster chain goes on past"),
         "{err}"
     );
+}
+
+/// Where a FAT12 image made by mkfs.vfat keeps its FATs and clusters, from its boot sector.
+struct Fat12 {
+    /// Byte offset of each FAT copy.
+    fats: Vec<usize>,
+    /// Byte offset of cluster 2.
+    data: usize,
+    cluster: usize,
+}
+
+fn fat12(bytes: &[u8]) -> Fat12 {
+    let u16_at = |at: usize| u16::from_le_bytes([bytes[at], bytes[at + 1]]) as usize;
+    assert_eq!(&bytes[54..59], b"FAT12", "mkfs.vfat made FAT12 for 4 MiB");
+    let (bps, reserved, fats, fat_sectors) =
+        (u16_at(11), u16_at(14), bytes[16] as usize, u16_at(22));
+    let root_sectors = (u16_at(17) * 32).div_ceil(bps);
+    Fat12 {
+        fats: (0..fats)
+            .map(|f| (reserved + f * fat_sectors) * bps)
+            .collect(),
+        data: (reserved + fats * fat_sectors + root_sectors) * bps,
+        cluster: bytes[13] as usize * bps,
+    }
+}
+
+impl Fat12 {
+    fn get(&self, bytes: &[u8], cluster: usize) -> u16 {
+        let at = self.fats[0] + cluster * 3 / 2;
+        let v = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+        if cluster.is_multiple_of(2) {
+            v & 0x0fff
+        } else {
+            v >> 4
+        }
+    }
+
+    /// Sets `cluster`'s entry in every FAT copy.
+    fn set(&self, bytes: &mut [u8], cluster: usize, value: u16) {
+        for fat in &self.fats {
+            let at = fat + cluster * 3 / 2;
+            let v = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+            let new = if cluster.is_multiple_of(2) {
+                (v & 0xf000) | value
+            } else {
+                (v & 0x000f) | (value << 4)
+            };
+            bytes[at..at + 2].copy_from_slice(&new.to_le_bytes());
+        }
+    }
+}
+
+/// Where `content` starts in `bytes`.
+fn find(bytes: &[u8], content: &[u8]) -> usize {
+    bytes
+        .windows(content.len())
+        .position(|w| w == content)
+        .expect("the file's bytes are on the image")
+}
+
+/// A NoCloud vfat seed whose user-data takes five clusters, broken precisely each way
+/// fatfs would read as another file: the chain cut, looping, pointing off the medium or
+/// past the image's end, the directory entry declaring more or less than the chain
+/// holds, or a size over the cap. Each is refused naming the file and the medium, by
+/// `show` and at boot, where the guestinfo metadata the VM also has is not taken instead.
+#[test]
+fn a_vfat_seed_whose_chain_and_size_disagree_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = nocloud("nc-chain", "nc-chain");
+    let user_data: String = std::iter::once(USER_DATA.to_string())
+        .chain((0..300).map(|i| format!("# line {i:05} of the user-data\n")))
+        .collect();
+    files[1].1 = user_data.clone();
+    // Last on the medium, so that cutting the image cuts only it.
+    files.swap(1, 2);
+    let image = vfat(dir.path(), "CIDATA", &files);
+    let good = fs::read(&image).unwrap();
+    let layout = fat12(&good);
+    let fat = &layout;
+    let len = user_data.len();
+    assert_eq!(
+        len.div_ceil(fat.cluster),
+        5,
+        "user-data takes five clusters"
+    );
+    let start = find(&good, user_data.as_bytes());
+    let first = (start - fat.data) / fat.cluster + 2;
+    assert_eq!(
+        fat.get(&good, first) as usize,
+        first + 1,
+        "mcopy wrote it in one run"
+    );
+    // Its directory entry (short name entry: first cluster at 26, size at 28).
+    let entry = (0..good.len() / 32)
+        .map(|i| i * 32)
+        .find(|&at| {
+            u16::from_le_bytes([good[at + 26], good[at + 27]]) as usize == first
+                && u32::from_le_bytes(good[at + 28..at + 32].try_into().unwrap()) as usize == len
+        })
+        .expect("user-data's directory entry");
+    let set_size = &|b: &mut Vec<u8>, size: u32| {
+        b[entry + 28..entry + 32].copy_from_slice(&size.to_le_bytes())
+    };
+    type Corrupt<'a> = Box<dyn Fn(&mut Vec<u8>) + 'a>;
+    let cases: Vec<(&str, Corrupt, String)> = vec![
+        (
+            "chain cut after one cluster",
+            Box::new(move |b| fat.set(b, first, 0xfff)),
+            "its cluster chain ends after 1 clusters".into(),
+        ),
+        (
+            "chain cut by a free cluster",
+            Box::new(move |b| fat.set(b, first + 2, 0)),
+            "its cluster chain ends after 3 clusters".into(),
+        ),
+        (
+            "chain looping back",
+            Box::new(move |b| fat.set(b, first + 1, first as u16)),
+            format!("its cluster chain loops: cluster 3 is cluster {first} again"),
+        ),
+        (
+            "chain pointing off the medium",
+            Box::new(move |b| fat.set(b, first + 1, 0xff0)),
+            "cluster 3 of its chain is number 4080, which the medium does not have".into(),
+        ),
+        (
+            "image cut inside the file",
+            Box::new(move |b| b.truncate(start + 2 * fat.cluster + 10)),
+            "lies past the end of the medium".into(),
+        ),
+        (
+            "size under the chain",
+            Box::new(move |b| set_size(b, 100)),
+            "its cluster chain goes on past the 100 bytes its directory entry declares".into(),
+        ),
+        (
+            "size over the chain",
+            Box::new(move |b| set_size(b, (len + 3 * fat.cluster) as u32)),
+            "its cluster chain ends after 5 clusters".into(),
+        ),
+        (
+            "size over the cap",
+            Box::new(move |b| set_size(b, u32::MAX)),
+            "user-data is 4294967295 bytes, over the limit".into(),
+        ),
+    ];
+    for (what, corrupt, want) in cases {
+        let mut bytes = good.clone();
+        corrupt(&mut bytes);
+        let broken = dir.path().join("broken.img");
+        fs::write(&broken, &bytes).unwrap();
+        let out = run(&["show", "--seed", broken.to_str().unwrap()]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(65), "{what}: {err}");
+        assert!(
+            err.contains(&format!("user-data on {}", broken.display())),
+            "{what}: {err}"
+        );
+        assert!(err.contains(&want), "{what}: want {want:?} in {err}");
+
+        let vm = new_vm();
+        fs::write(
+            vm.host.path().join("guestinfo.metadata"),
+            "instance-id: gi-other\nlocal-hostname: from-guestinfo\n",
+        )
+        .unwrap();
+        place(&vm, &broken, "/dev/sdb");
+        let before = vm.state();
+        let early = vm.run("early");
+        let log = text(&early.stderr);
+        assert!(log.contains(&want), "{what}: want {want:?} in\n{log}");
+        assert_ne!(early.status.code(), Some(0), "{what}: {log}");
+        assert_eq!(
+            vm.state(),
+            before,
+            "{what}: nothing changes, guestinfo is not taken"
+        );
+    }
+}
+
+/// An OVF environment document setting the host name.
+fn ovf_env(host: &str) -> String {
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<Environment xmlns="http://schemas.dmtf.org/ovf/environment/1"
+     xmlns:oe="http://schemas.dmtf.org/ovf/environment/1">
+  <PropertySection>
+    <Property oe:key="instance-id" oe:value="ovf-1"/>
+    <Property oe:key="hostname" oe:value="{host}"/>
+  </PropertySection>
+</Environment>
+"#
+    )
+}
+
+/// An OVF transport CD that cannot be read exactly (cut inside `ovf-env.xml`, or a
+/// directory record declaring a 4 GiB file) fails the boot as a broken seed drive does:
+/// guestinfo, which the VM also has, is not taken instead.
+#[test]
+fn a_broken_ovf_cd_fails_the_boot_instead_of_guestinfo() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = ovf_env("from-cd");
+    let good = fs::read(iso(
+        dir.path(),
+        "OVF ENV",
+        &[("ovf-env.xml".to_string(), xml.clone())],
+    ))
+    .unwrap();
+    let start = find(&good, xml.as_bytes());
+    let block = (start / 2048) as u32;
+    let records: Vec<usize> = (0..good.len() - 34)
+        .filter(|&at| {
+            u32::from_le_bytes(good[at + 2..at + 6].try_into().unwrap()) == block
+                && u32::from_le_bytes(good[at + 10..at + 14].try_into().unwrap()) as usize
+                    == xml.len()
+        })
+        .collect();
+    assert!(!records.is_empty(), "the file's directory records");
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "cut inside the file",
+            good[..start + 10].to_vec(),
+            "lies beyond the end of the volume",
+        ),
+        (
+            "a 4 GiB file",
+            {
+                let mut b = good.clone();
+                for at in &records {
+                    b[at + 10..at + 14].copy_from_slice(&u32::MAX.to_le_bytes());
+                }
+                b
+            },
+            "is 4294967295 bytes, over the limit",
+        ),
+    ];
+    for (what, bytes, want) in cases {
+        // The same medium without guestinfo is taken when whole, as a sanity check of the
+        // image; broken, it is refused with guestinfo there.
+        let vm = new_vm();
+        fs::write(
+            vm.host.path().join("guestinfo.metadata"),
+            "instance-id: gi-other\nlocal-hostname: from-guestinfo\n",
+        )
+        .unwrap();
+        fs::create_dir_all(vm.path("/dev")).unwrap();
+        fs::write(vm.path("/dev/sr0"), &bytes).unwrap();
+        let before = vm.state();
+        let early = vm.run("early");
+        let log = text(&early.stderr);
+        assert!(log.contains(want), "{what}: want {want:?} in\n{log}");
+        assert!(log.contains("/dev/sr0"), "{what}: names the CD: {log}");
+        assert_ne!(early.status.code(), Some(0), "{what}: {log}");
+        assert_eq!(vm.state(), before, "{what}: guestinfo is not taken instead");
+    }
+    let vm = new_vm();
+    fs::create_dir_all(vm.path("/dev")).unwrap();
+    fs::write(vm.path("/dev/sr0"), &good).unwrap();
+    vm.boot();
+    assert_eq!(read(&vm, "/etc/hostname"), "from-cd\n");
 }

@@ -3,6 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use vmcust::cloud_config::merge::{merge, Mergers};
 use vmcust::cloud_config::{document, node, redact};
 
 fuzz_target!(|data: &[u8]| {
@@ -13,5 +14,7 @@ fuzz_target!(|data: &[u8]| {
         let _ = redact::to_json("", &n);
         let (cfg, _problems) = document::from_node(&n);
         let _ = serde_json::to_string(&cfg);
+        // cloud-init's mergers, with the document as vendor-data under itself.
+        let _ = merge(n.clone(), n, &Mergers::vendor());
     }
 });

@@ -204,8 +204,24 @@ impl IsoImage {
                 limit: self.limits.max_file_bytes,
             });
         }
-        self.volume.read_extent(r, file.extent)
+        read_named(&self.volume, r, &file)
     }
+}
+
+/// Reads a file's extent whole; an extent that does not lie inside the image (a truncated
+/// image, a size or place the directory record lies about) is an error naming the file.
+fn read_named<R: Read + Seek>(
+    volume: &Volume,
+    r: &mut R,
+    file: &FileRecord,
+) -> Result<Vec<u8>, IsoError> {
+    volume.read_extent(r, file.extent).map_err(|e| match e {
+        IsoError::Malformed(why) => IsoError::Malformed(format!(
+            "{}: {why} (a truncated image, or a directory record that lies)",
+            vmcust_imc::shown::name(&file.name)
+        )),
+        other => other,
+    })
 }
 
 /// Reads the volume label of an ISO9660 image (what blkid reports as `LABEL`).
@@ -225,19 +241,7 @@ pub fn read_ovf_env<R: Read + Seek>(
     limits: &IsoLimits,
 ) -> Result<Option<IsoOvfEnv>, IsoError> {
     let volume = Volume::open(r, limits)?;
-    let mut best: Option<(usize, FileRecord)> = None;
-    for root in volume.roots() {
-        for file in directory::root_files(r, &volume, root)? {
-            let Some(rank) = names::rank(&file.name) else {
-                continue;
-            };
-            // Strictly better only, so the first tree searched keeps ties.
-            if best.as_ref().is_none_or(|(b, _)| rank < *b) {
-                best = Some((rank, file));
-            }
-        }
-    }
-    let Some((_, file)) = best else {
+    let Some(file) = find_ovf_env(r, &volume)? else {
         return Ok(None);
     };
     let size = u64::from(file.extent.len);
@@ -255,10 +259,43 @@ pub fn read_ovf_env<R: Read + Seek>(
             limit: limits.max_file_bytes,
         });
     }
-    let bytes = volume.read_extent(r, file.extent)?;
+    let bytes = read_named(&volume, r, &file)?;
     Ok(Some(IsoOvfEnv {
         label: volume.label,
         file_name: file.name,
         bytes,
     }))
+}
+
+/// The name of the OVF environment file in the root directory of an ISO9660 image, as
+/// [`read_ovf_env`] would choose it, without reading it: whether an image over
+/// [`IsoLimits::max_image_bytes`] is an OVF transport medium nonetheless (then its size is
+/// an error, not a sign that the medium is someone else's). Only the image size limit of
+/// `limits` applies.
+pub fn ovf_env_name<R: Read + Seek>(
+    r: &mut R,
+    limits: &IsoLimits,
+) -> Result<Option<String>, IsoError> {
+    let volume = Volume::open(r, limits)?;
+    Ok(find_ovf_env(r, &volume)?.map(|f| f.name))
+}
+
+/// The best-named OVF environment file in the image's root directories.
+fn find_ovf_env<R: Read + Seek>(
+    r: &mut R,
+    volume: &Volume,
+) -> Result<Option<FileRecord>, IsoError> {
+    let mut best: Option<(usize, FileRecord)> = None;
+    for root in volume.roots() {
+        for file in directory::root_files(r, volume, root)? {
+            let Some(rank) = names::rank(&file.name) else {
+                continue;
+            };
+            // Strictly better only, so the first tree searched keeps ties.
+            if best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                best = Some((rank, file));
+            }
+        }
+    }
+    Ok(best.map(|(_, f)| f))
 }

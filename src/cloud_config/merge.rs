@@ -10,7 +10,9 @@
 //! `dict()+list()+str()` ([`Mergers::vendor`]: user-data wins, mappings merge key by key).
 //! A part may ask for others with a `merge_how` key or a `Merge-Type` header.
 
-use super::node::{Node, Value};
+use std::collections::HashMap;
+
+use super::node::{Key, Node, Value};
 
 /// The `dict` merger's options.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -270,23 +272,34 @@ pub fn merge(old: Node, new: Node, m: &Mergers) -> Result<Node, MergeError> {
 
 fn merge_dict(old: Node, new: Node, d: DictRules, m: &Mergers) -> Result<Node, MergeError> {
     let (line, part) = (old.line, old.part);
-    let Value::Map(mut entries) = old.value else {
+    let Value::Map(entries) = old.value else {
         return Err("internal: dict merge of a non-mapping".into());
     };
     let Value::Map(with) = new.value else {
         // A mapping merged with anything else stays as it was.
         return Ok(Node::new(Value::Map(entries), line, part));
     };
+    // Each key found through an index, a deleted one left as a hole until the end: a
+    // lookup or a removal that walked the entries made merging two mappings quadratic.
+    let mut index: HashMap<String, usize> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| (k.text.clone(), i))
+        .collect();
+    let mut slots: Vec<Option<(Key, Node)>> = entries.into_iter().map(Some).collect();
     for (k, v) in with {
-        match entries.iter().position(|(e, _)| e.text == k.text) {
+        match index.get(&k.text).copied() {
             Some(i) => {
                 if matches!(v.value, Value::Null) && d.allow_delete {
-                    entries.remove(i);
+                    slots[i] = None;
+                    index.remove(&k.text);
                     continue;
                 }
-                let old_v = entries[i].1.clone();
-                entries[i].1 = if d.replace {
-                    v
+                let Some((_, old_v)) = slots[i].as_mut() else {
+                    return Err("internal: an indexed key was deleted".into());
+                };
+                if d.replace {
+                    *old_v = v;
                 } else {
                     let recurse = match v.value {
                         Value::Seq(_) => d.recurse_array,
@@ -295,15 +308,18 @@ fn merge_dict(old: Node, new: Node, d: DictRules, m: &Mergers) -> Result<Node, M
                         _ => false,
                     };
                     if recurse {
-                        merge(old_v, v, m)?
-                    } else {
-                        old_v
+                        let was = std::mem::replace(old_v, Node::new(Value::Null, line, part));
+                        *old_v = merge(was, v, m)?;
                     }
-                };
+                }
             }
-            None => entries.push((k, v)),
+            None => {
+                index.insert(k.text.clone(), slots.len());
+                slots.push(Some((k, v)));
+            }
         }
     }
+    let entries: Vec<(Key, Node)> = slots.into_iter().flatten().collect();
     Ok(Node::new(Value::Map(entries), line, part))
 }
 

@@ -11,7 +11,7 @@
 //! booleans, `0644` is octal, `1_000` and `1:30` (sexagesimal) are integers, `~` is null.
 //! Quoted and block scalars are strings. `<<` merge keys work as in PyYAML.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use yaml_rust2::parser::{Event, Parser};
@@ -192,6 +192,9 @@ enum Open {
     },
     Map {
         entries: Vec<(Key, Node)>,
+        /// Each key's place in `entries`: the duplicate-key rule looks every key up, and a
+        /// walk of the entries for each made a mapping quadratic to read.
+        index: HashMap<String, usize>,
         /// The key read, waiting for its value.
         key: Option<Node>,
         /// `<<` values, merged in when the mapping ends.
@@ -270,6 +273,7 @@ pub fn parse(text: &str, part: u16) -> Result<Node, YamlError> {
                 nodes += 1;
                 stack.push(Open::Map {
                     entries: Vec::new(),
+                    index: HashMap::new(),
                     key: None,
                     merges: Vec::new(),
                     line,
@@ -288,12 +292,13 @@ pub fn parse(text: &str, part: u16) -> Result<Node, YamlError> {
             Event::MappingEnd => match stack.pop() {
                 Some(Open::Map {
                     mut entries,
+                    index,
                     merges,
                     line,
                     anchor,
                     ..
                 }) => {
-                    merge_keys(&mut entries, merges, line)?;
+                    merge_keys(&mut entries, index, merges, line)?;
                     Some((Node::new(Value::Map(entries), line, part), anchor))
                 }
                 _ => unreachable!("the parser pairs mapping ends with starts"),
@@ -322,6 +327,7 @@ pub fn parse(text: &str, part: u16) -> Result<Node, YamlError> {
             Some(Open::Seq { items, .. }) => items.push(node),
             Some(Open::Map {
                 entries,
+                index,
                 key,
                 merges,
                 ..
@@ -331,10 +337,11 @@ pub fn parse(text: &str, part: u16) -> Result<Node, YamlError> {
                     let text = key_text(&k)?;
                     if text == "<<" && matches!(k.value, Value::Str(_)) {
                         merges.push(node);
-                    } else if let Some(slot) = entries.iter_mut().find(|(e, _)| e.text == text) {
+                    } else if let Some(&at) = index.get(&text) {
                         // PyYAML: a later duplicate key replaces the earlier value.
-                        slot.1 = node;
+                        entries[at].1 = node;
                     } else {
+                        index.insert(text.clone(), entries.len());
                         entries.push((Key { text, line: k.line }, node));
                     }
                 }
@@ -366,9 +373,14 @@ fn key_text(k: &Node) -> Result<String, YamlError> {
 /// mapping that has them (PyYAML's order).
 fn merge_keys(
     entries: &mut Vec<(Key, Node)>,
+    index: HashMap<String, usize>,
     merges: Vec<Node>,
     line: u32,
 ) -> Result<(), YamlError> {
+    if merges.is_empty() {
+        return Ok(());
+    }
+    let mut has: HashSet<String> = index.into_keys().collect();
     for merged in merges {
         let sources: Vec<Node> = match merged.value {
             Value::Map(_) => vec![merged],
@@ -388,7 +400,7 @@ fn merge_keys(
                 });
             };
             for (k, v) in m {
-                if !entries.iter().any(|(e, _)| e.text == k.text) {
+                if has.insert(k.text.clone()) {
                     entries.push((k, v));
                 }
             }

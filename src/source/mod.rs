@@ -8,6 +8,7 @@ pub mod appliance;
 pub mod config_drive;
 pub mod discover;
 pub mod encoding;
+pub(crate) mod fat_chain;
 pub mod field;
 pub mod guestinfo;
 pub mod imc;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use vmcust_ovf::iso9660::{read_ovf_env, IsoLimits};
+use vmcust_ovf::iso9660::{ovf_env_name, read_ovf_env, IsoError, IsoLimits};
 
 use super::guestinfo::OVF_ENV;
 use super::seed_media::{Format, Probed, Probes};
@@ -155,10 +155,36 @@ pub fn locate(
         else {
             continue;
         };
+        // A medium that is an OVF transport but cannot be read exactly is the boot's
+        // failure: taking guestinfo (or nothing) instead would customize the VM from
+        // other data than the deployment gave it.
         match read_iso(&mut file, Path::new(dev)) {
             Ok(Some(found)) => return Ok(Some(found)),
             Ok(None) => {}
-            Err(e) => tracing::warn!("{e:#}"),
+            Err(e) => match e.downcast_ref::<IsoError>() {
+                Some(IsoError::ImageTooLarge { size, limit }) => {
+                    // Most likely an installation disc left in the drive; it is the OVF
+                    // transport only if it carries an OVF environment.
+                    let relaxed = IsoLimits {
+                        max_image_bytes: u64::MAX,
+                        ..IsoLimits::default()
+                    };
+                    if let Ok(Some(name)) = ovf_env_name(&mut file, &relaxed) {
+                        anyhow::bail!(
+                            "{} on {dev}: the OVF transport image is {size} bytes, over the \
+                             limit of {limit} bytes; nothing was taken from another source",
+                            vmcust_imc::shown::name(&name)
+                        );
+                    }
+                    tracing::debug!("{dev}: not an OVF transport: {e:#}");
+                }
+                _ => {
+                    return Err(e.context(format!(
+                        "the CD in {dev} cannot be read exactly; nothing was taken from \
+                         another source"
+                    )))
+                }
+            },
         }
     }
     Ok(None)

@@ -4,14 +4,16 @@
 //! repo's own reader, vfat through the `fatfs` crate, a directory through the file
 //! system. Every read is bounded (docs/limits.md).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use vmcust_ovf::iso9660::{IsoImage, IsoLimits};
 
+use super::fat_chain::Geometry;
 use super::ovf_locate::CD_DEVICES;
 use super::Door;
 use crate::failure::Failure;
@@ -70,6 +72,18 @@ struct ReadOnly {
     /// The block held, and where it starts.
     block: Vec<u8>,
     block_at: u64,
+    /// Where a file's read first touched the data area, while one is watched.
+    trace: Rc<Cell<Trace>>,
+}
+
+/// What [`ReadOnly`] notes while a file is read: the offset of its first data read gives
+/// the file's first cluster, which fatfs does not tell (its chain is checked from there).
+#[derive(Debug, Clone, Copy, Default)]
+struct Trace {
+    /// Watching: the offset where the data area starts.
+    data_at: Option<u64>,
+    /// The first offset read at or past it.
+    first: Option<u64>,
 }
 
 /// The size of the blocks [`ReadOnly`] reads.
@@ -85,6 +99,7 @@ impl ReadOnly {
             size,
             block: Vec::new(),
             block_at: 0,
+            trace: Rc::default(),
         })
     }
 
@@ -109,6 +124,11 @@ impl Read for ReadOnly {
                 "read more than {MAX_FAT_READ_BYTES} bytes of the medium (a loop in its \
                  cluster chains?)"
             )));
+        }
+        let mut trace = self.trace.get();
+        if trace.first.is_none() && trace.data_at.is_some_and(|at| self.pos >= at) {
+            trace.first = Some(self.pos);
+            self.trace.set(trace);
         }
         self.fill()?;
         let end = self.block_at + self.block.len() as u64;
@@ -156,8 +176,19 @@ impl Seek for ReadOnly {
 
 enum Inner {
     Iso { file: File, image: IsoImage },
-    Fat(Box<fatfs::FileSystem<ReadOnly>>),
+    Fat(Box<Fat>),
     Dir(PathBuf),
+}
+
+/// An opened vfat medium: fatfs over the device, and what checking its chains needs.
+struct Fat {
+    fs: fatfs::FileSystem<ReadOnly>,
+    /// The device or image again, for reading the FAT.
+    raw: File,
+    /// Its size.
+    bytes: u64,
+    geometry: Geometry,
+    trace: Rc<Cell<Trace>>,
 }
 
 /// An opened seed medium.
@@ -408,8 +439,20 @@ impl Medium {
                 }))
             }
             Some(Format::Vfat) => {
-                let disk = ReadOnly::new(file)
-                    .map_err(|e| Failure::io(format!("seed medium {place}: {e}")))?;
+                let io = |e: io::Error| Failure::io(format!("seed medium {place}: {e}"));
+                let raw = file.try_clone().map_err(io)?;
+                let mut sector = [0u8; 512];
+                if !read_at(&mut file, 0, &mut sector) {
+                    return Err(invalid(place, "its boot sector cannot be read"));
+                }
+                let geometry = Geometry::from_boot_sector(&sector).ok_or_else(|| {
+                    invalid(
+                        place,
+                        "not a readable vfat file system: its boot sector's numbers do not add up",
+                    )
+                })?;
+                let disk = ReadOnly::new(file).map_err(io)?;
+                let (bytes, trace) = (disk.size, disk.trace.clone());
                 let options = fatfs::FsOptions::new().update_accessed_date(false);
                 let fs = guarded(|| fatfs::FileSystem::new(disk, options))
                     .map_err(|e| invalid(place, format!("not a readable vfat file system: {e}")))?;
@@ -418,7 +461,13 @@ impl Medium {
                     place: place.to_string(),
                     label: Some(label),
                     format: Format::Vfat,
-                    inner: Inner::Fat(Box::new(fs)),
+                    inner: Inner::Fat(Box::new(Fat {
+                        fs,
+                        raw,
+                        bytes,
+                        geometry,
+                        trace,
+                    })),
                 }))
             }
             _ => Ok(None),
@@ -455,7 +504,7 @@ impl Medium {
                     None => return Ok(None),
                 }
             }
-            Inner::Fat(fs) => match guarded(|| read_fat(fs, path, cap)) {
+            Inner::Fat(fat) => match guarded(|| read_fat(fat, path, cap)) {
                 Ok(Some(b)) => b,
                 Ok(None) => return Ok(None),
                 Err(e) => return Err(Failure::invalid(format!("reading {place}: {e}"))),
@@ -493,7 +542,8 @@ fn guarded<T>(f: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
     }
 }
 
-fn read_fat(fs: &fatfs::FileSystem<ReadOnly>, path: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
+fn read_fat(fat: &Fat, path: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
+    let fs = &fat.fs;
     let (dir_path, name) = match path.rsplit_once('/') {
         Some((d, n)) => (Some(d), n),
         None => (None, path),
@@ -532,8 +582,32 @@ fn read_fat(fs: &fatfs::FileSystem<ReadOnly>, path: &str, cap: u64) -> io::Resul
             entry.len()
         )));
     }
+    // Read exactly as much as the entry declares, noting where the data starts; then the
+    // chain must hold exactly that (fatfs stops early at a cut chain, and reads a loop or
+    // another file's clusters as if they were this file's).
+    let size = entry.len();
+    fat.trace.set(Trace {
+        data_at: Some(fat.geometry.data_at()),
+        first: None,
+    });
     let mut out = Vec::new();
-    entry.to_file().take(cap + 1).read_to_end(&mut out)?;
+    let read = entry.to_file().take(size).read_to_end(&mut out);
+    let first = fat.trace.take().first;
+    read?;
+    let broken = |why: String| io::Error::new(io::ErrorKind::InvalidData, why);
+    if let Some(first) = first {
+        let cluster = fat.geometry.cluster_at(first);
+        fat.geometry
+            .check_chain(&fat.raw, fat.bytes, cluster, size)
+            .map_err(broken)?;
+    }
+    if out.len() as u64 != size {
+        return Err(broken(format!(
+            "its directory entry declares {size} bytes, its cluster chain holds {} (a \
+             truncated or inconsistent medium)",
+            out.len()
+        )));
+    }
     Ok(Some(out))
 }
 

@@ -4,6 +4,8 @@
 //! Property); unknown subtrees are skipped with `read_to_end`, so hostile nesting cannot grow
 //! the stack.
 
+use std::collections::HashSet;
+
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::{Namespace, ResolveResult};
 use quick_xml::{NsReader, XmlVersion};
@@ -397,7 +399,9 @@ impl<'a> Walker<'a> {
         empty: bool,
         offset: u64,
     ) -> Result<Element<'a>, EnvError> {
-        let mut seen: Vec<(ResolveResult<'_>, &str)> = Vec::new();
+        // A set, not a list: an element may carry thousands of attributes within the cap,
+        // and comparing each with every earlier one made reading it quadratic.
+        let mut seen: HashSet<(&str, &str)> = HashSet::new();
         for attr in start.attributes() {
             let attr = attr.map_err(|e| {
                 let detail = match e {
@@ -417,16 +421,15 @@ impl<'a> Walker<'a> {
                 return Err(self.malformed_at(offset, &detail));
             }
             let (resolved, local) = self.reader.resolver().resolve_attribute(attr.key);
-            if matches!(resolved, ResolveResult::Bound(_)) {
+            if let ResolveResult::Bound(ns) = resolved {
                 let local = local.into_inner();
-                if seen.iter().any(|(ns, l)| *ns == resolved && *l == local) {
+                if !seen.insert((ns.0, local)) {
                     let detail = format!(
                         "duplicate attribute {} (the same namespace and name as another); give each attribute once",
                         shown::name(qname)
                     );
                     return Err(self.malformed_at(offset, &detail));
                 }
-                seen.push((resolved, local));
             }
         }
         Ok(self.element(start, empty, offset))
