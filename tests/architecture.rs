@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 /// The floors, ground floor first. A module imports only modules on floors below its own.
 const FLOORS: &[&[&str]] = &[
-    &["model", "yaml", "process", "selinux", "log_file"],
+    &["model", "yaml", "process", "selinux"],
     &["root", "host"],
-    &["state", "facts", "scripts"],
+    &["state", "facts", "scripts", "log_file"],
     &["plan", "timings"],
     &["apply", "failure"],
     &["cloud_config", "report", "source"],

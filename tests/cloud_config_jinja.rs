@@ -298,7 +298,10 @@ fn a_template_that_does_not_parse_changes_nothing() {
     let early = vm.run("early");
     assert_eq!(early.status.code(), Some(65), "{}", text(&early.stderr));
     assert_eq!(support::snapshot(&vm.path("/etc")), etc);
-    assert!(!vm.path("/run/cloud-init").exists());
+    // The boot's own records (status.json, result.json) say it failed; no instance data
+    // was written for a document that was refused.
+    assert!(!vm.path("/run/cloud-init/instance-data.json").exists());
+    assert!(!vm.path("/run/cloud-init/instance-data-sensitive.json").exists());
     assert!(!vm.path("/run/kubeadm").exists());
 }
 
