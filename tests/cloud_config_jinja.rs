@@ -301,7 +301,9 @@ fn a_template_that_does_not_parse_changes_nothing() {
     // The boot's own records (status.json, result.json) say it failed; no instance data
     // was written for a document that was refused.
     assert!(!vm.path("/run/cloud-init/instance-data.json").exists());
-    assert!(!vm.path("/run/cloud-init/instance-data-sensitive.json").exists());
+    assert!(!vm
+        .path("/run/cloud-init/instance-data-sensitive.json")
+        .exists());
     assert!(!vm.path("/run/kubeadm").exists());
 }
 

@@ -396,7 +396,10 @@ mod tests {
         let out = command("sh", &["-c", "echo out; echo err >&2; echo ${HOME:-clean}"]).unwrap();
         assert_eq!(out, "out\nclean\nerr\n");
         let e = command("sh", &["-c", "echo first problem >&2; exit 3"]).unwrap_err();
-        assert_eq!(format!("{e:#}"), "sh ended with exit status 3: first problem");
+        assert_eq!(
+            format!("{e:#}"),
+            "sh ended with exit status 3: first problem"
+        );
         let e = command("/nonexistent/journalctl", &[]).unwrap_err();
         assert!(
             format!("{e:#}").starts_with("running /nonexistent/journalctl: "),
