@@ -1,8 +1,10 @@
 //! `vmcust generate` (hidden): the man pages and shell completions the packages ship.
 //! The command pages are made from the same clap definitions as `--help`, so they can
 //! never drift from it, with the sections clap cannot know (EXIT STATUS, ENVIRONMENT,
-//! FILES, EXAMPLES) appended from the roff sources in man/; vmcust.conf(5) is written
-//! there whole. Run at package time by scripts/package.sh; docs/packaging.md.
+//! FILES, EXAMPLES) appended from the roff sources in man/sections/; vmcust.conf(5) is
+//! written whole from man/vmcust.conf.5. Run at package time by scripts/package.sh
+//! (docs/packaging.md); the pages it makes are also kept in man/, so that they read
+//! from a checkout (`man ./man/vmcust.1`), and a test keeps them the same.
 
 use std::path::{Path, PathBuf};
 
@@ -12,9 +14,9 @@ use clap::{Args, CommandFactory, Subcommand};
 use super::Cli;
 
 /// The sections appended to vmcust(1).
-const VMCUST_SECTIONS: &str = include_str!("../../man/vmcust.1.in");
+const VMCUST_SECTIONS: &str = include_str!("../../man/sections/vmcust.1.roff");
 /// The sections appended to the stand-in's page.
-const STAND_IN_SECTIONS: &str = include_str!("../../man/vmcust-cloud-init.8.in");
+const STAND_IN_SECTIONS: &str = include_str!("../../man/sections/vmcust-cloud-init.8.roff");
 /// The settings file's page, whole.
 const SETTINGS_PAGE: &str = include_str!("../../man/vmcust.conf.5");
 
@@ -343,6 +345,48 @@ mod tests {
             pages += 1;
         }
         assert!(pages >= 16, "{pages} pages");
+    }
+
+    /// The pages kept in man/ are the ones `vmcust generate man` makes now, and no
+    /// others: a change to a command's options or to a section in man/sections/ shows
+    /// in them. `UPDATE_GOLDEN=1 cargo test --lib generate` writes them anew.
+    #[test]
+    fn the_pages_in_the_checkout_are_the_generated_ones() {
+        let (dir, read) = generated();
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+        let pages = |d: &Path| -> std::collections::BTreeSet<String> {
+            std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| {
+                    n.rsplit_once('.')
+                        .is_some_and(|(_, s)| matches!(s, "1" | "5" | "8"))
+                })
+                .collect()
+        };
+        let made = pages(dir.path());
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            for stale in pages(&checkout).difference(&made) {
+                std::fs::remove_file(checkout.join(stale)).unwrap();
+            }
+            for name in &made {
+                std::fs::write(checkout.join(name), read(name)).unwrap();
+            }
+        }
+        assert_eq!(
+            pages(&checkout),
+            made,
+            "man/ holds other pages than vmcust generate man makes; \
+             UPDATE_GOLDEN=1 cargo test --lib generate"
+        );
+        for name in &made {
+            let kept = std::fs::read_to_string(checkout.join(name)).unwrap();
+            assert!(
+                kept == read(name),
+                "man/{name} is not what vmcust generate man makes now; \
+                 UPDATE_GOLDEN=1 cargo test --lib generate, then read the diff"
+            );
+        }
     }
 
     /// The units link only pages the packages ship.
