@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use super::CLAIMED_CLOUD_INIT_VERSION;
 use crate::root::Root;
+use crate::state::rfc2822;
 
 /// cloud-init's stage record, the real file (Ansible's `cloud_init_data_facts` reads it
 /// here, not through the link).
@@ -304,44 +305,9 @@ pub fn short_datasource(full: &str) -> String {
         .to_lowercase()
 }
 
-/// Seconds since the epoch as cloud-init prints times (`%a, %d %b %Y %H:%M:%S +0000`).
-pub fn rfc2822(secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (the era algorithm, valid for any u64 day).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{}, {day:02} {} {year:04} {:02}:{:02}:{:02} +0000",
-        DAYS[(days % 7) as usize],
-        MONTHS[(month - 1) as usize],
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cloud_init_times() {
-        assert_eq!(rfc2822(0), "Thu, 01 Jan 1970 00:00:00 +0000");
-        assert_eq!(rfc2822(951_782_400), "Tue, 29 Feb 2000 00:00:00 +0000");
-        assert_eq!(rfc2822(1_780_000_000), "Thu, 28 May 2026 20:26:40 +0000");
-    }
 
     #[test]
     fn short_names_are_cloud_inits() {

@@ -5,7 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use super::boot_files::{rfc2822, short_datasource, StatusV1};
+use super::boot_files::{short_datasource, StatusV1};
+use crate::state::rfc2822;
 use crate::state::{RunState, RunStatus};
 
 /// One `cloud-init status` answer, before it is printed.

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 pub use instance::{add_degraded, read_results, write_result, InstanceResult, UserDataDisposition};
 pub use status::{read_status, write_status, RunState, RunStatus, STATUS_PATH};
-pub use time::{now, rfc3339};
+pub use time::{now, rfc2822, rfc3339};
 
 use crate::model::{FileName, InstanceId};
 use crate::root::Root;

@@ -8,6 +8,7 @@ use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::node::Node;
 use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
+use crate::state::rfc2822;
 
 /// cloud-init's default message, naming vmcust.
 pub const DEFAULT: &str =
@@ -132,34 +133,6 @@ fn replace_jinja(text: &str, subs: &Subs) -> String {
     out
 }
 
-/// Seconds since the epoch as RFC 2822 in UTC, as cloud-init's `time_rfc2822`.
-pub fn rfc2822(secs: u64) -> String {
-    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!(
-        "{}, {d:02} {} {y} {:02}:{:02}:{:02} +0000",
-        DAYS[(days % 7) as usize],
-        MONTHS[(m - 1) as usize],
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
 /// `final_message`.
 pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.final_message = r.string(node, key, 4096);
@@ -209,12 +182,5 @@ mod tests {
         for (msg, want) in table {
             assert_eq!(render(*msg, &subs()), *want, "{msg:?}");
         }
-    }
-
-    #[test]
-    fn rfc2822_dates() {
-        assert_eq!(rfc2822(0), "Thu, 01 Jan 1970 00:00:00 +0000");
-        assert_eq!(rfc2822(951_782_400), "Tue, 29 Feb 2000 00:00:00 +0000");
-        assert_eq!(rfc2822(1_796_168_489), "Tue, 01 Dec 2026 23:41:29 +0000");
     }
 }
