@@ -352,6 +352,17 @@ impl Root {
         }
     }
 
+    /// `path` joined to the root as it is, for a path [`Root::open_direct`] found without
+    /// a symlink or `..` on the way.
+    fn plain(&self, path: &Path) -> PathBuf {
+        let mut p = self.dir.clone();
+        p.extend(
+            path.components()
+                .filter(|c| matches!(c, Component::Normal(_))),
+        );
+        p
+    }
+
     fn join(&self, parts: &[OsString]) -> PathBuf {
         let mut p = self.dir.clone();
         p.extend(parts);
@@ -361,12 +372,13 @@ impl Root {
     /// Reads a file (following symlinks inside the root); `None` if it does not exist.
     pub fn read(&self, path: &Path) -> io::Result<Option<Vec<u8>>> {
         use std::io::Read as _;
-        let Some(mut file) = self.open_read(path)? else {
+        let Some(file) = self.open_read(path)? else {
             return Ok(None);
         };
-        // Most files read here are small: one read fills the buffer, one more says the end.
+        // Most files read here are small: one read fills the buffer, one more says the end
+        // (through `take`, std asks for no size hint: two system calls fewer a file).
         let mut bytes = Vec::with_capacity(8192);
-        file.read_to_end(&mut bytes)?;
+        file.take(u64::MAX).read_to_end(&mut bytes)?;
         Ok(Some(bytes))
     }
 
@@ -452,22 +464,20 @@ impl Root {
 
     /// What is at `path` now, without following a symlink in the last component.
     pub fn existing(&self, path: &Path) -> io::Result<Existing> {
-        let real = self.resolve(path, false)?;
-        let meta = match fs::symlink_metadata(&real) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Missing),
-            Err(e) => return Err(e),
+        let flags = nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_NOFOLLOW;
+        let real = match self.open_direct(path, flags) {
+            Direct::Missing => return Ok(Existing::Missing),
+            Direct::Open(_) => self.plain(path),
+            Direct::Resolve => self.resolve(path, false)?,
         };
-        if meta.file_type().is_symlink() {
-            return Ok(Existing::Symlink(fs::read_link(&real)?));
-        }
-        if !meta.is_file() {
-            return Ok(Existing::Other);
-        }
-        Ok(Existing::File {
-            contents: fs::read(&real)?,
-            mode: meta.mode() & 0o7777,
-        })
+        existing_at(&real)
+    }
+
+    /// [`Root::existing`] for a path about to be written as root: resolved as the write
+    /// will be ([`Root::resolve_for_write`], so a link another user could have placed is
+    /// an error here already), and looked at once.
+    pub fn existing_for_write(&self, path: &Path) -> io::Result<Existing> {
+        existing_at(&self.resolve_for_write(path)?)
     }
 
     /// Replaces the file at `path` atomically with `contents` and `mode`. A symlink at
@@ -935,6 +945,35 @@ impl At {
 /// after the data it names). A new file needs no such care: until the record that vouches
 /// for it is written ([`Root::write_record`]), a path with no file or a torn one is
 /// written again by the run that resumes.
+/// What is at the host path `real` (inside the root, already resolved), without
+/// following a symlink there. A file's contents are read from what was looked at: opened
+/// with `O_NOFOLLOW`, so a link swapped in meanwhile is an error, not followed.
+fn existing_at(real: &Path) -> io::Result<Existing> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let meta = match fs::symlink_metadata(real) {
+        Ok(m) => m,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Existing::Missing),
+        Err(e) => return Err(e),
+    };
+    if meta.file_type().is_symlink() {
+        return Ok(Existing::Symlink(fs::read_link(real)?));
+    }
+    if !meta.is_file() {
+        return Ok(Existing::Other);
+    }
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(real)?;
+    let mut contents = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0) + 1);
+    file.take(u64::MAX).read_to_end(&mut contents)?;
+    Ok(Existing::File {
+        contents,
+        mode: meta.mode() & 0o7777,
+    })
+}
+
 fn write_atomic(
     at: &At,
     contents: &[u8],
@@ -1037,10 +1076,18 @@ mod tests {
             "/etc/dangling",
             "/etc/last",
             "/etc/ssh/../hosts",
+            "/etc/ssh",
         ] {
             let read = root.read(Path::new(p)).map_err(|e| e.kind());
             let direct = (read, root.is_file(Path::new(p)), root.is_dir(Path::new(p)));
             assert_eq!(direct, resolved(p), "{p}");
+            // And what is there, the last component not followed.
+            let existing = root.existing(Path::new(p)).map_err(|e| e.kind());
+            let at = root
+                .resolve(Path::new(p), false)
+                .and_then(|real| existing_at(&real))
+                .map_err(|e| e.kind());
+            assert_eq!(existing, at, "{p}");
         }
         let direct = root.open_direct(Path::new("/etc/hosts"), nix::fcntl::OFlag::O_RDONLY);
         if OPENAT2_WORKS.load(Ordering::Relaxed) {

@@ -75,11 +75,10 @@ pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
     }
     // A write that would follow a link another user could have placed is refused here
     // already, so `plan` shows the refusal `apply` would meet.
-    root.resolve_for_write(action.path())?;
     if let Action::Rename { to, .. } = action {
         root.resolve_for_write(to)?;
     }
-    let existing = root.existing(action.path())?;
+    let existing = root.existing_for_write(action.path())?;
     let same = match (action, &existing) {
         (
             Action::WriteFile { contents, mode, .. },
