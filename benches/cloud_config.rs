@@ -201,6 +201,7 @@ fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
             origins: [("user-data".to_string(), "guestinfo".to_string())].into(),
             degraded: Vec::new(),
             user_data: Some(state::UserDataDisposition::Native),
+            nothing_changed: false,
         },
     )
     .unwrap();

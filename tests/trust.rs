@@ -468,6 +468,147 @@ fn t6_sources_switch_each_source_off() {
     }
 }
 
+/// Guestinfo metadata whose network names a MAC address the VM does not have: refused
+/// while planning, so nothing is changed and the instance is recorded failed.
+const WRONG_MAC_METADATA: &str = "instance-id: gi-1\nlocal-hostname: first\nnetwork:\n  \
+version: 2\n  ethernets:\n    eth0:\n      match: {macaddress: '00:50:56:00:00:01'}\n      \
+dhcp4: true\n";
+
+fn result_json(vm: &Vm, id: &str) -> serde_json::Value {
+    let path = vm.path(&format!("/var/lib/vmcust/instances/{id}/result.json"));
+    serde_json::from_slice(&fs::read(path).unwrap()).unwrap()
+}
+
+/// Boot 1 with `bad` guestinfo metadata (and `env` set): the early stage fails (exit
+/// `code`), the root is unchanged, and the instance is recorded failed with nothing changed.
+fn failed_boot_changes_nothing(vm: &Vm, bad: &str, env: &[(&str, &str)], code: i32) {
+    let before = vm.state();
+    user_sets(vm, "guestinfo.metadata", bad);
+    let mut cmd = vm.command("early", 0);
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let early = cmd.output().unwrap();
+    assert_eq!(early.status.code(), Some(code), "{}", text(&early.stderr));
+    vm.run("late");
+    assert_eq!(vm.state(), before, "the failed boot changed nothing");
+    let r = result_json(vm, "gi-1");
+    assert_eq!(r["outcome"], "failed", "{r:#}");
+    assert_eq!(r["nothing_changed"], true, "{r:#}");
+}
+
+/// A failed first boot: what, the bad metadata, the environment, the early exit status.
+type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], i32);
+
+// threat T17: a first customization from guestinfo that failed and changed nothing (a MAC
+// address the VM lacks, refused while planning; or a failure whose changes the undo put
+// back) leaves the VM as never customized: corrected guestinfo customizes it at the next
+// boot, under the same instance-id or a new one; after that it is the VM customized
+// before again.
+#[test]
+fn t17_corrected_guestinfo_customizes_a_vm_whose_first_customization_changed_nothing() {
+    let put_back = [(vmcust::apply::FAIL_AT_ENV, "1")];
+    let cases: [Case; 3] = [
+        ("wrong MAC, same id", WRONG_MAC_METADATA, &[], 65),
+        ("wrong MAC, new id", WRONG_MAC_METADATA, &[], 65),
+        (
+            "put back by the undo",
+            "instance-id: gi-1\nlocal-hostname: first\n",
+            &put_back,
+            74,
+        ),
+    ];
+    for (what, bad, env, code) in cases {
+        let vm = Vm::new();
+        failed_boot_changes_nothing(&vm, bad, env, code);
+        let id = if what.ends_with("new id") {
+            "gi-2"
+        } else {
+            "gi-1"
+        };
+        user_sets(
+            &vm,
+            "guestinfo.metadata",
+            &format!("instance-id: {id}\nlocal-hostname: fixed\n"),
+        );
+        let (early, _) = vm.boot();
+        assert!(
+            text(&early.stderr).contains(&format!("instance {id} customized from")),
+            "{what}: {}",
+            text(&early.stderr)
+        );
+        assert_eq!(
+            fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+            "fixed\n",
+            "{what}"
+        );
+        assert_eq!(result_json(&vm, id)["outcome"], "done", "{what}");
+        let (code, status) = vm.status();
+        assert_eq!(code, Some(0), "{what}: {status}");
+        assert!(status.contains("done"), "{what}: {status}");
+        forged_guestinfo_changes_nothing(&vm, &[("guestinfo.metadata", EVIL_METADATA)], "evil-1");
+    }
+}
+
+// threat T17: a failure after which something ran still counts as a customization: a
+// vSphere spec whose pre-customization script ran (and failed); the guestinfo a local
+// user writes next is not read.
+#[test]
+fn t17_a_failure_after_a_pre_script_ran_still_counts_as_customized() {
+    let vm = Vm::new();
+    fs::create_dir_all(vm.path("/root")).unwrap();
+    vm.enable_scripts();
+    vm.hand_over(
+        "[NETWORK]\nHOSTNAME = imc\n[NIC-CONFIG]\nNICS = NIC1\n[NIC1]\n\
+         MACADDR = 00:50:56:a6:8c:08\nBOOTPROTO = dhcp\n[MISC]\nMARKER-ID = m-1\n\
+         [CUSTOM-SCRIPT]\nSCRIPT-NAME = script0001.bat\n",
+        &[
+            ("nics.txt", "0"),
+            (
+                "script0001.bat",
+                "#!/bin/sh\necho \"$1\" >> /root/ran\nexit 3\n",
+            ),
+        ],
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(1), "{}", text(&early.stderr));
+    vm.run("late");
+    assert_eq!(
+        fs::read_to_string(vm.path("/root/ran")).unwrap(),
+        "precustomization\n"
+    );
+    // A vSphere customization is recorded under the product UUID.
+    let r = result_json(&vm, "4217e0a1-6c2b-9d7e-51a0-3b9f2c1d8e44");
+    assert_eq!(r["outcome"], "failed", "{r:#}");
+    assert!(r.get("nothing_changed").is_none(), "{r:#}");
+    forged_guestinfo_changes_nothing(&vm, &[("guestinfo.metadata", EVIL_METADATA)], "evil-1");
+}
+
+// threat T17: guestinfo whose user-data ran and failed counts as a customization (its
+// commands ran): new guestinfo is not read at the next boot.
+#[test]
+fn t17_guestinfo_whose_user_data_ran_and_failed_still_counts_as_customized() {
+    let vm = Vm::new();
+    user_sets(
+        &vm,
+        "guestinfo.metadata",
+        "instance-id: gi-1\nlocal-hostname: first\n",
+    );
+    user_sets(
+        &vm,
+        "guestinfo.userdata",
+        "#!/bin/sh\necho ran >> \"$(dirname \"$0\")/ran\"\nexit 3\n",
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let late = vm.run("late");
+    assert_ne!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let ran = vm.path("/var/lib/vmcust/instances/gi-1/ran");
+    assert_eq!(fs::read_to_string(&ran).unwrap(), "ran\n");
+    forged_guestinfo_changes_nothing(&vm, &[("guestinfo.metadata", EVIL_METADATA)], "evil-1");
+    assert_eq!(fs::read_to_string(&ran).unwrap(), "ran\n", "user-data once");
+}
+
 /// The threat model names every test of this file, and this file names only threats
 /// the model lists: docs and tests cannot drift apart silently.
 #[test]

@@ -228,6 +228,30 @@ pub fn apply_action(root: &Root, action: &Action) -> Result<Change> {
     Ok(change)
 }
 
+/// The context of an apply error after which every change was put back: the root is as
+/// it was. Its presence in the chain is what [`put_everything_back`] reads.
+#[derive(Debug)]
+struct PutBack {
+    /// How many changes were undone.
+    count: usize,
+}
+
+impl std::fmt::Display for PutBack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "nothing was changed: the {} change(s) made before the failure were put back",
+            self.count
+        )
+    }
+}
+
+/// Whether an error of [`apply`] left the root as it was (every change put back). An
+/// error from elsewhere, or one whose undo failed, says no.
+pub(crate) fn put_everything_back(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<PutBack>().is_some()
+}
+
 /// Undoes `failed` (the action that failed, if it got that far) and then `done`, newest
 /// first, and says in the error whether everything was put back.
 fn put_back(done: Vec<Undo>, failed: Option<Undo>, e: anyhow::Error) -> anyhow::Error {
@@ -238,9 +262,7 @@ fn put_back(done: Vec<Undo>, failed: Option<Undo>, e: anyhow::Error) -> anyhow::
         .filter_map(|u| u.run().err().map(|e| e.to_string()))
         .collect();
     if problems.is_empty() {
-        e.context(format!(
-            "nothing was changed: the {count} change(s) made before the failure were put back"
-        ))
+        e.context(PutBack { count })
     } else {
         e.context(format!(
             "putting back the earlier changes failed too ({}); the root may be half-changed",

@@ -7,10 +7,30 @@ use crate::apply::{apply, Change};
 use crate::engine::customize::Prepared;
 use crate::failure::Failure;
 
+/// A failed apply, and whether it left the root as it was.
+pub(crate) struct ApplyFailed {
+    /// The failure.
+    pub failure: Failure,
+    /// Every change made before the failure was put back: nothing changed.
+    pub put_back: bool,
+}
+
 /// Applies a prepared plan, all or nothing, logging every file it changed.
 pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure> {
+    apply_prepared_or_put_back(ctx, prepared).map_err(|f| f.failure)
+}
+
+/// [`apply_prepared`], saying on a failure whether the root was left as it was (for the
+/// record that tells a failure that changed nothing, `state::InstanceResult`).
+pub(crate) fn apply_prepared_or_put_back(
+    ctx: &Context,
+    prepared: &Prepared,
+) -> Result<(), ApplyFailed> {
     let changes =
-        super::timed("apply", || apply(&ctx.root, &prepared.plan)).map_err(|e| Failure::of(&e))?;
+        super::timed("apply", || apply(&ctx.root, &prepared.plan)).map_err(|e| ApplyFailed {
+            failure: Failure::of(&e),
+            put_back: crate::apply::put_everything_back(&e),
+        })?;
     crate::applied::record(&ctx.root, prepared, &changes, "vmcust run");
     for (action, change) in prepared.plan.actions.iter().zip(changes) {
         if !matches!(change, Change::Unchanged | Change::Skipped) {

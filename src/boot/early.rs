@@ -570,6 +570,9 @@ fn finish(
             origins: Default::default(),
             degraded: Vec::new(),
             user_data,
+            // A vSphere customization is not tracked this closely (its pre-script may have
+            // run): a failure counts as a customization.
+            nothing_changed: false,
         },
     ) {
         tracing::error!("could not record the result of instance {instance_id}: {e:#}");

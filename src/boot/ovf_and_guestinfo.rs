@@ -12,7 +12,7 @@
 
 use anyhow::Result;
 
-use super::apply_step::apply_prepared;
+use super::apply_step::apply_prepared_or_put_back;
 use super::vm_identity::{self, Identity, Refusal};
 use super::{Context, Ending};
 use crate::engine::customize::prepare;
@@ -66,7 +66,17 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     }
     let id = g.instance_id().clone();
     let dir = state::instance_dir(&id);
-    if ctx.root.is_file(&dir.join(state::RESULT_JSON)) {
+    let earlier = ctx.root.is_file(&dir.join(state::RESULT_JSON));
+    if earlier
+        && state::instance::read_result(&ctx.root, &id).is_some_and(|r| r.failed_without_change())
+    {
+        // Its customization failed and changed nothing: the VM is as it was, and the
+        // corrected data (the same instance-id) is applied as a first customization.
+        tracing::info!(
+            "instance {id} failed before and changed nothing; customizing it again from {}",
+            g.from()
+        );
+    } else if earlier {
         tracing::info!("instance {id} was customized already; nothing to do this boot");
         vm_identity::clear_refusal(&ctx.root);
         return Ok(Some(Ending::Nothing));
@@ -92,12 +102,19 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     }
     let mut degraded = Vec::new();
     let mut user_data = None;
+    // Whether a failure left the root as it was: refused while planning, or applied and
+    // put back whole. No script or user-data runs in this stage, and a failed instance's
+    // user-data is not kept for the late one, so then nothing at all changed.
+    let mut nothing_changed = true;
     let outcome = super::timed("facts and plan", || prepare(&ctx.root, &g, ctx.options()))
         .map_err(Failure::from)
         .and_then(|p| {
             degraded.clone_from(&p.steps.degraded);
             user_data = p.steps.user_data.as_ref().map(|u| u.disposition.clone());
-            apply_prepared(ctx, &p)
+            apply_prepared_or_put_back(ctx, &p).map_err(|f| {
+                nothing_changed = f.put_back;
+                f.failure
+            })
         });
     for d in &degraded {
         tracing::warn!("not applied: {d}");
@@ -133,6 +150,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
             degraded,
             // What happens to the user-data, as the plan decided; the late stage reads it.
             user_data,
+            nothing_changed: error.is_some() && nothing_changed,
         },
     )?;
     vm_identity::record_customization(&ctx.root, &id, &ctx.platform);

@@ -6,7 +6,8 @@
 //! can only be changed by the host (a clone or a new deployment gets a new one). Hence:
 //! guestinfo and the OVF environment customize a *new* VM — one whose product UUID is not
 //! the one recorded at the last boot nor one recorded with a customization — or a VM that
-//! was never customized; on the same VM a new instance-id from them is refused, unless
+//! was never customized (a failed customization that changed nothing does not count: the
+//! VM is as it was); on the same VM a new instance-id from them is refused, unless
 //! `[trust] recustomize_same_vm` says the host closed the door.
 //!
 //! ```text
@@ -39,7 +40,8 @@ pub struct Identity {
     pub last_boot: Option<String>,
     /// The product UUIDs recorded with customizations.
     pub customized_on: Vec<String>,
-    /// Whether any customization was ever recorded (with or without a UUID).
+    /// Whether any customization was ever recorded (with or without a UUID), other than
+    /// failures that changed nothing.
     pub customized: bool,
 }
 
@@ -62,7 +64,14 @@ impl Identity {
         });
         for name in names {
             let dir = Path::new(INSTANCES_DIR).join(&name);
-            if root.is_file(&dir.join(state::RESULT_JSON)) {
+            let result = dir.join(state::RESULT_JSON);
+            if !root.is_file(&result) {
+                // Not (yet) a customization: no record of how one ended.
+            } else if failed_without_change(root, &result) {
+                // It failed and changed nothing: the VM is as if never customized, so
+                // this instance neither counts nor makes its UUID "seen".
+                continue;
+            } else {
                 customized = true;
             }
             if let Some(uuid) = read_uuid(root, &dir.join(CUSTOMIZED_ON)) {
@@ -203,6 +212,17 @@ pub fn read_refusal(root: &Root) -> Option<Refusal> {
     serde_json::from_str(&text).ok()
 }
 
+/// Whether the record at `path` is of a customization that failed and changed nothing.
+/// A record that cannot be read or parsed says no (fail closed: it counts as a
+/// customization).
+fn failed_without_change(root: &Root, path: &Path) -> bool {
+    root.read(path)
+        .ok()
+        .flatten()
+        .and_then(|b| serde_json::from_slice::<state::InstanceResult>(&b).ok())
+        .is_some_and(|r| r.failed_without_change())
+}
+
 /// The first line of `path` under `root` as a lower-cased UUID, if it holds one.
 fn read_uuid(root: &Root, path: &Path) -> Option<String> {
     let text = root.read_text(path).ok().flatten()?;
@@ -314,6 +334,76 @@ mod tests {
         assert!(Identity::read(&root, &clone).is_new_vm());
     }
 
+    fn result(id: &str, outcome: &str, nothing_changed: bool) -> state::InstanceResult {
+        state::InstanceResult {
+            instance_id: InstanceId::parse(id).unwrap(),
+            outcome: outcome.into(),
+            code: 0,
+            error: (outcome == "failed").then(|| "bad time zone".to_string()),
+            finished: 1,
+            steps: vec![],
+            origins: Default::default(),
+            degraded: Vec::new(),
+            user_data: None,
+            nothing_changed,
+        }
+    }
+
+    // threat T17: a VM whose every customization failed and changed nothing is as if
+    // never customized; any other record (done, a failure that changed something, an
+    // old record without the field, an unreadable one) counts as customized.
+    #[test]
+    fn only_failures_that_changed_nothing_leave_a_vm_uncustomized() {
+        let platform = Platform {
+            product_uuid: Some("4217e0a1-aaaa".into()),
+            ..Platform::default()
+        };
+        let failed_clean = result("i-1", "failed", true);
+        let cases: [(&str, Option<&str>, bool); 5] = [
+            ("failed, nothing changed", None, false),
+            ("failed, something ran", Some("failed-changed"), true),
+            ("done", Some("done"), true),
+            (
+                "old record without the field",
+                Some(
+                    r#"{"instance_id":"i-2","outcome":"failed","code":0,"finished":1,"steps":[]}"#,
+                ),
+                true,
+            ),
+            ("unreadable record", Some("{not json"), true),
+        ];
+        for (what, second, customized) in cases {
+            let d = tempfile::tempdir().unwrap();
+            let root = Root::new(d.path()).unwrap();
+            record_boot(&root, &platform);
+            state::write_result(&root, &failed_clean).unwrap();
+            record_customization(&root, &failed_clean.instance_id, &platform);
+            let id2 = InstanceId::parse("i-2").unwrap();
+            match second {
+                None => {}
+                Some("failed-changed") => {
+                    state::write_result(&root, &result("i-2", "failed", false)).unwrap()
+                }
+                Some("done") => state::write_result(&root, &result("i-2", "done", false)).unwrap(),
+                Some(text) => root
+                    .write_file(
+                        &state::instance_dir(&id2).join(state::RESULT_JSON),
+                        text.as_bytes(),
+                        0o644,
+                    )
+                    .unwrap(),
+            }
+            if second.is_some() {
+                record_customization(&root, &id2, &platform);
+            }
+            let id = Identity::read(&root, &platform);
+            assert_eq!(id.customized, customized, "{what}: {id:?}");
+            assert_eq!(id.is_new_vm(), !customized, "{what}: {}", id.reason());
+            let expected: &[&str] = if customized { &["4217e0a1-aaaa"] } else { &[] };
+            assert_eq!(id.customized_on, expected, "{what}");
+        }
+    }
+
     #[test]
     fn may_be_new_compares_with_the_last_boot() {
         assert!(identity(Some("a"), None, &[], true).may_be_new());
@@ -345,6 +435,7 @@ mod tests {
                 origins: Default::default(),
                 degraded: Vec::new(),
                 user_data: None,
+                nothing_changed: false,
             },
         )
         .unwrap();

@@ -158,6 +158,7 @@ fn instances(root: &Root) -> Result<Vec<InstanceResult>> {
                 origins: Default::default(),
                 degraded: Vec::new(),
                 user_data: None,
+                nothing_changed: false,
             }),
             _ => tracing::warn!("ignoring {}: not this instance's record", dir.display()),
         }

@@ -217,6 +217,7 @@ mod tests {
             origins: Default::default(),
             degraded: Vec::new(),
             user_data: None,
+            nothing_changed: false,
         };
         for (r, words) in [
             (result("done", 0, None), "done (code 0)"),

@@ -39,6 +39,21 @@ pub struct InstanceResult {
     /// (or the record was written by a vmcust that did not keep the decision).
     #[serde(default, rename = "user-data", skip_serializing_if = "Option::is_none")]
     pub user_data: Option<UserDataDisposition>,
+    /// A failed customization that changed nothing: refused before anything was applied,
+    /// or applied and fully put back, with no script or user-data command run. Such an
+    /// instance does not count as a customization (`boot::vm_identity`,
+    /// docs/security.md). `false` for every other record and for records written without
+    /// the field (fail closed: they count as customizations).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nothing_changed: bool,
+}
+
+impl InstanceResult {
+    /// Whether this record is of a customization that failed and changed nothing, so that
+    /// the VM is as if it had never been customized.
+    pub(crate) fn failed_without_change(&self) -> bool {
+        self.outcome == "failed" && self.nothing_changed
+    }
 }
 
 /// What happens to user-data in the late stage: decided once, when the plan is made
@@ -130,6 +145,7 @@ mod tests {
             origins: Default::default(),
             degraded: vec![],
             user_data,
+            nothing_changed: false,
         }
     }
 
@@ -159,5 +175,21 @@ mod tests {
         let old: InstanceResult = serde_json::from_str(old).unwrap();
         assert_eq!(old, record(None));
         assert!(!serde_json::to_string(&old).unwrap().contains("user-data"));
+        // An old record, without the field, counts as a customization (fail closed); the
+        // field is written only when true.
+        assert!(!old.failed_without_change());
+        assert!(!serde_json::to_string(&old)
+            .unwrap()
+            .contains("nothing_changed"));
+        let failed = InstanceResult {
+            outcome: "failed".into(),
+            nothing_changed: true,
+            ..record(None)
+        };
+        let text = serde_json::to_string(&failed).unwrap();
+        assert!(text.contains(r#""nothing_changed":true"#), "{text}");
+        assert!(serde_json::from_str::<InstanceResult>(&text)
+            .unwrap()
+            .failed_without_change());
     }
 }
