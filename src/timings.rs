@@ -2,7 +2,7 @@
 //! [`MAX_BOOTS`] boots, kept in `/var/lib/vmcust/boot-times.json` for `vmcust analyze`
 //! (as `cloud-init analyze` reads cloud-init's log).
 //!
-//! [`crate::boot::timed`] reports every step here as it ends; `vmcust run` calls
+//! The boot engine's `timed` reports every step here as it ends; `vmcust run` calls
 //! [`begin`] when it starts and [`record_stage`] when the stage ends, which adds the stage
 //! to the record of this boot (the kernel's boot id tells boots apart; on a root that is
 //! not the running system, an early stage starts a new boot).

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 pub use file_contexts::{Context, FileContexts, Input, Kind};
 
-/// Where a root's policy files are read from. [`crate::root::Root`] implements it (every
+/// Where a root's policy files are read from. The root type (`root::Root`) implements it (every
 /// read confined to the root and capped); this module reads nothing else, and so needs
 /// nothing above it.
 pub trait PolicyFiles {
