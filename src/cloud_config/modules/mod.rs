@@ -613,6 +613,43 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "zypper",
 ];
 
+/// What the modules' unit tests share.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use crate::cloud_config::document;
+    use crate::cloud_config::read::Severity;
+    use crate::plan::Action;
+
+    /// Each document of `table` is refused with an error whose `path: message` holds the
+    /// text beside it.
+    pub(crate) fn assert_refused(table: &[(&str, &str)]) {
+        for (doc, want) in table {
+            let (_, p) = document::from_text(doc);
+            assert!(
+                p.iter().any(|p| p.severity == Severity::Error
+                    && format!("{}: {}", p.path, p.message).contains(want)),
+                "{doc}: {p:?}"
+            );
+        }
+    }
+
+    /// The host name modules' actions on one line: files with their contents, the live
+    /// host name.
+    pub(crate) fn show_names(actions: &[Action]) -> String {
+        actions
+            .iter()
+            .map(|a| match a {
+                Action::WriteFile { path, contents, .. } => {
+                    format!("{}={:?}", path.display(), contents.display())
+                }
+                Action::SetHostname { name } => format!("live={name}"),
+                other => format!("{other:?}"),
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -624,16 +661,7 @@ mod tests {
             assert!(seen.insert(k), "{k} in two rows");
             assert!(!CLOUD_INIT_ONLY.contains(&k), "{k} is implemented");
         }
-        for k in [
-            "users",
-            "groups",
-            "chpasswd",
-            "password",
-            "ssh_authorized_keys",
-            "ssh_pwauth",
-            "disable_root",
-            "disable_root_opts",
-        ] {
+        for &k in crate::plan::accounts::parse::KEYS {
             let module = lookup(k).unwrap().0.name;
             assert!(
                 ["users_groups", "ssh", "set_passwords"].contains(&module),

@@ -357,14 +357,7 @@ mod tests {
             ("packages: nginx", "is a string; write a list"),
             ("package_upgrade: 'yes'", "write true or false"),
         ];
-        for (doc, want) in table {
-            let (_, p) = document::from_text(doc);
-            assert!(
-                p.iter().any(|p| p.severity == Severity::Error
-                    && format!("{}: {}", p.path, p.message).contains(want)),
-                "{doc}: {p:?}"
-            );
-        }
+        super::super::test_support::assert_refused(table);
     }
 
     #[test]

@@ -110,14 +110,7 @@ mod parse_tests {
             ("manage_etc_hosts: 1", "is an integer"),
             ("prefer_fqdn_over_hostname: 'true'", "write true or false"),
         ];
-        for (doc, want) in table {
-            let (_, p) = document::from_text(doc);
-            assert!(
-                p.iter().any(|p| p.severity == Severity::Error
-                    && format!("{}: {}", p.path, p.message).contains(want)),
-                "{doc}: {p:?}"
-            );
-        }
+        super::super::test_support::assert_refused(table);
         let (cfg, p) = document::from_text("manage_etc_hosts: template");
         assert_eq!(cfg.manage_etc_hosts, Some(ManageEtcHosts::Template));
         assert_eq!(p[0].severity, Severity::Warning);
@@ -242,19 +235,7 @@ mod tests {
     use super::*;
     use crate::cloud_config::document;
 
-    fn show(actions: &[Action]) -> String {
-        actions
-            .iter()
-            .map(|a| match a {
-                Action::WriteFile { path, contents, .. } => {
-                    format!("{}={:?}", path.display(), contents.display())
-                }
-                Action::SetHostname { name } => format!("live={name}"),
-                other => format!("{other:?}"),
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
+    use super::super::test_support::show_names as show;
 
     #[test]
     fn set_hostname_goldens() {

@@ -132,19 +132,7 @@ mod tests {
     use super::*;
     use crate::cloud_config::document;
 
-    fn show(actions: &[Action]) -> String {
-        actions
-            .iter()
-            .map(|a| match a {
-                Action::WriteFile { path, contents, .. } => {
-                    format!("{}={:?}", path.display(), contents.display())
-                }
-                Action::SetHostname { name } => format!("live={name}"),
-                other => format!("{other:?}"),
-            })
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
+    use super::super::test_support::show_names as show;
 
     #[test]
     fn etc_hosts_goldens() {
