@@ -17,12 +17,16 @@ command -v objdump >/dev/null || { echo "check-glibc.sh: objdump missing; apt-ge
 # version_le A B: A <= B in version order.
 version_le() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | tail -1)" = "$2" ]; }
 
-if ! objdump -p "$bin" | grep -Eq '^ *(INTERP|NEEDED) '; then
+# Read whole before matching: `objdump | grep -q` under pipefail fails whenever grep
+# stops reading first (objdump dies of SIGPIPE), which made a dynamic binary look static.
+headers=$(objdump -p "$bin")
+if ! grep -Eq '^ *(INTERP|NEEDED) ' <<<"$headers"; then
     if grep -aq 'libnss_' "$bin"; then
         echo "check-glibc.sh: $bin is static but uses glibc's NSS (it would load libnss_*.so of the running system's glibc); read /etc/passwd and friends directly instead" >&2
         exit 1
     fi
-    abi=$(readelf -n "$bin" | sed -n 's/.*OS: Linux, ABI: \([0-9.]*\).*/\1/p' | head -1)
+    abi=$(readelf -n "$bin" | sed -n 's/.*OS: Linux, ABI: \([0-9.]*\).*/\1/p')
+    abi=${abi%%$'\n'*}
     [ -n "$abi" ] || { echo "check-glibc.sh: $bin has no ELF ABI tag" >&2; exit 1; }
     if ! version_le "$abi" "$oldest_kernel"; then
         echo "check-glibc.sh: $bin needs Linux $abi, above $oldest_kernel" >&2

@@ -260,3 +260,21 @@ fn the_pages_the_units_name_are_installed_and_uninstalled() {
         assert!(!dir.path().join(gone).exists(), "{gone} left");
     }
 }
+
+/// check-glibc.sh once read `objdump -p | grep -q` under `pipefail`: when grep stopped
+/// reading first, objdump died of SIGPIPE and a dynamic binary was taken for a static
+/// one, about one run in three (CI installed the test build). Forty runs must all refuse.
+#[test]
+fn check_glibc_refuses_a_dynamic_binary_every_time() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_vmcust"));
+    support::require_tool("objdump", "binutils");
+    for round in 0..40 {
+        let o = Command::new("bash")
+            .arg(repo().join("scripts/check-glibc.sh"))
+            .arg(bin)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "round {round}: {o:?}");
+        assert!(text(&o.stderr).contains("above 2.17"), "round {round}: {o:?}");
+    }
+}
