@@ -41,6 +41,60 @@ pub const EXIT_IO: u8 = 74;
 /// resumes.
 pub const EXIT_INTERRUPTED: u8 = 75;
 
+/// One exit status and what it means: vmcust(1)'s EXIT STATUS section and the user
+/// guide's table are made from [`EXIT_STATUSES`] (tests/docs_generated.rs keeps the guide
+/// equal to it), so the pages cannot disagree with each other or with the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitStatus {
+    /// The code.
+    pub code: u8,
+    /// What it means, in plain text (no markup: it is written into roff and Markdown).
+    pub meaning: &'static str,
+}
+
+/// Every exit status the commands use, in the order the pages list them.
+pub static EXIT_STATUSES: &[ExitStatus] = &[
+    ExitStatus {
+        code: EXIT_OK,
+        meaning: "Success.",
+    },
+    ExitStatus {
+        code: EXIT_FAILURE,
+        meaning: "Any other failure: a custom script that failed, tools.conf refusing scripts, \
+                  user-data that cannot run, a host that does not answer. For status: a stage \
+                  of this boot or the newest customization failed (an error stays until a \
+                  later boot succeeds).",
+    },
+    ExitStatus {
+        code: EXIT_DEGRADED,
+        meaning: "status only: the boot is over, with no error and with something asked for \
+                  and not done (problems in the settings file, a cloud-config key or value \
+                  not applied, a new instance refused on this VM); never while a stage runs.",
+    },
+    ExitStatus {
+        code: EXIT_USAGE,
+        meaning: "The command line is wrong, no customization source was given, or \
+                  query --instance names no instance of this root.",
+    },
+    ExitStatus {
+        code: EXIT_INVALID,
+        meaning: "The customization is invalid (whatever its source: cust.cfg, OVF property, \
+                  appliance mapping, seed, guestinfo metadata) or cannot apply to this root \
+                  (an unknown time zone, a MAC address no device has). For schema: the \
+                  user-data has an error or a key vmcust does not implement. Nothing was changed; the message names the source, \
+                  the line or key, and how to fix it.",
+    },
+    ExitStatus {
+        code: EXIT_IO,
+        meaning: "A file could not be read or written (a --root or --tarfile directory that \
+                  does not exist). Every change already made was put back.",
+    },
+    ExitStatus {
+        code: EXIT_INTERRUPTED,
+        meaning: "run was interrupted (SIGTERM); the next run resumes where it stopped.",
+    },
+];
+
 /// What went wrong, as the host and the exit status need to know it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FailureKind {

@@ -72,7 +72,8 @@ fn man(dir: &Path) -> Result<()> {
     // vmcust.1 again, with the sections a page needs after the generated ones.
     let mut cmd = Cli::command().disable_help_subcommand(true);
     cmd.build();
-    let vmcust = page(clap_mangen::Man::new(cmd), VMCUST_SECTIONS, true)?;
+    let sections = format!("{}{VMCUST_SECTIONS}", exit_status_section());
+    let vmcust = page(clap_mangen::Man::new(cmd), &sections, true)?;
     write(dir, "vmcust.1", &vmcust)?;
     let stand_in = clap_mangen::Man::new(super::stand_in::command())
         .title(STAND_IN_PAGE)
@@ -107,6 +108,20 @@ fn page(man: clap_mangen::Man, sections: &str, version: bool) -> Result<Vec<u8>>
         man.render_version_section(&mut out)?;
     }
     Ok(out)
+}
+
+/// vmcust(1)'s EXIT STATUS section, from the one table of exit statuses.
+fn exit_status_section() -> String {
+    use roff::{roman, Roff};
+    let mut roff = Roff::new();
+    roff.control("SH", ["EXIT STATUS"]);
+    roff.text([roman("The same in every command, run included:")]);
+    for s in crate::failure::EXIT_STATUSES {
+        roff.control("TP", []);
+        roff.control("B", [s.code.to_string().as_str()]);
+        roff.text([roman(s.meaning)]);
+    }
+    roff.to_roff()
 }
 
 /// The stand-in's OTHER CLOUD-INIT COMMANDS section: what it says for each cloud-init
@@ -284,7 +299,7 @@ mod tests {
         for code in [
             crate::failure::EXIT_OK,
             crate::failure::EXIT_FAILURE,
-            2,
+            crate::failure::EXIT_DEGRADED,
             crate::failure::EXIT_USAGE,
             crate::failure::EXIT_INVALID,
             crate::failure::EXIT_IO,
