@@ -10,7 +10,7 @@ mod support;
 
 use std::path::PathBuf;
 
-use vmcust::cloud_config::modules::{Frequency, Stage, TABLE};
+use vmcust::cloud_config::modules::{Frequency, Module, Run, Stage, TABLE};
 use vmcust::failure::EXIT_STATUSES;
 
 fn doc(name: &str) -> PathBuf {
@@ -38,12 +38,18 @@ fn exit_statuses() -> String {
     t
 }
 
-/// docs/cloud-config.md's module table, in run order.
+/// docs/cloud-config.md's module table, in run order: the modules the accounts engine
+/// applies with the plan first, then the stage drivers' in table order.
 fn modules() -> String {
     let mut t =
         String::from("| Order | Module | Keys | Stage | Frequency |\n|---|---|---|---|---|\n");
+    let elsewhere = |m: &&Module| matches!(m.run, Run::Elsewhere(_));
+    let in_order = TABLE
+        .iter()
+        .filter(elsewhere)
+        .chain(TABLE.iter().filter(|m| !elsewhere(m)));
     let mut order = 0;
-    for m in TABLE.iter().filter(|m| m.stage != Stage::Read) {
+    for m in in_order.filter(|m| m.stage != Stage::Read) {
         order += 1;
         let keys: Vec<String> = m
             .keys
@@ -198,6 +204,49 @@ fn the_keys_table_agrees_with_the_module_table() {
             assert!(
                 known.contains(&k.as_str()),
                 "docs/cloud-config.md names `{k}`, which no module reads"
+            );
+        }
+    }
+}
+
+/// Every key the settings file takes is in boot.md's settings reference (which says it
+/// lists every setting), in vmcust.conf(5)'s EXAMPLE of the defaults and in the example
+/// file the packages install.
+#[test]
+fn every_setting_is_in_the_reference_and_the_examples() {
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let boot = std::fs::read_to_string(doc("boot.md")).unwrap();
+    let reference = boot
+        .split("## Settings reference")
+        .nth(1)
+        .expect("boot.md has a settings reference");
+    let page = std::fs::read_to_string(repo.join("man/vmcust.conf.5")).unwrap();
+    let example = page
+        .split(".SH EXAMPLE")
+        .nth(1)
+        .expect("vmcust.conf(5) has an EXAMPLE")
+        .replace("\\-", "-");
+    let shipped = std::fs::read_to_string(repo.join("scripts/vmcust.conf.example")).unwrap();
+    let keys = vmcust::settings::known_keys();
+    assert!(keys.len() >= 10);
+    for (section, key) in keys {
+        assert!(
+            reference.contains(&format!("| `[{section}]` | `{key}` |")),
+            "docs/boot.md's settings reference lacks [{section}] {key}"
+        );
+        for (name, text) in [
+            ("vmcust.conf(5)'s EXAMPLE", example.as_str()),
+            ("scripts/vmcust.conf.example", shipped.as_str()),
+        ] {
+            let at = text
+                .find(&format!("[{section}]\n"))
+                .unwrap_or_else(|| panic!("{name} lacks the section [{section}]"));
+            // The section's lines: up to the next section header.
+            let rest = &text[at + 1..];
+            let body = &rest[..rest.find("\n[").unwrap_or(rest.len())];
+            assert!(
+                body.lines().any(|l| l.starts_with(&format!("{key} = "))),
+                "{name}: [{section}] lacks `{key} = …`"
             );
         }
     }

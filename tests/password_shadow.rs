@@ -194,7 +194,7 @@ fn no_password_means_shadow_is_not_even_read() {
 fn vmcust(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_vmcust"))
         .args(args)
-        .env("RUST_LOG", "trace")
+        .env("VMCUST_LOG", "trace")
         .output()
         .unwrap()
 }

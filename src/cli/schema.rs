@@ -27,7 +27,8 @@ pub struct SchemaArgs {
     pub vendor_data: Option<PathBuf>,
     /// Instance data to render a `## template: jinja` part with (an
     /// `instance-data-sensitive.json`, or the output of `cloud-init query --all`);
-    /// without it every template variable renders as `CI_MISSING_JINJA_VAR/<name>`.
+    /// without it a plain variable renders as `CI_MISSING_JINJA_VAR/<name>` and a key of
+    /// a missing one (`{{ ds.meta_data.hostname }}`) is an error.
     #[arg(long, value_name = "FILE")]
     pub instance_data: Option<PathBuf>,
     /// Output format: the problems as lines, or the whole reading as JSON.

@@ -89,9 +89,10 @@ pub const EQUIVALENTS: &[Equivalent] = &[
     },
     Equivalent {
         words: &["devel", "render"],
-        vmcust: None,
-        why: "vmcust does not render Jinja templates: a `## template: jinja` part is refused \
-              (`vmcust schema FILE` says so); write the values into the cloud-config",
+        vmcust: Some("vmcust schema --instance-data FILE USER-DATA"),
+        why: "renders each `## template: jinja` part with that instance data (`cloud-init \
+              query --all`'s output) and checks what it renders to; `--format yaml` shows \
+              the document it made",
     },
     Equivalent {
         words: &["devel", "make-mime"],

@@ -298,7 +298,8 @@ fn ipv4_net(key: &str, v: &str, netmask: Option<(&str, &str)>) -> Result<Ipv4Net
         Some((mkey, m)) => vmcust_imc::ipv4_prefix(m).map_err(|e| format!("{mkey}: {e}"))?,
         None => {
             return Err(format!(
-                "{key}: address {addr} has no prefix length; write it as {addr}/PREFIX or map                  ipv4-netmask to the property that holds the netmask"
+                "{key}: address {addr} has no prefix length; write it as {addr}/PREFIX or map \
+                 ipv4-netmask to the property that holds the netmask"
             ))
         }
     };
@@ -325,6 +326,17 @@ mod tests {
 
     fn prop(k: &str, v: &str) -> String {
         format!("<Property oe:key=\"{k}\" oe:value=\"{v}\"/>")
+    }
+
+    /// The message once carried the source line's indentation in its middle.
+    #[test]
+    fn an_address_without_a_prefix_is_refused_in_one_clean_sentence() {
+        let e = ipv4_net("ipv4-address", "10.0.0.5", None).unwrap_err();
+        assert_eq!(
+            e,
+            "ipv4-address: address 10.0.0.5 has no prefix length; write it as 10.0.0.5/PREFIX \
+             or map ipv4-netmask to the property that holds the netmask"
+        );
     }
 
     #[test]

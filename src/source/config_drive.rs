@@ -173,13 +173,8 @@ pub fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
     out.user_data = medium.read(&format!("{DIR}/user_data"), MAX_FILE_BYTES)?;
     let vd_name = at("vendor_data.json");
     if let Some(vd) = medium.read(&format!("{DIR}/vendor_data.json"), MAX_DOCUMENT_BYTES)? {
+        // Merged under the user-data and applied with it, as every source's vendor-data.
         out.vendor_data = vendor_data(&vd_name, &vd)?;
-        if out.vendor_data.is_some() {
-            out.warnings.push(format!(
-                "{vd_name}: vendor-data is not used by vmcust (it is cloud-init's vendor \
-                 configuration)"
-            ));
-        }
     }
     Ok(out)
 }

@@ -103,13 +103,8 @@ pub fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
     out.customization = c;
     out.raw_metadata = Some(md_bytes);
     out.user_data = medium.read("user-data", MAX_FILE_BYTES)?;
+    // Merged under the user-data and applied with it, as every source's vendor-data.
     out.vendor_data = medium.read("vendor-data", MAX_FILE_BYTES)?;
-    if out.vendor_data.is_some() {
-        out.warnings.push(format!(
-            "{}: vendor-data is not used by vmcust (it is cloud-init's vendor configuration)",
-            medium.place
-        ));
-    }
     Ok(out)
 }
 
