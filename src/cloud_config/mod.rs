@@ -11,6 +11,7 @@ pub mod apply;
 pub mod commands;
 pub mod decode;
 pub mod document;
+pub(crate) mod instead;
 pub mod jinja;
 pub mod merge;
 pub mod modules;
