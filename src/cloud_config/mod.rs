@@ -89,7 +89,8 @@ pub struct CloudConfig {
     pub vendor_data: vendor_data::VendorData,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
-    /// Keys vmcust does not implement (top level and inside modules): the customization
-    /// ends *degraded* naming them.
+    /// What vmcust does not apply: keys it does not implement (top level and inside
+    /// modules) and values cloud-init takes that it cannot apply (`ntp.ntp_client`); the
+    /// rest applies and the customization ends *degraded* naming them.
     pub unknown: Vec<UnknownKey>,
 }
