@@ -26,7 +26,7 @@ use vmcust::engine::customize::{user_data_disposition, UserDataDisposition};
 use vmcust::engine::native::plan_native;
 use vmcust::model::InstanceId;
 use vmcust::root::Root;
-use vmcust::settings::UserDataHandler;
+use vmcust::settings::{CloudConfigUnknown, UserDataHandler};
 use vmcust::state::{self, InstanceResult};
 
 /// A template's cloud-config as people write them: two users with keys and sudo, files,
@@ -177,7 +177,15 @@ fn scratch_root() -> tempfile::TempDir {
 fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
     let d = scratch_root();
     let root = Root::new(d.path()).unwrap();
-    let native = plan_native(&root, CLOUD_CONFIG.as_bytes(), None, None, &Vars::empty()).unwrap();
+    let native = plan_native(
+        &root,
+        CLOUD_CONFIG.as_bytes(),
+        None,
+        None,
+        &Vars::empty(),
+        CloudConfigUnknown::Degrade,
+    )
+    .unwrap();
     let plan = vmcust::plan::Plan {
         actions: native.actions,
     };
@@ -238,7 +246,15 @@ fn cloud_config(c: &mut Criterion) {
 
     let fresh = scratch_root();
     let root = Root::new(fresh.path()).unwrap();
-    let native = plan_native(&root, plain, None, None, &Vars::empty()).unwrap();
+    let native = plan_native(
+        &root,
+        plain,
+        None,
+        None,
+        &Vars::empty(),
+        CloudConfigUnknown::Degrade,
+    )
+    .unwrap();
     assert!(native.summary.users.iter().any(|u| u == "alice"));
     c.bench_function("plan_native (60 lines, accounts files)", |b| {
         b.iter(|| {
@@ -248,6 +264,7 @@ fn cloud_config(c: &mut Criterion) {
                 None,
                 None,
                 &Vars::empty(),
+                CloudConfigUnknown::Degrade,
             )
             .unwrap()
         })

@@ -67,9 +67,12 @@ pub static EXIT_STATUSES: &[ExitStatus] = &[
     },
     ExitStatus {
         code: EXIT_DEGRADED,
-        meaning: "status only: the boot is over, with no error and with something asked for \
+        meaning: "For status: the boot is over, with no error and with something asked for \
                   and not done (problems in the settings file, a cloud-config key or value \
-                  not applied, a new instance refused on this VM); never while a stage runs.",
+                  not applied, a new instance refused on this VM); never while a stage runs. \
+                  For schema: the user-data would apply with something left out (a key \
+                  vmcust does not implement, a value it cannot apply): the customization \
+                  would end degraded.",
     },
     ExitStatus {
         code: EXIT_USAGE,
@@ -81,7 +84,8 @@ pub static EXIT_STATUSES: &[ExitStatus] = &[
         meaning: "The customization is invalid (whatever its source: cust.cfg, OVF property, \
                   appliance mapping, seed, guestinfo metadata) or cannot apply to this root \
                   (an unknown time zone, a MAC address no device has). For schema: the \
-                  user-data has an error or a key vmcust does not implement. Nothing was changed; the message names the source, \
+                  user-data has an error (or, with [user-data] cloud_config_unknown = refuse, \
+                  something vmcust does not apply). Nothing was changed; the message names the source, \
                   the line or key, and how to fix it.",
     },
     ExitStatus {

@@ -73,6 +73,21 @@ pub struct Settings {
     pub user_data_handler: UserDataHandler,
     /// `[trust] sources`: the sources vmcust takes customizations from. Default all.
     pub sources: SourceSet,
+    /// `[user-data] cloud_config_unknown`: what a cloud-config key vmcust does not
+    /// implement (or a value cloud-init takes that it cannot apply) does to the document.
+    /// Default `degrade`.
+    pub cloud_config_unknown: CloudConfigUnknown,
+}
+
+/// What is done with what vmcust cannot apply of a cloud-config document
+/// (`[user-data] cloud_config_unknown`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CloudConfigUnknown {
+    /// Left out and named; the rest applies and the customization ends degraded.
+    #[default]
+    Degrade,
+    /// The whole document is refused, nothing applied, as for a wrong value.
+    Refuse,
 }
 
 pub use crate::source::SourceSet;
@@ -105,6 +120,7 @@ impl Default for Settings {
             recustomize_same_vm: false,
             sources: SourceSet::ALL,
             user_data_handler: UserDataHandler::Auto,
+            cloud_config_unknown: CloudConfigUnknown::Degrade,
         }
     }
 }
@@ -150,7 +166,7 @@ const KNOWN: &[(&str, &[&str])] = &[
     ("cloud-init", &["step_aside"]),
     ("hygiene", &["ssh_host_keys", "machine_id"]),
     ("trust", &["recustomize_same_vm", "sources"]),
-    ("user-data", &["handler"]),
+    ("user-data", &["handler", "cloud_config_unknown"]),
 ];
 
 /// Every `(section, key)` the settings file takes (vmcust.conf(5) describes each one).
@@ -355,6 +371,17 @@ fn apply(settings: &mut Settings, section: &str, key: &str, value: &str) -> Resu
                 _ => {
                     return Err(format!(
                         "invalid value {value:?}, default kept; use auto, native or cloud-init"
+                    ))
+                }
+            }
+        }
+        ("user-data", "cloud_config_unknown") => {
+            settings.cloud_config_unknown = match value.to_ascii_lowercase().as_str() {
+                "degrade" => CloudConfigUnknown::Degrade,
+                "refuse" => CloudConfigUnknown::Refuse,
+                _ => {
+                    return Err(format!(
+                        "invalid value {value:?}, default kept; use degrade or refuse"
                     ))
                 }
             }
@@ -638,6 +665,14 @@ mod tests {
                 },
             ),
             (
+                "[user-data]\ncloud_config_unknown = refuse",
+                Settings {
+                    cloud_config_unknown: CloudConfigUnknown::Refuse,
+                    ..d.clone()
+                },
+            ),
+            ("[user-data]\ncloud_config_unknown = Degrade", d.clone()),
+            (
                 "# comment\n; other comment\n\n[imc]\n# inside\nmax_wait = 15\n",
                 d.clone(),
             ),
@@ -666,6 +701,11 @@ mod tests {
                 "[imc]\nenabled = maybe",
                 2,
                 &["[imc] enabled", "\"maybe\"", "true, false"],
+            ),
+            (
+                "[user-data]\ncloud_config_unknown = ignore",
+                2,
+                &["cloud_config_unknown", "\"ignore\"", "degrade or refuse"],
             ),
             (
                 "[imc]\nallow_raw_data = \"true\"",

@@ -139,6 +139,64 @@ fn a_key_vmcust_does_not_apply_ends_degraded() {
     assert!(warned.contains("apt"), "{status}");
 }
 
+/// One policy on every surface: what vmcust does not apply — a cloud-init key it lacks
+/// (`snap`), a value cloud-init takes that it cannot apply (`ntp_client: myntpclient`) —
+/// costs nothing else; `plan`, the log, `status` (exit 2) and `query` name each with what
+/// vmcust offers instead. With `[user-data] cloud_config_unknown = refuse` the document is
+/// refused whole and nothing changes.
+#[test]
+fn what_is_not_applied_is_named_everywhere_with_the_nearest_offer_or_refused() {
+    let doc = "#cloud-config\nusers: [{name: erin}]\nsnap: {commands: [[snap, install, hello]]}\nntp: {ntp_client: myntpclient}\n";
+    let hint = "install snaps with runcmd:";
+    let vm = vm_with_accounts();
+    user_data(&vm, doc);
+    let plan = text(&vm.vmcust(&["plan"]).stdout);
+    assert!(
+        plan.contains("not applied: ") && plan.contains(hint),
+        "{plan}"
+    );
+    assert!(plan.contains("ntp.ntp_client"), "{plan}");
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    assert!(fs::read_to_string(vm.path("/etc/passwd"))
+        .unwrap()
+        .contains("\nerin:"));
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let (code, st) = vm.status();
+    assert_eq!(code, Some(2), "{st}");
+    assert!(st.contains("degraded: ") && st.contains(hint), "{st}");
+    assert!(st.contains("ntp.ntp_client"), "{st}");
+    let q = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["query", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap();
+    let q = text(&q.stdout);
+    assert!(q.contains("degraded: ") && q.contains(hint), "{q}");
+
+    let vm = vm_with_accounts();
+    user_data(&vm, doc);
+    fs::create_dir_all(vm.path("/etc/vmcust")).unwrap();
+    fs::write(
+        vm.path("/etc/vmcust/vmcust.conf"),
+        "[user-data]\nhandler = native\ncloud_config_unknown = refuse\n",
+    )
+    .unwrap();
+    let mut before = vm.state();
+    before.retain(|p, _| !p.starts_with("var/lib/vmcust"));
+    let early = vm.run("early");
+    let err = text(&early.stderr);
+    assert_eq!(early.status.code(), Some(65), "{err}");
+    assert!(
+        err.contains("cloud_config_unknown = refuse") && err.contains("snap"),
+        "{err}"
+    );
+    let mut after = vm.state();
+    after.retain(|p, _| !p.starts_with("var/lib/vmcust"));
+    assert_eq!(after, before);
+}
+
 /// A cloud-config with a wrong value is refused whole, naming its line and key; nothing
 /// is changed.
 #[test]

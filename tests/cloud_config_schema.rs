@@ -1,6 +1,7 @@
 //! `vmcust schema FILE` end to end: one line per problem as `FILE:LINE: key.path:
 //! message` (lines of the whole file, MIME parts included), did-you-mean, exit 0 for a
-//! valid document and 65 for an error or an unknown key, no secret in any output.
+//! valid document, 2 for one applied with something left out, 65 for a refused one, no
+//! secret in any output.
 
 mod support;
 
@@ -51,7 +52,58 @@ fn each_problem_is_one_line_with_file_line_and_key_path() {
         assert!(line.starts_with(w.as_str()), "{line}\n  wanted {w}");
     }
     assert!(
-        text(&out.stderr).contains("4 problems"),
+        text(&out.stderr).contains("refused: 2 errors"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// What vmcust does not apply (a cloud-init key it lacks, a value cloud-init takes that it
+/// cannot apply) does not refuse the document: `schema` names each with what vmcust
+/// offers instead and exits 2, as `status` would after the boot; with `[user-data]
+/// cloud_config_unknown = refuse` in the root's settings it exits 65.
+#[test]
+fn what_is_not_applied_exits_2_with_the_nearest_offer_or_65_when_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "ud.yaml",
+        b"#cloud-config
+runcmd: [ls]
+snap: {commands: [[snap, install, hello]]}
+ntp: {ntp_client: myntpclient}
+",
+    );
+    let root = dir.path().join("root");
+    fs::create_dir_all(root.join("etc/vmcust")).unwrap();
+    let r = root.to_str().unwrap();
+    let out = vmcust(&["schema", &f, "--root", r]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let got = text(&out.stdout);
+    assert!(
+        got.contains(&format!("{f}:3: snap: a cloud-init key vmcust does not implement; not applied (the customization ends degraded): install snaps with runcmd:")),
+        "{got}"
+    );
+    assert!(
+        got.contains(&format!(
+            "{f}:4: ntp.ntp_client: \"myntpclient\" is not a client vmcust configures"
+        )),
+        "{got}"
+    );
+    assert!(
+        text(&out.stderr).contains("2 things not applied"),
+        "{}",
+        text(&out.stderr)
+    );
+    fs::write(
+        root.join("etc/vmcust/vmcust.conf"),
+        "[user-data]\ncloud_config_unknown = refuse\n",
+    )
+    .unwrap();
+    let out = vmcust(&["schema", &f, "--root", r]);
+    assert_eq!(out.status.code(), Some(65), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cloud_config_unknown = refuse"),
         "{}",
         text(&out.stderr)
     );

@@ -149,6 +149,16 @@ pub fn main() -> ExitCode {
                 }
             };
         }
+        Command::Schema(args) => {
+            // 0 valid, 2 it would apply degraded, 65 it would be refused.
+            return match schema::run(args) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    logline::print_error(&e);
+                    ExitCode::from(exit_code(&e))
+                }
+            };
+        }
         Command::Show(args) => show::run(args),
         Command::Plan(args) => plan::run(args),
         Command::Apply(args) => apply::run(args),
@@ -157,7 +167,6 @@ pub fn main() -> ExitCode {
         Command::Clean(args) => clean::run(args),
         Command::Generate(args) => generate::run(args),
         Command::Settings(args) => settings::run(args),
-        Command::Schema(args) => schema::run(args),
         Command::CollectLogs(args) => collect_logs::run(args),
         Command::Query(args) => query::run(args),
         Command::Analyze(args) => analyze::run(args),

@@ -191,6 +191,11 @@ fn text(q: &Query) -> String {
     } else if let Some(e) = &r.error {
         let _ = writeln!(s, "  error: {e}");
     }
+    // What was asked for and not applied, each with what vmcust offers instead, as
+    // `status` and `plan` name it.
+    for d in &r.degraded {
+        let _ = writeln!(s, "degraded: {d}");
+    }
     let sources: Vec<String> = q
         .sources
         .iter()

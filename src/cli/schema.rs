@@ -1,7 +1,9 @@
 //! `vmcust schema FILE`: checks user-data offline, as `cloud-init schema -c FILE` does:
 //! every part, every key's type, unknown keys with a did-you-mean. Each problem is one
-//! line, `FILE:LINE: key.path: message`; exit 65 when there is an error or a key vmcust
-//! does not implement, 0 otherwise.
+//! line, `FILE:LINE: key.path: message`. Exit 65 when the document would be refused (an
+//! error; or, with `[user-data] cloud_config_unknown = refuse`, anything vmcust does not
+//! apply), 2 when it would apply with something left out (the customization would end
+//! degraded, as `vmcust status` then says with its 2), 0 otherwise.
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
@@ -14,7 +16,8 @@ use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::parts::MAX_USERDATA;
 use crate::cloud_config::userdata::{self, UserData, VENDOR_PART};
 use crate::cloud_config::{Problem, Severity};
-use crate::failure::Failure;
+use crate::failure::{Failure, EXIT_DEGRADED, EXIT_OK};
+use crate::settings::CloudConfigUnknown;
 
 /// Check user-data (cloud-config, scripts, MIME multipart) offline.
 #[derive(Debug, Args)]
@@ -34,6 +37,10 @@ pub struct SchemaArgs {
     /// Output format: the problems as lines, or the whole reading as JSON.
     #[arg(long, value_enum, default_value = "text")]
     pub format: Format,
+    /// The root whose settings file (`[user-data] cloud_config_unknown`) says whether
+    /// what vmcust does not apply refuses the document or ends it degraded.
+    #[arg(long, value_name = "DIR", default_value = "/")]
+    pub root: PathBuf,
 }
 
 fn read_capped(path: &Path) -> Result<Vec<u8>> {
@@ -75,8 +82,11 @@ fn line_of(u: &UserData, p: &Problem, user: &Path, vendor: Option<&Path>) -> Str
     }
 }
 
-/// Runs `vmcust schema`.
-pub fn run(args: SchemaArgs) -> Result<()> {
+/// Runs `vmcust schema`: `Ok` with 0 (valid) or 2 (it would apply, degraded).
+pub fn run(args: SchemaArgs) -> Result<u8> {
+    let root = crate::root::Root::new(&args.root)
+        .map_err(|e| Failure::usage(format!("--root {}: {e}", args.root.display())))?;
+    let (settings, _) = crate::settings::load(&root);
     let user = read_capped(&args.file)?;
     let vendor = args.vendor_data.as_deref().map(read_capped).transpose()?;
     let vars = match &args.instance_data {
@@ -112,18 +122,32 @@ pub fn run(args: SchemaArgs) -> Result<()> {
             }
         }
     }
-    let bad = read
-        .problems
-        .iter()
-        .filter(|p| p.severity >= Severity::Unknown)
-        .count();
-    if bad > 0 {
+    let count = |s: Severity| read.problems.iter().filter(|p| p.severity == s).count();
+    let (errors, unknown) = (count(Severity::Error), count(Severity::Unknown));
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let refuse = settings.cloud_config_unknown == CloudConfigUnknown::Refuse;
+    if errors > 0 || (unknown > 0 && refuse) {
+        let why = if errors > 0 {
+            format!("{errors} error{}", plural(errors))
+        } else {
+            format!(
+                "{unknown} thing{} vmcust does not apply, and [user-data] cloud_config_unknown = refuse",
+                plural(unknown)
+            )
+        };
         return Err(Failure::invalid(format!(
-            "{}: {bad} problem{} (unknown keys would end the customization degraded)",
-            args.file.display(),
-            if bad == 1 { "" } else { "s" }
+            "{}: refused: {why} (nothing would be applied)",
+            args.file.display()
         ))
         .into());
+    }
+    if unknown > 0 {
+        eprintln!(
+            "{}: {unknown} thing{} not applied (the rest would be; the customization would end degraded)",
+            args.file.display(),
+            plural(unknown)
+        );
+        return Ok(EXIT_DEGRADED);
     }
     if args.format == Format::Text {
         println!(
@@ -133,5 +157,5 @@ pub fn run(args: SchemaArgs) -> Result<()> {
             if read.parts.len() == 1 { "" } else { "s" }
         );
     }
-    Ok(())
+    Ok(EXIT_OK)
 }

@@ -11,6 +11,7 @@ pub mod apply;
 pub mod commands;
 pub mod decode;
 pub mod document;
+pub(crate) mod instead;
 pub mod jinja;
 pub mod merge;
 pub mod modules;
@@ -88,7 +89,8 @@ pub struct CloudConfig {
     pub vendor_data: vendor_data::VendorData,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
-    /// Keys vmcust does not implement (top level and inside modules): the customization
-    /// ends *degraded* naming them.
+    /// What vmcust does not apply: keys it does not implement (top level and inside
+    /// modules) and values cloud-init takes that it cannot apply (`ntp.ntp_client`); the
+    /// rest applies and the customization ends *degraded* naming them.
     pub unknown: Vec<UnknownKey>,
 }

@@ -12,7 +12,10 @@ use crate::model::quote;
 pub enum Severity {
     /// Worth knowing (a deprecated spelling); the document applies as written.
     Warning,
-    /// A key vmcust does not implement: the customization would end *degraded*.
+    /// Not applied, the rest of the document is: a key vmcust does not implement (a
+    /// cloud-init module it lacks, or a typo), or a value cloud-init takes that vmcust
+    /// cannot apply. The customization ends *degraded* naming it, or, with `[user-data]
+    /// cloud_config_unknown = refuse`, the document is refused.
     Unknown,
     /// A wrong value: the document is refused.
     Error,
@@ -70,6 +73,18 @@ impl Reader {
     /// Records an error at `node`.
     pub fn error(&mut self, node: &Node, path: &str, message: impl Into<String>) {
         self.report(Severity::Error, node, path, message);
+    }
+
+    /// Records what is not applied though cloud-init takes it (a value vmcust cannot
+    /// apply, or a part of an entry it leaves out): `why`, then what to do instead; the
+    /// rest of the document applies, and the customization ends degraded.
+    pub fn not_applied(&mut self, node: &Node, path: &str, why: &str, instead: &str) {
+        self.report(
+            Severity::Unknown,
+            node,
+            path,
+            format!("{why}; not applied (the customization ends degraded): {instead}"),
+        );
     }
 
     /// Records a wrong type: what it is, what it should be.
@@ -158,12 +173,13 @@ impl Reader {
                 out.push((k, v));
             } else {
                 let at = Node::new(Value::Null, k.line, node.part);
-                self.report(
-                    Severity::Unknown,
-                    &at,
-                    &join(path, &k.text),
-                    unknown_message(&k.text, known.iter().copied(), false),
-                );
+                let full = join(path, &k.text);
+                // A nested key of cloud-init's that vmcust leaves out (`ntp.config`).
+                let message = match super::instead::instead(&general(&full)) {
+                    Some(_) => unknown_message(&general(&full), [], true),
+                    None => unknown_message(&k.text, known.iter().copied(), false),
+                };
+                self.report(Severity::Unknown, &at, &full, message);
             }
         }
         Some(out)
@@ -179,6 +195,21 @@ pub fn join(parent: &str, key: &str) -> String {
     }
 }
 
+/// A key path without its list indices: `write_files[2].source` → `write_files.source`.
+pub fn general(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut depth = 0usize;
+    for c in path.chars() {
+        match c {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            c if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// `parent[i]`.
 pub fn index(parent: &str, i: usize) -> String {
     format!("{parent}[{i}]")
@@ -191,7 +222,10 @@ pub fn unknown_message<'a>(
     cloud_init_knows: bool,
 ) -> String {
     if cloud_init_knows {
-        return "a cloud-init key vmcust does not implement; the customization would end degraded (or hand the user-data to a real cloud-init)".into();
+        let hint = super::instead::instead(key).unwrap_or(
+            "hand the user-data to a real cloud-init ([user-data] handler = cloud-init)",
+        );
+        return format!("a cloud-init key vmcust does not implement; not applied (the customization ends degraded): {hint}");
     }
     match vmcust_imc::closest(key, candidates) {
         Some(meant) => format!("unknown key; did you mean {meant}?"),

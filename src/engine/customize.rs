@@ -14,7 +14,7 @@ use crate::plan::network::renderers::{self, Chosen, Named, NamedBy, Reload};
 use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
 use crate::root::Root;
-use crate::settings::{Settings, UserDataHandler};
+use crate::settings::{CloudConfigUnknown, Settings, UserDataHandler};
 use crate::source::{Gathered, UserData};
 
 /// Choices that change how, not what.
@@ -28,6 +28,9 @@ pub struct Options<'a> {
     pub ssh_user: Option<&'a UserName>,
     /// Who applies cloud-config user-data (`[user-data] handler`).
     pub user_data_handler: UserDataHandler,
+    /// What a cloud-config key vmcust does not apply does to the document (`[user-data]
+    /// cloud_config_unknown`).
+    pub cloud_config_unknown: CloudConfigUnknown,
     /// Which parts of clone hygiene a boot does for a new instance (all off by default).
     pub hygiene: Switches,
     /// The network is up already when the plan is carried out (a late hand-over), so
@@ -54,6 +57,7 @@ impl<'a> Options<'a> {
             renderer: named,
             ssh_user: settings.ssh_user.as_ref(),
             user_data_handler: settings.user_data_handler,
+            cloud_config_unknown: settings.cloud_config_unknown,
             hygiene: Switches::from_settings(settings),
             network_up: false,
         }
@@ -279,8 +283,15 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
                 let vars =
                     crate::cloud_config::jinja::Vars::new(&super::native::instance_data(root, g));
                 let host = c.identity.host_name.as_ref();
-                let n = super::native::plan_native(root, bytes, vendor, host, &vars)
-                    .map_err(PrepareError::UserData)?;
+                let n = super::native::plan_native(
+                    root,
+                    bytes,
+                    vendor,
+                    host,
+                    &vars,
+                    opts.cloud_config_unknown,
+                )
+                .map_err(PrepareError::UserData)?;
                 native_actions = n.actions;
                 steps.degraded.extend(n.summary.not_applied.iter().cloned());
                 Some(n.summary)

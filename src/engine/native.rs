@@ -16,6 +16,7 @@ use crate::model::HostName;
 use crate::plan::accounts;
 use crate::plan::Action;
 use crate::root::Root;
+use crate::settings::CloudConfigUnknown;
 
 /// What native cloud-config does for one instance.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -90,7 +91,9 @@ pub fn system_host_name(root: &Root) -> Option<String> {
 
 /// Reads `user` (and `vendor`), Jinja templates rendered with `vars`, and plans what
 /// vmcust applies of it on `root`. A document with an error is refused whole, naming
-/// every problem's part, line and key. `host_name` is the customization's (the metadata's
+/// every problem's part, line and key; so is one with something vmcust does not apply
+/// when `unknown` is [`CloudConfigUnknown::Refuse`] (else that is left out and named in
+/// `not_applied`, and the customization ends degraded). `host_name` is the customization's (the metadata's
 /// `local-hostname`), which the host name modules use when the cloud-config names none,
 /// as they do at boot.
 pub fn plan_native(
@@ -99,10 +102,11 @@ pub fn plan_native(
     vendor: Option<&[u8]>,
     host_name: Option<&HostName>,
     vars: &Vars,
+    unknown: CloudConfigUnknown,
 ) -> Result<Native, Failure> {
     let read =
         userdata::read_rendered(user, vendor, vars).map_err(|e| Failure::invalid(e.to_string()))?;
-    refuse_errors(&read)?;
+    refuse_errors(&read, unknown)?;
     let mut native = Native {
         summary: summary_of(&read),
         ..Native::default()
@@ -138,20 +142,27 @@ pub fn plan_native(
     Ok(native)
 }
 
-fn refuse_errors(read: &UserData) -> Result<(), Failure> {
+fn refuse_errors(read: &UserData, unknown: CloudConfigUnknown) -> Result<(), Failure> {
+    let worst = match unknown {
+        CloudConfigUnknown::Degrade => Severity::Error,
+        CloudConfigUnknown::Refuse => Severity::Unknown,
+    };
     let errors: Vec<String> = read
         .problems
         .iter()
-        .filter(|p| p.severity == Severity::Error)
+        .filter(|p| p.severity >= worst)
         .map(|p| format!("{}: {}", place(p.part, p.line, &p.path), p.message))
         .collect();
     if errors.is_empty() {
         return Ok(());
     }
-    Err(Failure::invalid(format!(
-        "the user-data's cloud-config is invalid (check it with `vmcust schema FILE`):\n{}",
-        errors.join("\n")
-    )))
+    let only_unknown = read.problems.iter().all(|p| p.severity != Severity::Error);
+    let why = if only_unknown {
+        "the user-data's cloud-config asks for what vmcust does not apply, and [user-data] cloud_config_unknown = refuse (check it with `vmcust schema FILE`)"
+    } else {
+        "the user-data's cloud-config is invalid (check it with `vmcust schema FILE`)"
+    };
+    Err(Failure::invalid(format!("{why}:\n{}", errors.join("\n"))))
 }
 
 /// `user-data part 1, line 4: users[0].shell`, or `vendor-data …`.

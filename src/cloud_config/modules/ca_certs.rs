@@ -78,7 +78,14 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
                     let begins = pem.matches("-----BEGIN CERTIFICATE-----").count();
                     let ends = pem.matches("-----END CERTIFICATE-----").count();
                     if begins == 0 || begins != ends || pem.contains('\0') {
-                        r.error(c, &at, "is not a PEM certificate; paste the whole -----BEGIN CERTIFICATE----- … -----END CERTIFICATE----- block");
+                        // cloud-init writes it as it is, and the trust store's tools
+                        // skip it: this one is left out, the others are trusted.
+                        r.not_applied(
+                            c,
+                            &at,
+                            "is not a PEM certificate",
+                            "paste the whole -----BEGIN CERTIFICATE----- … -----END CERTIFICATE----- block",
+                        );
                     } else {
                         out.trusted.push(pem);
                     }
@@ -212,7 +219,6 @@ mod tests {
         assert!(c.remove_defaults);
         assert_eq!(c.trusted.len(), 1);
         for (doc, want) in [
-            ("ca_certs: {trusted: [hello]}", "not a PEM certificate"),
             ("ca_certs: {trusted: x}", "is a string; write a list"),
             ("ca_certs: {remove_defaults: maybe}", "write true or false"),
         ] {
@@ -223,6 +229,21 @@ mod tests {
                 "{doc}: {p:?}"
             );
         }
+        // cloud-init writes a non-certificate as given and the trust store skips it: that
+        // entry is not applied (degraded), the others are trusted, the document applies.
+        let (cfg, p) = document::from_text("ca_certs:\n  trusted:\n  - single_line_cert\n  - |\n    -----BEGIN CERTIFICATE-----\n    MIIB\n    -----END CERTIFICATE-----\n");
+        assert_eq!(cfg.ca_certs.unwrap().trusted.len(), 1);
+        assert_eq!(
+            p.iter()
+                .map(|p| (p.severity, p.path.as_str(), p.line))
+                .collect::<Vec<_>>(),
+            [(Severity::Unknown, "ca_certs.trusted[0]", 3)]
+        );
+        assert!(
+            p[0].message.contains("not a PEM certificate; not applied"),
+            "{p:?}"
+        );
+        assert_eq!(cfg.unknown.len(), 1);
         let (cfg, p) = document::from_text("ca-certs: {remove-defaults: true}");
         assert!(cfg.ca_certs.unwrap().remove_defaults);
         assert_eq!(p.len(), 2);

@@ -136,6 +136,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
         let Some(map) = r.map(node, key, &known) else {
             return;
         };
+        let mut unknown_client = false;
         for (k, v) in map {
             let at = join(key, &k.text);
             match k.text.as_str() {
@@ -145,9 +146,19 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
                         if CLIENTS.contains(&c.as_str()) {
                             ntp.ntp_client = c;
                         } else {
-                            let hint = vmcust_imc::closest(&c, CLIENTS.iter().copied())
-                                .map_or(String::new(), |m| format!("did you mean {m}? "));
-                            r.error(v, &at, format!("{} is not an NTP client; {hint}write auto, chrony, systemd-timesyncd, ntp, ntpdate or openntpd", quote(&c)));
+                            // cloud-init takes any name, and then needs `ntp.config` to
+                            // say what the client is; without it the module fails and the
+                            // rest of the document applies. vmcust does not take `config`:
+                            // ntp is not applied, the rest is.
+                            let meant = vmcust_imc::closest(&c, CLIENTS.iter().copied())
+                                .map_or(String::new(), |m| format!("; did you mean {m}?"));
+                            r.not_applied(
+                                v,
+                                &at,
+                                &format!("{} is not a client vmcust configures (cloud-init needs ntp.config for it)", quote(&c)),
+                                &format!("write auto, chrony, systemd-timesyncd or ntp, or write the client's own file with write_files:{meant}"),
+                            );
+                            unknown_client = true;
                         }
                     }
                 }
@@ -157,6 +168,9 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
                 "allow" => ntp.allow = hosts(r, &at, v, allowed),
                 _ => unreachable!("map() keeps only the known keys"),
             }
+        }
+        if unknown_client {
+            return;
         }
     }
     cfg.ntp = Some(ntp);
@@ -460,7 +474,6 @@ mod tests {
             ("timezone: Asia/Tokio", "did you mean Asia/Tokyo?"),
             ("timezone: ../../etc/passwd", "timezone"),
             ("timezone: 5", "is an integer"),
-            ("ntp: {ntp_client: crony}", "did you mean chrony?"),
             ("ntp: {servers: ['bad host']}", "ntp.servers[0]"),
             ("ntp: {servers: [a.example, a.example]}", "listed twice"),
             ("ntp: {enabled: 1}", "ntp.enabled: is an integer"),
@@ -509,6 +522,47 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    /// cloud-init's schema takes any client name (its example: `myntpclient` with a
+    /// `config`); cloud-init's module then needs `config`. vmcust does not take `config`:
+    /// ntp is not applied, named with the nearest client, and the rest of the document is.
+    #[test]
+    fn any_client_name_is_taken_and_ntp_is_then_not_applied() {
+        for (doc, meant) in [
+            (
+                "ntp: {ntp_client: myntpclient, servers: [ntp.example.com]}\nruncmd: [ls]",
+                None,
+            ),
+            ("ntp: {ntp_client: crony}\nruncmd: [ls]", Some("chrony")),
+        ] {
+            let (cfg, p) = document::from_text(doc);
+            assert!(
+                p.iter().all(|p| p.severity != Severity::Error),
+                "{doc}: {p:?}"
+            );
+            assert_eq!(cfg.ntp, None, "{doc}");
+            assert_eq!(cfg.runcmd.len(), 1, "{doc}");
+            let u = &cfg.unknown[0];
+            assert_eq!(
+                (
+                    u.key.as_str(),
+                    u.cloud_init_knows,
+                    u.did_you_mean.as_deref()
+                ),
+                ("ntp.ntp_client", true, meant),
+                "{doc}"
+            );
+            assert!(p[0].message.contains("not applied"), "{doc}: {p:?}");
+        }
+        // With `config`, as cloud-init's example writes it: both named.
+        let (cfg, p) = document::from_text(
+            "ntp: {ntp_client: myntpclient, config: {confpath: /etc/x.conf, check_exe: x, service_name: x}}",
+        );
+        assert!(p.iter().all(|p| p.severity == Severity::Unknown), "{p:?}");
+        let keys: Vec<&str> = cfg.unknown.iter().map(|u| u.key.as_str()).collect();
+        assert_eq!(keys, ["ntp.config", "ntp.ntp_client"]);
+        assert!(cfg.unknown.iter().all(|u| u.cloud_init_knows));
     }
 
     #[test]

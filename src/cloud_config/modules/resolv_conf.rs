@@ -156,8 +156,9 @@ fn list<T>(
 fn sortlist_entry(s: &str) -> Result<String, String> {
     let (addr, mask) = s.split_once('/').map_or((s, None), |(a, m)| (a, Some(m)));
     let ok = addr.parse::<IpAddr>().is_ok()
-        && mask
-            .is_none_or(|m| m.parse::<IpAddr>().is_ok() || m.parse::<u8>().is_ok_and(|n| n <= 128));
+        && mask.is_none_or(|m| {
+            m.parse::<IpAddr>().is_ok() || m.parse::<u8>().is_ok_and(|n| n <= 128) || inet_aton(m)
+        });
     if ok {
         Ok(s.to_string())
     } else {
@@ -166,6 +167,38 @@ fn sortlist_entry(s: &str) -> Result<String, String> {
             quote(s)
         ))
     }
+}
+
+/// Whether glibc's `inet_aton` reads `s`, as its resolver reads a `sortlist` netmask: one
+/// to four dot-separated numbers (decimal, `0` octal or `0x` hex), the last filling the
+/// bytes left (`255` is 0.0.0.255; cloud-init's example writes `10.0.0.1/255`).
+fn inet_aton(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('.').collect();
+    if parts.len() > 4 {
+        return false;
+    }
+    let number = |p: &str| -> Option<u64> {
+        let (digits, radix) = match p.strip_prefix("0x").or_else(|| p.strip_prefix("0X")) {
+            Some(h) => (h, 16),
+            None if p.len() > 1 && p.starts_with('0') => (&p[1..], 8),
+            None => (p, 10),
+        };
+        if digits.is_empty() || digits.len() > 12 {
+            return None;
+        }
+        u64::from_str_radix(digits, radix).ok()
+    };
+    let last = parts.len() - 1;
+    parts.iter().enumerate().all(|(i, p)| {
+        number(p).is_some_and(|n| {
+            let max = if i == last {
+                (1u64 << (8 * (4 - last))) - 1
+            } else {
+                255
+            };
+            n <= max
+        })
+    })
 }
 
 /// `options`: names of letters, digits, `-` and `_`; values `true`, `false`, a number or
@@ -456,6 +489,35 @@ mod tests {
                 Plan::Nothing(why) => assert!(why.contains(want), "{doc} on {os}: {why}"),
                 other => panic!("{doc} on {os}: {other:?}"),
             }
+        }
+    }
+
+    /// glibc reads a sortlist netmask with `inet_aton`, so cloud-init's example
+    /// `10.0.0.1/255` is a netmask (0.0.0.255) it takes; what `inet_aton` refuses is
+    /// refused here.
+    #[test]
+    fn sortlist_netmasks_are_what_inet_aton_reads() {
+        for good in [
+            "10.0.0.1/255",
+            "10.0.0.0/255.0.0.0",
+            "10.0.0.0/8",
+            "10.0.0.0/0xff000000",
+            "10.0.0.0/255.0xff00",
+            "10.0.0.0/0377.0.0.0",
+            "10.0.0.1",
+        ] {
+            assert!(sortlist_entry(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "10.0.0.0/256.0.0.0",
+            "10.0.0.0/1.2.3.4.5",
+            "10.0.0.0/",
+            "10.0.0.0/x",
+            "10.0.0.0/4294967296",
+            "10.0.0.0/1.16777216",
+            "10.0.0.0/255 options",
+        ] {
+            assert!(sortlist_entry(bad).is_err(), "{bad}");
         }
     }
 

@@ -68,10 +68,15 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
             } else {
                 v.prefix = match &val.value {
                     Value::Str(s) => vec![s.clone()],
+                    // Integers are words too (cloud-init's schema and its example
+                    // `[timeout, 30]`): `str()` of each.
                     Value::Seq(items) => items
                         .iter()
                         .enumerate()
-                        .filter_map(|(i, w)| r.line(w, &index(&at, i), 4096))
+                        .filter_map(|(i, w)| match w.value {
+                            Value::Int(n) => Some(n.to_string()),
+                            _ => r.line(w, &index(&at, i), 4096),
+                        })
                         .collect(),
                     _ => {
                         r.wrong_type(val, &at, "a program or an argv list");
@@ -82,4 +87,20 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
         }
     }
     cfg.vendor_data = v;
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cloud_config::document;
+
+    /// cloud-init's schema takes integers among `prefix`'s words (its example is
+    /// `[timeout, 30]`) and runs them as `str()` of each.
+    #[test]
+    fn prefix_words_may_be_integers() {
+        let (cfg, p) = document::from_text("vendor_data: {enabled: true, prefix: [timeout, 30]}");
+        assert!(p.is_empty(), "{p:?}");
+        assert_eq!(cfg.vendor_data.prefix, ["timeout", "30"]);
+        let (_, p) = document::from_text("vendor_data: {prefix: [timeout, 1.5]}");
+        assert_eq!(p[0].path, "vendor_data.prefix[1]");
+    }
 }

@@ -11,7 +11,7 @@ use crate::cloud_config::apply::driver::{absent, failed, skipped, ModuleOutcome,
 use crate::cloud_config::apply::error::ModuleError;
 use crate::cloud_config::apply::facts::{gid_of, uid_of, CcFacts, Current};
 use crate::cloud_config::apply::preview::{actions, Look};
-use crate::cloud_config::decode::{base64, gunzip};
+use crate::cloud_config::decode::{base64, base64_bytes, gunzip};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
@@ -169,11 +169,20 @@ fn entry(r: &mut Reader, path: &str, node: &Node) -> Option<WriteFile> {
         return None;
     };
     let file = absolute(r, &join(path, "path"), p);
+    // cloud-init downloads `source`, and writes `content` when the download fails (or
+    // skips the entry when there is none). Nothing at boot is fetched here: the entry is
+    // written from `content` as after a failed download, or left out; either way named.
     let fetched = get("source").inspect(|src| {
-        r.error(
+        let instead = if get("content").is_some() {
+            "`content` is written instead, as cloud-init writes it when the download fails"
+        } else {
+            "the entry is not written; put the file into `content`"
+        };
+        r.not_applied(
             src,
             &join(path, "source"),
-            "nothing at boot is fetched from the network; put the file into `content`",
+            "nothing at boot is fetched from the network",
+            instead,
         );
     });
     let encoding = match get("encoding") {
@@ -218,7 +227,7 @@ fn entry(r: &mut Reader, path: &str, node: &Node) -> Option<WriteFile> {
     };
     let append = flag(r, "append");
     let defer = flag(r, "defer");
-    if fetched.is_some() {
+    if fetched.is_some() && get("content").is_none() {
         return None;
     }
     Some(WriteFile {
@@ -266,6 +275,14 @@ fn decode(r: &mut Reader, at: &str, node: &Node, enc: Encoding) -> Option<Vec<u8
         (Value::Str(s), Encoding::Text) => s.clone().into_bytes(),
         (Value::Binary(b), Encoding::Text | Encoding::Gzip) => b.clone(),
         (Value::Str(s), Encoding::Base64 | Encoding::GzipBase64) => match base64(s) {
+            Ok(b) => b,
+            Err(why) => {
+                r.error(node, at, why);
+                return None;
+            }
+        },
+        // PyYAML gives `!!binary` as bytes, which `b64decode` takes as well as text.
+        (Value::Binary(b), Encoding::Base64 | Encoding::GzipBase64) => match base64_bytes(b) {
             Ok(b) => b,
             Err(why) => {
                 r.error(node, at, why);
@@ -385,6 +402,7 @@ pub fn permissions(r: &mut Reader, at: &str, node: &Node) -> Option<u32> {
 mod parse_tests {
     use super::*;
     use crate::cloud_config::node::parse as yaml;
+    use crate::cloud_config::read::Severity;
 
     fn one(entry: &str) -> Result<WriteFile, String> {
         let node = yaml(&format!("- {entry}"), 0).unwrap();
@@ -447,7 +465,6 @@ mod parse_tests {
             ("{path: /x, owner: 'bad user'}", Err("not a user or group name")),
             ("{path: /x, owner: '-x:root'}", Err("not a user or group name")),
             ("{path: /x, append: 'yes'}", Err("append: is a string; write true or false")),
-            ("{path: /x, source: {uri: 'http://x'}}", Err("nothing at boot is fetched")),
             ("{path: /x, permission: '0600'}", Err("did you mean permissions?")),
             ("{path: /x, content: [a]}", Err("is a list; write a string")),
         ];
@@ -467,6 +484,58 @@ mod parse_tests {
         let f = one("{path: /x, owner: 'www-data', append: true, defer: true}").unwrap();
         assert_eq!(f.owner.group, None);
         assert!(f.append && f.defer);
+    }
+
+    /// What cloud-init takes and vmcust cannot apply is named, not refused: `source` (a
+    /// download) with or without `content` to fall back on.
+    #[test]
+    fn a_source_is_not_applied_and_content_is_its_fallback() {
+        for (entry, written) in [
+            ("{path: /x, source: {uri: 'http://x'}, content: hi}", true),
+            (
+                "{path: /x, source: {uri: 'http://x', headers: {Authorization: s3cr3t}}}",
+                false,
+            ),
+        ] {
+            let node = yaml(&format!("- {entry}"), 0).unwrap();
+            let mut cfg = CloudConfig::default();
+            let mut r = Reader::new();
+            parse(&mut cfg, &mut r, "write_files", &node);
+            let p = r.into_problems();
+            assert_eq!(p.len(), 1, "{entry}: {p:?}");
+            assert_eq!(
+                (p[0].severity, p[0].path.as_str()),
+                (Severity::Unknown, "write_files[0].source")
+            );
+            assert!(
+                p[0].message.contains("not applied") && !p[0].message.contains("s3cr3t"),
+                "{p:?}"
+            );
+            assert_eq!(cfg.write_files.len(), usize::from(written), "{entry}");
+        }
+        assert_eq!(
+            &one("{path: /x, content: hi}").unwrap().content.0[..],
+            b"hi"
+        );
+    }
+
+    /// PyYAML gives `!!binary` as bytes, which cloud-init's `b64decode` takes like text;
+    /// base64 with characters outside the alphabet is read as Python reads it.
+    #[test]
+    fn binary_and_lenient_base64_content() {
+        let table: &[(&str, &[u8])] = &[
+            // base64("aGVsbG8=") is "YUdWc2JHOD0=": a !!binary of base64 text.
+            (
+                "{path: /x, content: !!binary YUdWc2JHOD0=, encoding: b64}",
+                b"hello",
+            ),
+            ("{path: /x, content: !!binary aGVs*bG8=}", b"hello"),
+            ("{path: /x, content: 'aGVs bG8*=', encoding: b64}", b"hello"),
+        ];
+        for (entry, want) in table {
+            let f = one(entry).unwrap_or_else(|e| panic!("{entry}: {e}"));
+            assert_eq!(&f.content.0[..], *want, "{entry}");
+        }
     }
 
     #[test]

@@ -1,0 +1,101 @@
+//! What vmcust offers in place of a cloud-init key it does not implement: the nearest
+//! thing it does (a module such as `write_files:` or `runcmd:`, or one of its own
+//! settings), or what the key needs that vmcust cannot give. The hint ends the message of
+//! every such key, so `schema`, `plan`, `status` and `query` all show it.
+
+/// `(key, hint)`: the key by its name (a nested key by its own name, `config` of `ntp` as
+/// `ntp.config`); the hint says what to write instead, or why nothing is.
+const HINTS: &[(&str, &str)] = &[
+    ("allow_public_ssh_keys", "sshd's AuthorizedKeysFile stays as the template has it; change it with write_files: (an /etc/ssh/sshd_config.d/ drop-in)"),
+    ("ansible", "install and run it with packages: and runcmd: (ansible-pull …)"),
+    ("apk_repos", "write /etc/apk/repositories with write_files:"),
+    ("apt", "write the sources with write_files: (/etc/apt/sources.list.d/NAME.sources, keys in /etc/apt/keyrings/), then package_update: true"),
+    ("apt_pipelining", "write /etc/apt/apt.conf.d/90cloud-init-pipelining with write_files:"),
+    ("authkey_hash", "nothing to do: vmcust prints no key fingerprints to the console"),
+    ("autoinstall", "needs Ubuntu's installer (subiquity); not a first-boot setting"),
+    ("byobu_by_default", "run byobu-enable with runcmd:"),
+    ("chef", "install and run chef-client with packages: and runcmd:"),
+    ("cloud_config_modules", "vmcust's modules and their order are fixed (docs/cloud-config.md)"),
+    ("cloud_final_modules", "vmcust's modules and their order are fixed (docs/cloud-config.md)"),
+    ("cloud_init_modules", "vmcust's modules and their order are fixed (docs/cloud-config.md)"),
+    ("device_aliases", "partition and format with runcmd: (parted, mkfs.TYPE), then mount"),
+    ("disable_ec2_metadata", "there is no EC2 metadata service on VMware; if wanted, runcmd: [[ip, route, add, prohibit, 169.254.169.254]]"),
+    ("disk_setup", "partition with runcmd: (parted, sgdisk)"),
+    ("drivers", "install drivers with packages: (or runcmd: [[ubuntu-drivers, install]])"),
+    ("fan", "needs Ubuntu FAN networking: write /etc/network/fan with write_files: and enable it with runcmd:"),
+    ("fs_setup", "format with runcmd: (mkfs.TYPE)"),
+    ("grub-dpkg", "set the grub-pc debconf answers with runcmd: (debconf-set-selections)"),
+    ("grub_dpkg", "set the grub-pc debconf answers with runcmd: (debconf-set-selections)"),
+    ("keyboard", "run localectl set-x11-keymap with runcmd: (or write /etc/default/keyboard with write_files:)"),
+    ("landscape", "install landscape-client with packages: and register with runcmd: (landscape-config)"),
+    ("launch-index", "EC2 launch indexes do not exist on VMware: every part applies"),
+    ("locale", "write /etc/default/locale (or /etc/locale.conf) with write_files:, or runcmd: [[localectl, set-locale, LANG=…]]"),
+    ("locale_configfile", "write the locale file with write_files:"),
+    ("lxd", "install lxd with packages: and run lxd init --preseed with runcmd:"),
+    ("mcollective", "install it with packages: and write its configuration with write_files:"),
+    ("migrate", "nothing to do: cloud-init's own semaphore migration"),
+    ("mount_default_fields", "write the fstab lines whole with write_files: (append: true)"),
+    ("mounts", "add the lines to /etc/fstab with write_files: (append: true) and runcmd: [[mount, -a]]"),
+    ("no_ssh_fingerprints", "nothing to do: vmcust prints no key fingerprints to the console"),
+    ("output", "vmcust logs to the journal and /var/log/vmcust.log"),
+    ("phone_home", "post what is wanted with runcmd: (curl …)"),
+    ("puppet", "install and run puppet with packages: and runcmd:"),
+    ("random_seed", "write the seed with write_files: (each clone already gets a fresh machine-id and SSH host keys)"),
+    ("reporting", "vmcust reports to vCenter (guestinfo) and to its log"),
+    ("rh_subscription", "register with runcmd: (subscription-manager register …)"),
+    ("rpi", "needs a Raspberry Pi"),
+    ("rsyslog", "write /etc/rsyslog.d/NAME.conf with write_files: and restart rsyslog with runcmd:"),
+    ("salt_minion", "install salt-minion with packages: and write /etc/salt/minion with write_files:"),
+    ("snap", "install snaps with runcmd: [[snap, install, NAME]]"),
+    ("spacewalk", "register with runcmd: (rhnreg_ks …)"),
+    ("ssh", "nothing to do: vmcust prints no host keys to the console"),
+    ("ssh_deletekeys", "[hygiene] ssh_host_keys in vmcust.conf does it (on by default)"),
+    ("ssh_fp_console_blacklist", "nothing to do: vmcust prints no keys to the console"),
+    ("ssh_genkeytypes", "[hygiene] ssh_host_keys in vmcust.conf makes fresh keys of the template's types"),
+    ("ssh_import_id", "list the keys in ssh_authorized_keys: (nothing is fetched at boot)"),
+    ("ssh_key_console_blacklist", "nothing to do: vmcust prints no keys to the console"),
+    ("ssh_keys", "host keys are not taken from user-data: each clone gets fresh ones ([hygiene] ssh_host_keys)"),
+    ("ssh_publish_hostkeys", "nothing to do: there is no metadata service to publish to"),
+    ("ssh_quiet_keygen", "nothing to do: vmcust prints no key generation to the console"),
+    ("swap", "create it with runcmd: (fallocate, mkswap, swapon) and add it to /etc/fstab with write_files: (append: true)"),
+    ("system_info", "distribution settings are vmcust's own (docs/cloud-config.md)"),
+    ("ubuntu_advantage", "attach with runcmd: [[pro, attach, TOKEN]]"),
+    ("ubuntu_pro", "attach with runcmd: [[pro, attach, TOKEN]]"),
+    ("updates", "the network is configured once per clone; there is no hotplug"),
+    ("user", "list the user under users:"),
+    ("version", "nothing to do"),
+    ("wireguard", "write /etc/wireguard/NAME.conf with write_files: (permissions: '0600') and runcmd: [[systemctl, enable, --now, wg-quick@NAME]]"),
+    ("yum_repo_dir", "write the .repo files with write_files:"),
+    ("yum_repos", "write /etc/yum.repos.d/NAME.repo with write_files:"),
+    ("zypper", "write /etc/zypp/repos.d/NAME.repo with write_files:"),
+    ("doas", "write /etc/doas.conf with write_files:"),
+    ("inactive", "set it with runcmd: [[usermod, --inactive, DAYS, NAME]]"),
+    ("selinux_user", "map the user with runcmd: [[semanage, login, -a, -s, SEUSER, NAME]]"),
+    ("ssh_redirect_user", "write the user's authorized_keys with write_files: (each key with a command=\"echo …\" option)"),
+    ("ntp.config", "vmcust configures chrony, systemd-timesyncd or ntp from servers: and pools: itself; for another client write its file with write_files:"),
+];
+
+/// The hint for `key` (a top-level key, a nested key's own name, or `module.key`).
+pub(crate) fn instead(key: &str) -> Option<&'static str> {
+    HINTS.iter().find(|(k, _)| *k == key).map(|(_, h)| *h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud_config::modules::CLOUD_INIT_ONLY;
+
+    /// Every cloud-init key vmcust lacks has its hint, so no report of one ends without
+    /// the nearest thing vmcust offers.
+    #[test]
+    fn every_cloud_init_only_key_has_a_hint() {
+        let missing: Vec<&&str> = CLOUD_INIT_ONLY
+            .iter()
+            .filter(|k| instead(k).is_none())
+            .collect();
+        assert!(missing.is_empty(), "no hint for {missing:?}");
+        for (k, h) in HINTS {
+            assert!(!h.is_empty() && !h.ends_with('.'), "{k}");
+        }
+    }
+}
