@@ -580,3 +580,44 @@ fn rancher_vsphere_driver_cidata() {
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
     waiters_see_done(&vm);
 }
+
+// ------------------------------------------------------------------ metadata only
+
+/// An instance with meta-data and no user-data (CAPV's metadata alone, as a template
+/// whose bootstrap data has not arrived yet sends it) still gets its instance data on
+/// every boot, and `cloud-init query` answers from it.
+#[test]
+fn metadata_only_instance_has_instance_data() {
+    let vm = vm_with(&[]);
+    guestinfo(
+        &vm,
+        &[
+            ("metadata", &B64.encode(CAPV_METADATA)),
+            ("metadata.encoding", "base64"),
+        ],
+    );
+    vm.boot();
+    let mode = |p: &str| fs::metadata(vm.path(p)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode("/run/cloud-init/instance-data.json"), 0o644);
+    assert_eq!(mode("/run/cloud-init/instance-data-sensitive.json"), 0o600);
+    let data = instance_data(&vm);
+    assert_eq!(data["v1"]["instance_id"], "capv-md-0-8xq2l");
+    assert_eq!(data["v1"]["local_hostname"], "capv-md-0-8xq2l");
+    assert_eq!(data["v1"]["platform"], "vmware");
+    assert_eq!(
+        data["ds"]["meta_data"]["network"]["ethernets"]["id0"]["set-name"],
+        "eth0"
+    );
+    let o = cloud_init(&vm, &["query", "local_hostname"]);
+    assert_eq!(
+        (o.status.code(), text(&o.stdout)),
+        (Some(0), "capv-md-0-8xq2l\n".to_string()),
+        "{}",
+        text(&o.stderr)
+    );
+    // /run is a tmpfs: the next boot writes it again.
+    fs::remove_dir_all(vm.path("/run/cloud-init")).unwrap();
+    vm.boot();
+    assert_eq!(instance_data(&vm)["v1"]["instance_id"], "capv-md-0-8xq2l");
+    waiters_see_done(&vm);
+}
