@@ -494,6 +494,38 @@ mod tests {
         assert!(msg.contains(crate::state::SETTINGS_PATH), "{msg}");
     }
 
+    /// A `set-name` renames the running NIC while it is down, before the stack's own
+    /// commands, at either moment; a root not running is only shown the commands.
+    #[test]
+    fn renames_come_first_and_take_the_nic_down() {
+        let id = |s: &str| InterfaceId::parse(s).unwrap();
+        let renames = [(id("ens192"), id("eth0"))];
+        for (up, stack) in [
+            (false, vec!["netplan", "generate"]),
+            (true, vec!["netplan", "apply"]),
+        ] {
+            let r = Reload::plan(Renderer::Netplan, &[], &renames, up, true);
+            assert_eq!(
+                r.commands,
+                [
+                    vec!["ip", "link", "set", "dev", "ens192", "down"],
+                    vec!["ip", "link", "set", "dev", "ens192", "name", "eth0"],
+                    stack
+                ]
+            );
+        }
+        let r = Reload::plan(Renderer::Networkd, &[], &renames, false, false);
+        assert_eq!(r.commands.len(), 2);
+        assert!(
+            r.describe().ends_with(
+                "run ip link set dev ens192 down; ip link set dev ens192 name eth0 \
+                 (only on the running system: not for this root)"
+            ),
+            "{}",
+            r.describe()
+        );
+    }
+
     #[test]
     fn reload_commands_follow_the_stack_and_the_moment() {
         use crate::plan::Contents;
