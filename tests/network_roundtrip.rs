@@ -66,6 +66,8 @@ fn interface(mac: &'static str) -> impl Strategy<Value = Interface> {
         .prop_map(move |(v4, v6, gw)| Interface {
             id: InterfaceId::parse("nic").unwrap(),
             mac: mac.parse::<MacAddr>().unwrap(),
+            set_name: None,
+            wake_on_lan: false,
             ipv4: Ipv4Config::Static(v4),
             ipv6: match v6 {
                 Some(a) => Ipv6Config::Static(vec![a]),

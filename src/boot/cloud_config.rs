@@ -77,10 +77,58 @@ fn config(ctx: &Context, id: &InstanceId, dir: &Path, from: &str) -> Result<User
         .map_err(|e| Failure::invalid(e.to_string()))
 }
 
+/// The instance data of the newest customized instance whose user-data is not applied
+/// natively (none, a script, or handed to nothing): scripts and `cloud-init query` read
+/// `/run/cloud-init/instance-data.json` whether or not there was user-data, as on a
+/// cloud-init guest. A real cloud-init writes its own, so then nothing is written; an
+/// instance that kept no meta-data (a vSphere spec without raw cloud-init data) has
+/// none either.
+fn metadata_only(ctx: &Context) -> Result<(), Failure> {
+    if crate::cloud_init::coexist::real_cloud_init(&ctx.root).is_some() {
+        return Ok(());
+    }
+    let Some(newest) = state::read_results(&ctx.root)
+        .ok()
+        .and_then(|r| r.into_iter().next())
+    else {
+        return Ok(());
+    };
+    if newest.outcome != "done" {
+        return Ok(());
+    }
+    let dir = state::instance_dir(&newest.instance_id);
+    let meta = match ctx.root.read(&dir.join(META_DATA)) {
+        Ok(Some(meta)) => meta,
+        _ => return Ok(()),
+    };
+    let source = newest
+        .origins
+        .get("instance-id")
+        .or_else(|| newest.origins.values().next())
+        .map_or("imc", String::as_str);
+    let host = crate::engine::native::system_host_name(&ctx.root);
+    let tree = instance_data::build(
+        &ctx.root,
+        &instance_data::Inputs {
+            meta_data: &meta,
+            instance_id: newest.instance_id.as_str(),
+            host_name: host.as_deref(),
+            source,
+        },
+    );
+    instance_data::write(&ctx.root, &tree)
+        .map_err(|e| Failure::io(format!("writing {}: {e}", instance_data::SENSITIVE_PATH)))
+}
+
 /// The early stage's modules for the current instance, on every boot; `Some` ending only
 /// when SIGTERM stopped them.
 pub fn early(ctx: &mut Context) -> Result<Option<Ending>> {
     let Some((id, dir, from)) = current(ctx) else {
+        // The customization is applied already; a convenience file it could not write
+        // is a warning, not a failed boot.
+        if let Err(e) = metadata_only(ctx) {
+            tracing::warn!("instance data: {e}");
+        }
         return Ok(None);
     };
     run(ctx, &id, &dir, &from, Which::Early).map(|e| match e {

@@ -124,10 +124,11 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
         if let Some(ud) = &g.userdata {
             ctx.root
                 .write_file(&dir.join(USER_DATA), &ud.bytes, 0o600)?;
-            // For a real cloud-init given the user-data: the same instance id and host name.
-            let md = g.cloud_init_meta_data();
-            ctx.root.write_file(&dir.join(META_DATA), &md, 0o600)?;
         }
+        // For a real cloud-init given the user-data (the same instance id and host name),
+        // and for the instance data every boot writes, user-data or not.
+        let md = g.cloud_init_meta_data();
+        ctx.root.write_file(&dir.join(META_DATA), &md, 0o600)?;
         if let Some(vd) = &g.vendordata {
             let path = dir.join(crate::state::VENDOR_DATA);
             ctx.root.write_file(&path, &vd.bytes, 0o600)?;

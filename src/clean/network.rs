@@ -22,12 +22,12 @@ use anyhow::{Context as _, Result};
 
 use super::remove::{self, Kind};
 use crate::plan::network::neutralise::DISABLED_DIR;
-use crate::plan::network::{eni, netplan, networkd, networkmanager, resolv, sysconfig};
+use crate::plan::network::{eni, names, netplan, networkd, networkmanager, resolv, sysconfig};
 use crate::plan::network::{sysconfig_suse, HEADER};
 use crate::root::Root;
 
 /// The directories vmcust writes network files into and moves template files out of.
-fn stack_dirs() -> [&'static Path; 7] {
+fn stack_dirs() -> [&'static Path; 8] {
     let parent = |f: &'static str| Path::new(f).parent().unwrap_or(Path::new("/"));
     [
         parent(netplan::NETPLAN_FILE),
@@ -37,6 +37,7 @@ fn stack_dirs() -> [&'static Path; 7] {
         Path::new(sysconfig::SCRIPTS_DIR),
         Path::new(sysconfig_suse::NETWORK_DIR),
         parent(eni::ENI_FILE),
+        parent(names::UDEV_RULES),
     ]
 }
 
@@ -59,6 +60,7 @@ const OUR_NAMES: &[(&str, &str, &str)] = &[
     ),
     ("/etc/NetworkManager/conf.d", "90-vmcust", ".conf"),
     ("/etc/network/interfaces.d", "50-vmcust", ""),
+    ("/etc/udev/rules.d", "70-vmcust-net-names", ".rules"),
 ];
 
 /// What re-sealing the network will do, worked out before anything changes.

@@ -345,10 +345,16 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
             }
         }
     }
+    let renames = match (&renderer, &c.network) {
+        (Some(_), Some(net)) => crate::plan::network::live_renames(net, &facts.network)
+            .map_err(|e| PrepareError::Plan(e.into()))?,
+        _ => Vec::new(),
+    };
     steps.network_reload = renderer.as_ref().map(|r| {
         Reload::plan(
             r.renderer,
             &plan.actions,
+            &renames,
             opts.network_up,
             root.path() == Path::new("/"),
         )

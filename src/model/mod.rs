@@ -167,6 +167,9 @@ pub struct MatchedInterface {
     pub dns: Dns,
     /// Whether DNS servers learned over DHCP are used.
     pub dhcp_dns: bool,
+    /// `wakeonlan`: the selected NICs wake the VM on a magic packet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub wake_on_lan: bool,
 }
 
 impl MatchedInterface {
@@ -217,6 +220,8 @@ impl MatchedInterface {
         Interface {
             id: self.set_name.clone().unwrap_or(name),
             mac,
+            set_name: self.set_name.clone(),
+            wake_on_lan: self.wake_on_lan,
             ipv4: self.ipv4.clone(),
             ipv6: self.ipv6.clone(),
             routes: self.routes.clone(),
@@ -234,6 +239,13 @@ pub struct Interface {
     pub id: InterfaceId,
     /// Hardware address the interface is matched by.
     pub mac: MacAddr,
+    /// `set-name`: the name the NIC with [`Interface::mac`] is given, whatever the kernel
+    /// called it; the renderers rename it (by MAC) and configure it under this name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_name: Option<InterfaceId>,
+    /// `wakeonlan`: the NIC wakes the VM on a magic packet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub wake_on_lan: bool,
     /// IPv4 configuration.
     pub ipv4: Ipv4Config,
     /// IPv6 configuration.

@@ -264,6 +264,8 @@ impl PropertyMap {
             interfaces: vec![Interface {
                 id: InterfaceId::parse("ovf0").expect("a valid interface id"),
                 mac,
+                set_name: None,
+                wake_on_lan: false,
                 ipv4,
                 ipv6: Ipv6Config::Auto,
                 routes,

@@ -121,6 +121,8 @@ fn network(nics: &[Nic], spec: &Spec) -> Result<Network, InvalidValue> {
             Ok(Interface {
                 id: field(at("section name"), InterfaceId::parse(&nic.name))?,
                 mac: nic.mac,
+                set_name: None,
+                wake_on_lan: false,
                 ipv4: ipv4(nic)?,
                 ipv6,
                 routes,

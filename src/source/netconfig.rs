@@ -135,6 +135,10 @@ struct Builder {
     routes: Vec<Route>,
     dns: Dns,
     dhcp_dns: bool,
+    /// `set-name` (netplan v2 only).
+    set_name: Option<InterfaceId>,
+    /// `wakeonlan` (netplan v2 only).
+    wake_on_lan: bool,
 }
 
 impl Builder {
@@ -148,6 +152,8 @@ impl Builder {
             routes: Vec::new(),
             dns: Dns::default(),
             dhcp_dns: true,
+            set_name: None,
+            wake_on_lan: false,
         }
     }
 
@@ -198,6 +204,8 @@ impl Builder {
         Ok(Entry::Keyed(Interface {
             id,
             mac,
+            set_name: self.set_name,
+            wake_on_lan: self.wake_on_lan,
             ipv4,
             ipv6,
             routes: self.routes,
@@ -208,16 +216,13 @@ impl Builder {
     }
 
     /// The entry for the NICs `selector` finds at plan time.
-    fn matched(
-        self,
-        selector: NicSelector,
-        set_name: Option<InterfaceId>,
-    ) -> Result<Entry, NetworkConfigError> {
+    fn matched(self, selector: NicSelector) -> Result<Entry, NetworkConfigError> {
         let (ipv4, ipv6) = self.methods()?;
         Ok(Entry::Matched(MatchedInterface {
             entry: self.path,
             selector,
-            set_name,
+            set_name: self.set_name,
+            wake_on_lan: self.wake_on_lan,
             position: 0,
             ipv4,
             ipv6,
@@ -488,6 +493,8 @@ struct V2Ethernet {
     matching: Option<V2Match>,
     set_name: Option<String>,
     #[serde(default, deserialize_with = "lenient_bool")]
+    wakeonlan: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
     dhcp4: Option<bool>,
     #[serde(default, deserialize_with = "lenient_bool")]
     dhcp6: Option<bool>,
@@ -502,6 +509,19 @@ struct V2Ethernet {
     dhcp6_overrides: Option<V2Overrides>,
     #[serde(flatten)]
     other: BTreeMap<String, Value>,
+}
+
+/// A `set-name`: a name the kernel takes for a NIC (`dev_valid_name`: at most 15
+/// bytes, no `/`, `:` or white space, not `.` or `..`) and a valid interface id.
+fn kernel_name(n: &str) -> Result<InterfaceId, String> {
+    let id = InterfaceId::parse(n)?;
+    if n.len() > 15 || n.contains(':') || n == "." || n == ".." {
+        return Err(format!(
+            "{} cannot name a NIC: the kernel takes 1-15 characters without : and not . or ..",
+            crate::model::quote(n)
+        ));
+    }
+    Ok(id)
 }
 
 const V2_UNSUPPORTED: [&str; 6] = ["bonds", "bridges", "vlans", "wifis", "tunnels", "vrfs"];
@@ -549,12 +569,12 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
             },
         };
         let set_name = match &eth.set_name {
-            Some(n) => {
-                Some(InterfaceId::parse(n).map_err(|e| err(format!("{path}.set-name: {e}")))?)
-            }
+            Some(n) => Some(kernel_name(n).map_err(|e| err(format!("{path}.set-name: {e}")))?),
             None => None,
         };
         let mut b = Builder::new(path.clone());
+        b.set_name = set_name.clone();
+        b.wake_on_lan = eth.wakeonlan.unwrap_or(false);
         b.dhcp4 = eth.dhcp4.unwrap_or(false);
         b.dhcp6 = eth.dhcp6.unwrap_or(false);
         for (n, a) in eth.addresses.iter().enumerate() {
@@ -610,7 +630,7 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
                 let name = set_name.map_or_else(|| id.clone(), |n| n.to_string());
                 b.keyed(&name, mac)?
             }
-            selector => b.matched(selector, set_name)?,
+            selector => b.matched(selector)?,
         })?;
     }
     finish(entries, Dns::default(), warnings)
@@ -699,13 +719,10 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
                     None => {
                         let name =
                             Glob::literal(&name).map_err(|e| err(format!("{path}.name: {e}")))?;
-                        b.matched(
-                            NicSelector {
-                                name: Some(name),
-                                ..NicSelector::default()
-                            },
-                            None,
-                        )?
+                        b.matched(NicSelector {
+                            name: Some(name),
+                            ..NicSelector::default()
+                        })?
                     }
                 })?;
             }

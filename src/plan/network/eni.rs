@@ -63,6 +63,10 @@ fn stanzas(
             "pre-up sysctl -q -w net.ipv6.conf.{name}.disable_ipv6=1"
         ));
     }
+    if iface.wake_on_lan {
+        // Read by the ethtool package's if-up.d hook.
+        shared.push("ethernet-wol g".to_string());
+    }
     if !dns.servers.is_empty() {
         let servers = words(FORMAT, "dns-nameservers", &dns.servers)?;
         shared.push(format!("dns-nameservers {servers}"));
@@ -259,6 +263,8 @@ mod tests {
         Device {
             name: crate::model::InterfaceId::parse(name).unwrap(),
             from_system: true,
+            set_name: false,
+            kernel_name: None,
         }
     }
 

@@ -5,6 +5,7 @@
 
 pub mod claims;
 pub mod eni;
+pub mod names;
 pub mod netplan;
 pub mod networkd;
 pub mod networkmanager;
@@ -18,7 +19,9 @@ pub mod sysconfig_suse;
 use super::writer::UnsafeValue;
 use super::Action;
 use crate::facts::NetworkFacts;
-use crate::model::{Dns, InterfaceId, MacAddr, Network, Route};
+use std::collections::BTreeMap;
+
+use crate::model::{Dns, Interface, InterfaceId, MacAddr, Network, Route};
 
 /// First line of every file vmcust renders, so people know where it came from; also how
 /// a later run tells its own files from a template's leftovers.
@@ -119,6 +122,21 @@ pub enum NetworkError {
         /// The settings file.
         settings: &'static str,
     },
+    /// A `set-name` gives a NIC a name another NIC has or is given.
+    #[error(
+        "the set-name of interface {id} ({mac}) is {name}, but {other} has that name too; \
+         give each NIC its own name"
+    )]
+    NameTaken {
+        /// The source's name for the interface.
+        id: String,
+        /// Its MAC address.
+        mac: MacAddr,
+        /// The name it asks for.
+        name: String,
+        /// Who has the name already.
+        other: String,
+    },
     /// A value cannot be written in the renderer's format.
     #[error(transparent)]
     Unsafe(#[from] UnsafeValue),
@@ -173,49 +191,126 @@ pub fn plan_network(
 /// The device an interface is configured on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
-    /// Device name: the kernel's name for the MAC, or the source's id offline.
+    /// Device name: the `set-name`, else the kernel's name for the MAC, else (offline)
+    /// the source's id.
     pub name: InterfaceId,
-    /// The name was found in the root's `/sys/class/net` (so it may be pinned).
+    /// The kernel's name was found in the root's `/sys/class/net`.
     pub from_system: bool,
+    /// A `set-name` gives the NIC [`Device::name`]: the renderers rename it by MAC.
+    pub set_name: bool,
+    /// The kernel's name for the NIC now, when a `set-name` changes it (the boot renames
+    /// the running NIC from this name before the stack starts).
+    pub kernel_name: Option<InterfaceId>,
+}
+
+impl Device {
+    /// Whether the files pin [`Device::name`] to the MAC: a name the root has, or one
+    /// a `set-name` gives.
+    pub fn pinned(&self) -> bool {
+        self.from_system || self.set_name
+    }
 }
 
 /// Finds each interface's device by MAC in the root's `/sys/class/net`. Offline roots
 /// (no `/sys/class/net`) use the source's id, as cloud-init does without system devices.
+/// A `set-name` names the device whatever the kernel calls it; two devices may not end
+/// up with one name (two `set-name`s alike, or a `set-name` that another NIC has).
 pub fn resolve_devices(net: &Network, facts: &NetworkFacts) -> Result<Vec<Device>, NetworkError> {
-    net.interfaces
+    let devices: Vec<Device> = net
+        .interfaces
         .iter()
-        .map(|iface| match &facts.devices {
-            None => Ok(Device {
-                name: iface.id.clone(),
-                from_system: false,
-            }),
-            Some(devices) => match devices.get(&iface.mac) {
-                Some(name) => Ok(Device {
-                    name: InterfaceId::parse(name).map_err(|reason| {
-                        NetworkError::BadDeviceName {
-                            mac: iface.mac,
-                            name: crate::model::quote(name),
-                            reason,
-                        }
-                    })?,
-                    from_system: true,
-                }),
-                None => Err(NetworkError::MacNotFound {
-                    id: iface.id.to_string(),
-                    mac: iface.mac,
-                    known: if devices.is_empty() {
-                        "no devices".into()
-                    } else {
-                        devices
-                            .iter()
-                            .map(|(m, n)| format!("{n} ({m})"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    },
-                }),
-            },
+        .map(|iface| {
+            let kernel = match &facts.devices {
+                None => None,
+                Some(devices) => Some(kernel_name(iface, devices)?),
+            };
+            let name = iface
+                .set_name
+                .clone()
+                .or_else(|| kernel.clone())
+                .unwrap_or_else(|| iface.id.clone());
+            Ok(Device {
+                from_system: kernel.is_some(),
+                set_name: iface.set_name.is_some(),
+                kernel_name: kernel.filter(|k| iface.set_name.as_ref().is_some_and(|s| s != k)),
+                name,
+            })
         })
-        .collect()
+        .collect::<Result<_, NetworkError>>()?;
+    // Every name a NIC will have: ours, and the kernel's for NICs we do not configure.
+    let ours: Vec<MacAddr> = net.interfaces.iter().map(|i| i.mac).collect();
+    for (i, (iface, dev)) in net.interfaces.iter().zip(&devices).enumerate() {
+        if !dev.set_name {
+            continue;
+        }
+        let twin = net.interfaces[..i]
+            .iter()
+            .zip(&devices)
+            .find(|(_, d)| d.name == dev.name)
+            .map(|(other, _)| format!("the NIC with MAC address {}", other.mac));
+        let other = twin.or_else(|| {
+            facts.devices.as_ref().and_then(|all| {
+                all.iter()
+                    .find(|(m, n)| !ours.contains(m) && n.as_str() == dev.name.as_str())
+                    .map(|(m, n)| {
+                        format!(
+                            "the root's {n} ({m}), which this customization does not configure,"
+                        )
+                    })
+            })
+        });
+        if let Some(other) = other {
+            return Err(NetworkError::NameTaken {
+                id: iface.id.to_string(),
+                mac: iface.mac,
+                name: dev.name.to_string(),
+                other,
+            });
+        }
+    }
+    Ok(devices)
+}
+
+/// The kernel's name for `iface`'s MAC among the root's `devices`.
+fn kernel_name(
+    iface: &Interface,
+    devices: &BTreeMap<MacAddr, String>,
+) -> Result<InterfaceId, NetworkError> {
+    match devices.get(&iface.mac) {
+        Some(name) => InterfaceId::parse(name).map_err(|reason| NetworkError::BadDeviceName {
+            mac: iface.mac,
+            name: crate::model::quote(name),
+            reason,
+        }),
+        None => Err(NetworkError::MacNotFound {
+            id: iface.id.to_string(),
+            mac: iface.mac,
+            known: if devices.is_empty() {
+                "no devices".into()
+            } else {
+                devices
+                    .iter()
+                    .map(|(m, n)| format!("{n} ({m})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        }),
+    }
+}
+
+/// The NICs a `set-name` renames on the running system, as (kernel's name now, new
+/// name): what the boot does with `ip link` before the stack starts, since udev named
+/// them before the new rules or `.link` files existed.
+pub fn live_renames(
+    net: &Network,
+    facts: &NetworkFacts,
+) -> Result<Vec<(InterfaceId, InterfaceId)>, NetworkError> {
+    let resolved = resolve::resolve(net, facts.links.as_deref())?;
+    let devices = resolve_devices(&resolved.network, facts)?;
+    Ok(devices
+        .into_iter()
+        .filter_map(|d| d.kernel_name.map(|k| (k, d.name)))
+        .collect())
 }
 
 /// Whether a file's text was written by vmcust (it carries [`HEADER`]).

@@ -38,9 +38,12 @@ pub struct Ethernet {
     /// How the device is found.
     #[serde(rename = "match")]
     pub matching: Match,
-    /// Pins the kernel name found for the MAC.
+    /// Pins the kernel name found for the MAC, or renames the NIC (`set-name`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub set_name: Option<String>,
+    /// Wake-on-LAN (magic packet) on.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub wakeonlan: bool,
     /// `manual` keeps the device down at boot (ONBOOT=no).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub activation_mode: Option<&'static str>,
@@ -154,6 +157,9 @@ fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
     if let Some(name) = &eth.set_name {
         w.str_field(indent, "set-name", name);
     }
+    if eth.wakeonlan {
+        w.bool_field(indent, "wakeonlan", true);
+    }
     if let Some(mode) = eth.activation_mode {
         w.str_field(indent, "activation-mode", mode);
     }
@@ -236,7 +242,8 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         matching: Match {
             macaddress: text(&iface.mac),
         },
-        set_name: dev.from_system.then(|| dev.name.to_string()),
+        set_name: dev.pinned().then(|| dev.name.to_string()),
+        wakeonlan: iface.wake_on_lan,
         activation_mode: (!iface.start_on_boot).then_some("manual"),
         dhcp4,
         dhcp4_overrides: if dhcp4 { no_dhcp_dns() } else { None },
@@ -292,6 +299,7 @@ mod tests {
                 macaddress: mac.into(),
             },
             set_name: None,
+            wakeonlan: false,
             activation_mode: None,
             dhcp4: true,
             dhcp4_overrides: None,
@@ -310,6 +318,7 @@ mod tests {
     fn direct_writer_matches_generic_yaml() {
         let full = Ethernet {
             set_name: Some("ens192".into()),
+            wakeonlan: false,
             activation_mode: Some("manual"),
             dhcp4: false,
             dhcp4_overrides: Some(DhcpOverrides { use_dns: false }),

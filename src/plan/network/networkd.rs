@@ -1,6 +1,6 @@
 //! systemd-networkd renderer: one `/etc/systemd/network/10-vmcust-<name>.network` per
 //! interface, matched by MAC, and a `.link` file pinning the device name where it is
-//! known. `10-` sorts before the `20-`…`99-` names distributions ship, and networkd uses
+//! known, giving it the name a `set-name` asks for, and turning on wake-on-LAN. `10-` sorts before the `20-`…`99-` names distributions ship, and networkd uses
 //! the first `.network` file that matches a device.
 //!
 //! Reference: systemd.network(5) and systemd.link(5) for the keys written here.
@@ -17,7 +17,7 @@ pub const NETWORKD_DIR: &str = "/etc/systemd/network";
 pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
-        if dev.from_system {
+        if dev.pinned() || iface.wake_on_lan {
             actions.push(Action::WriteFile {
                 path: format!("{NETWORKD_DIR}/10-vmcust-{}.link", dev.name).into(),
                 mode: 0o644,
@@ -38,13 +38,24 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
 /// The format name in refusals.
 const FORMAT: &str = "systemd-networkd";
 
-/// The `.link` file keeping the kernel name the MAC has now.
+/// The `.link` file of the MAC: the kernel name it has now or its `set-name`, and
+/// wake-on-LAN. udev applies the first `.link` file that matches, so one whose name is
+/// not known (wake-on-LAN on an offline root) names the NIC as `99-default.link` would.
 fn link_file(iface: &Interface, dev: &Device) -> Result<String, UnsafeValue> {
     let mut w = IniWriter::new(FORMAT, HEADER);
     w.section("Match")?;
     w.set("MACAddress", iface.mac)?;
     w.section("Link")?;
-    w.set("Name", &dev.name)?;
+    if dev.pinned() {
+        w.set("Name", &dev.name)?;
+    } else {
+        w.set("NamePolicy", "keep kernel database onboard slot path")?;
+        w.set("AlternativeNamesPolicy", "database onboard slot path")?;
+        w.set("MACAddressPolicy", "persistent")?;
+    }
+    if iface.wake_on_lan {
+        w.set("WakeOnLan", "magic")?;
+    }
     Ok(w.finish())
 }
 

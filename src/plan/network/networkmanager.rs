@@ -63,13 +63,17 @@ fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> Result<String, Uns
     w.set("id", format!("vmcust-{}", dev.name))?;
     w.set("uuid", profile_uuid(iface.mac))?;
     w.set("type", "ethernet")?;
-    if dev.from_system {
+    if dev.pinned() {
         w.set("interface-name", &dev.name)?;
     }
     w.set("autoconnect", iface.start_on_boot)?;
     w.set("autoconnect-priority", AUTOCONNECT_PRIORITY)?;
     w.section("ethernet")?;
     w.set("mac-address", iface.mac)?;
+    if iface.wake_on_lan {
+        // NM_SETTING_WIRED_WAKE_ON_LAN_MAGIC.
+        w.set("wake-on-lan", 64)?;
+    }
 
     let dns = merged_dns(&iface.dns, &net.dns);
     let (v4_method, v4_addrs) = match &iface.ipv4 {

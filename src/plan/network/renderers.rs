@@ -15,12 +15,12 @@ use std::sync::LazyLock;
 use serde::Serialize;
 
 use super::{
-    eni, netplan, networkd, networkmanager, sysconfig, sysconfig_suse, Device, NetworkError,
+    eni, names, netplan, networkd, networkmanager, sysconfig, sysconfig_suse, Device, NetworkError,
     Renderer,
 };
 use crate::facts::network::{ResolvConf, Stacks};
 use crate::facts::NetworkFacts;
-use crate::model::Network;
+use crate::model::{InterfaceId, Network};
 use crate::plan::Action;
 
 /// A renderer's own files for a network on the resolved devices of a root.
@@ -86,7 +86,11 @@ pub static TABLE: [Entry; 6] = [
         order: "an enabled NetworkManager runs the interfaces whatever other trees are there \
                 (it reads ifcfg files itself, and SUSE's wicked files are ignored under it)",
         found: |s| s.network_manager,
-        render: |net, devices, _| Ok(networkmanager::render(net, devices)?),
+        render: |net, devices, _| {
+            let mut actions = networkmanager::render(net, devices)?;
+            actions.extend(names::udev_rules(net, devices)?);
+            Ok(actions)
+        },
         carries_dns: |_| true,
         reload: |actions, up| {
             if !up {
@@ -126,7 +130,11 @@ pub static TABLE: [Entry; 6] = [
         stack: "/etc/sysconfig/network-scripts exists (RHEL ifcfg files)",
         order: "the RHEL network service's tree comes before ifupdown's and SUSE's",
         found: |s| s.sysconfig,
-        render: |net, devices, _| Ok(sysconfig::render(net, devices)?),
+        render: |net, devices, _| {
+            let mut actions = sysconfig::render(net, devices)?;
+            actions.extend(names::udev_rules(net, devices)?);
+            Ok(actions)
+        },
         carries_dns: |f| f.stacks.network_manager,
         reload: |_, up| up_only(up, &["systemctl", "restart", "network.service"]),
     },
@@ -137,7 +145,11 @@ pub static TABLE: [Entry; 6] = [
         stack: "/etc/network/interfaces exists and ifup is installed",
         order: "ifupdown comes before SUSE's sysconfig",
         found: |s| s.ifupdown,
-        render: |net, devices, _| Ok(eni::render(net, devices)?),
+        render: |net, devices, _| {
+            let mut actions = eni::render(net, devices)?;
+            actions.extend(names::udev_rules(net, devices)?);
+            Ok(actions)
+        },
         // `dns-*` lines reach /etc/resolv.conf only through resolvconf.
         carries_dns: |f| f.stacks.resolvconf,
         reload: |_, up| up_only(up, &["systemctl", "restart", "networking.service"]),
@@ -151,11 +163,9 @@ pub static TABLE: [Entry; 6] = [
         order: "SUSE's sysconfig comes last: a SUSE system running NetworkManager ignores it",
         found: |s| s.suse,
         render: |net, devices, facts| {
-            Ok(sysconfig_suse::render(
-                net,
-                devices,
-                facts.suse_config.as_deref(),
-            )?)
+            let mut actions = sysconfig_suse::render(net, devices, facts.suse_config.as_deref())?;
+            actions.extend(names::udev_rules(net, devices)?);
+            Ok(actions)
         },
         // netconfig writes the file from our `config` keys.
         carries_dns: |_| true,
@@ -328,18 +338,34 @@ pub struct Reload {
 }
 
 impl Reload {
-    /// The reload of `renderer`'s stack for the files of `actions`.
+    /// The reload of `renderer`'s stack for the files of `actions`, after the running
+    /// NICs a `set-name` renames (`renames`: kernel's name now, new name) are renamed:
+    /// udev named them before our rules or `.link` files existed, and a NIC can only be
+    /// renamed while it is down (the stack brings it up under its new name).
     pub fn plan(
         renderer: Renderer,
         actions: &[Action],
+        renames: &[(InterfaceId, InterfaceId)],
         network_up: bool,
         running_system: bool,
     ) -> Reload {
+        let mut commands = Vec::new();
+        for (from, to) in renames {
+            let ip = |args: &[&str]| {
+                let mut cmd = vec!["ip".to_string(), "link".into(), "set".into(), "dev".into()];
+                cmd.push(from.to_string());
+                cmd.extend(args.iter().map(|a| a.to_string()));
+                cmd
+            };
+            commands.push(ip(&["down"]));
+            commands.push(ip(&["name", to.as_str()]));
+        }
+        commands.extend((renderer.entry().reload)(actions, network_up));
         Reload {
             renderer,
             network_up,
             running_system,
-            commands: (renderer.entry().reload)(actions, network_up),
+            commands,
         }
     }
 
@@ -466,6 +492,38 @@ mod tests {
         }
         assert!(msg.contains("[network] renderer"), "{msg}");
         assert!(msg.contains(crate::state::SETTINGS_PATH), "{msg}");
+    }
+
+    /// A `set-name` renames the running NIC while it is down, before the stack's own
+    /// commands, at either moment; a root not running is only shown the commands.
+    #[test]
+    fn renames_come_first_and_take_the_nic_down() {
+        let id = |s: &str| InterfaceId::parse(s).unwrap();
+        let renames = [(id("ens192"), id("eth0"))];
+        for (up, stack) in [
+            (false, vec!["netplan", "generate"]),
+            (true, vec!["netplan", "apply"]),
+        ] {
+            let r = Reload::plan(Renderer::Netplan, &[], &renames, up, true);
+            assert_eq!(
+                r.commands,
+                [
+                    vec!["ip", "link", "set", "dev", "ens192", "down"],
+                    vec!["ip", "link", "set", "dev", "ens192", "name", "eth0"],
+                    stack
+                ]
+            );
+        }
+        let r = Reload::plan(Renderer::Networkd, &[], &renames, false, false);
+        assert_eq!(r.commands.len(), 2);
+        assert!(
+            r.describe().ends_with(
+                "run ip link set dev ens192 down; ip link set dev ens192 name eth0 \
+                 (only on the running system: not for this root)"
+            ),
+            "{}",
+            r.describe()
+        );
     }
 
     #[test]

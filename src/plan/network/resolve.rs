@@ -102,11 +102,7 @@ pub fn resolve(net: &Network, links: Option<&[Link]>) -> Result<Resolved, Networ
         let mut why = check_count(m, &found, &physical)?;
         if let (Some(set), [one]) = (&m.set_name, found.as_slice()) {
             if set.as_str() != one.name {
-                why.push_str(&format!(
-                    "; set-name {set} is not applied: the NIC keeps its kernel name {}, \
-                     as for every NIC found in /sys/class/net",
-                    one.name
-                ));
+                why.push_str(&format!("; set-name renames {} to {set}", one.name));
             }
         }
         let mut ifaces = Vec::new();
@@ -266,6 +262,7 @@ mod tests {
             routes: Vec::new(),
             dns: Dns::default(),
             dhcp_dns: true,
+            wake_on_lan: false,
         }
     }
 
@@ -405,6 +402,8 @@ mod tests {
         Interface {
             id: InterfaceId::parse(id).unwrap(),
             mac: mac.parse().unwrap(),
+            set_name: None,
+            wake_on_lan: false,
             ipv4: Ipv4Config::Dhcp,
             ipv6: Ipv6Config::Auto,
             routes: Vec::new(),

@@ -139,6 +139,10 @@ fn ifcfg(
     if !dns.search.is_empty() {
         kv("DOMAIN", &words(FORMAT, "DOMAIN", &dns.search)?)?;
     }
+    if iface.wake_on_lan {
+        // ethtool's arguments, run by ifup-eth and read by NetworkManager's ifcfg-rh.
+        kv("ETHTOOL_OPTS", "wol g")?;
+    }
     Ok(w.finish())
 }
 

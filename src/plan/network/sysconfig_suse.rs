@@ -102,6 +102,10 @@ fn ifcfg(iface: &Interface) -> Result<String, UnsafeValue> {
         };
         w.set(&key, addr)?;
     }
+    if iface.wake_on_lan {
+        // wicked runs ethtool with these arguments (ifcfg(5)).
+        w.set("ETHTOOL_OPTIONS", "wol g")?;
+    }
     Ok(w.finish())
 }
 
