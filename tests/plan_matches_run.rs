@@ -315,6 +315,24 @@ fn module_cases() -> Vec<ModuleCase> {
             "#cloud-config\nusers: []\nchpasswd: {expire: false, users: [{name: root, password: 'S3cret-pw', type: text}]}\n",
         ),
         ModuleCase {
+            setup: |vm| fake_program(vm, "/usr/bin/dnf"),
+            ..case(
+                "yum_add_repo",
+                "#cloud-config\nyum_repos: {epel: {baseurl: 'https://repo.example/epel/$basearch', gpgcheck: true}}\n",
+            )
+        },
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/bin/zypper");
+                fs::create_dir_all(vm.path("/etc/zypp")).unwrap();
+                fs::write(vm.path("/etc/zypp/zypp.conf"), "[main]\n").unwrap();
+            },
+            ..case(
+                "zypper_add_repo",
+                "#cloud-config\nzypper: {repos: [{id: oss, baseurl: 'http://repo.example/oss/'}], config: {solver.onlyRequires: true}}\n",
+            )
+        },
+        ModuleCase {
             setup: |vm| {
                 fake_program(vm, "/usr/sbin/chronyd");
                 fake_program(vm, "/usr/bin/systemctl");

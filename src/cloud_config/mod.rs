@@ -86,6 +86,15 @@ pub struct CloudConfig {
     pub final_message: Option<String>,
     /// `vendor_data`.
     pub vendor_data: vendor_data::VendorData,
+    /// `yum_repos`, in document order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yum_repos: Option<Vec<modules::yum_add_repo::YumRepo>>,
+    /// `yum_repo_dir` (unset: `/etc/yum.repos.d`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yum_repo_dir: Option<String>,
+    /// `zypper`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zypper: Option<modules::zypper_add_repo::Zypper>,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
     /// Keys vmcust does not implement (top level and inside modules): the customization

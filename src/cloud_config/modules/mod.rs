@@ -26,6 +26,8 @@ pub mod timezone;
 pub mod update_etc_hosts;
 pub mod vendor_data;
 pub mod write_files;
+pub mod yum_add_repo;
+pub mod zypper_add_repo;
 
 use serde::Serialize;
 
@@ -342,6 +344,35 @@ pub static TABLE: &[Module] = &[
         preview: None,
         programs: no_programs,
     },
+    // cloud-init's config stage on RHEL runs yum_add_repo after locale and before ntp.
+    Module {
+        name: "yum_add_repo",
+        keys: &[
+            key(&["yum_repos"], yum_add_repo::parse_repos),
+            key(&["yum_repo_dir"], yum_add_repo::parse_dir),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: yum_add_repo::run,
+            reads_root: true,
+        },
+        preview: Some(yum_add_repo::preview),
+        programs: yum_add_repo::programs,
+    },
+    // SUSE's config stage runs it after locale and before ntp, on every boot.
+    Module {
+        name: "zypper_add_repo",
+        keys: &[key(&["zypper"], zypper_add_repo::parse)],
+        frequency: Frequency::PerBoot,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: zypper_add_repo::run,
+            reads_root: true,
+        },
+        preview: Some(zypper_add_repo::preview),
+        programs: zypper_add_repo::programs,
+    },
     Module {
         name: "ntp",
         keys: &[key(&["ntp"], ntp::parse)],
@@ -608,9 +639,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "user",
     "version",
     "wireguard",
-    "yum_repo_dir",
-    "yum_repos",
-    "zypper",
 ];
 
 /// What the modules' unit tests share.
