@@ -314,6 +314,20 @@ fn module_cases() -> Vec<ModuleCase> {
             "set_passwords",
             "#cloud-config\nusers: []\nchpasswd: {expire: false, users: [{name: root, password: 'S3cret-pw', type: text}]}\n",
         ),
+        case("keyboard", "#cloud-config\nkeyboard: {layout: de, variant: nodeadkeys}\n"),
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/sbin/locale-gen");
+                fs::create_dir_all(vm.path("/usr/share/i18n")).unwrap();
+                fs::write(
+                    vm.path("/usr/share/i18n/SUPPORTED"),
+                    "de_DE.UTF-8 UTF-8\nen_US.UTF-8 UTF-8\n",
+                )
+                .unwrap();
+                fs::write(vm.path("/etc/locale.gen"), "# de_DE.UTF-8 UTF-8\n").unwrap();
+            },
+            ..case("locale", "#cloud-config\nlocale: de_DE.UTF-8\n")
+        },
         ModuleCase {
             setup: |vm| fake_program(vm, "/usr/bin/dnf"),
             ..case(

@@ -86,6 +86,15 @@ pub struct CloudConfig {
     pub final_message: Option<String>,
     /// `vendor_data`.
     pub vendor_data: vendor_data::VendorData,
+    /// `keyboard`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyboard: Option<modules::keyboard::Keyboard>,
+    /// `locale`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<modules::locale::LocaleKey>,
+    /// `locale_configfile`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale_configfile: Option<String>,
     /// `yum_repos`, in document order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yum_repos: Option<Vec<modules::yum_add_repo::YumRepo>>,

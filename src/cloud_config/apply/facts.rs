@@ -58,7 +58,7 @@ pub struct CcFacts {
     pub appended: BTreeMap<String, Current>,
     /// Programs found in the root: name → path inside the root.
     pub programs: BTreeMap<String, String>,
-    /// What the files the repository, locale and keyboard modules look at hold now (the
+    /// What the files the repository and locale modules look at hold now (the
     /// repo files they never overwrite, the files they edit), by path inside the root.
     pub files: BTreeMap<String, Current>,
 }
@@ -75,11 +75,12 @@ pub fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
     out
 }
 
-/// The files the repository, locale and keyboard modules of `cfg` look at.
+/// The files the repository and locale modules of `cfg` look at.
 fn looked_at(cfg: &CloudConfig) -> Vec<String> {
-    use crate::cloud_config::modules::{yum_add_repo, zypper_add_repo};
+    use crate::cloud_config::modules::{locale, yum_add_repo, zypper_add_repo};
     let mut out = yum_add_repo::looked_at(cfg);
     out.extend(zypper_add_repo::looked_at(cfg));
+    out.extend(locale::looked_at(cfg));
     out
 }
 

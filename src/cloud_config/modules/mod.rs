@@ -15,6 +15,8 @@ pub mod bootcmd;
 pub mod ca_certs;
 pub mod final_message;
 pub mod growpart;
+pub mod keyboard;
+pub mod locale;
 pub mod ntp;
 pub mod package_update_upgrade_install;
 pub mod power_state_change;
@@ -344,7 +346,35 @@ pub static TABLE: &[Module] = &[
         preview: None,
         programs: no_programs,
     },
-    // cloud-init's config stage on RHEL runs yum_add_repo after locale and before ntp.
+    // cloud-init's config stage: keyboard, then locale (Debian, SUSE; RHEL has locale
+    // only), then the repository modules, then ntp.
+    Module {
+        name: "keyboard",
+        keys: &[key(&["keyboard"], keyboard::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: keyboard::run,
+            reads_root: true,
+        },
+        preview: Some(keyboard::preview),
+        programs: keyboard::programs,
+    },
+    Module {
+        name: "locale",
+        keys: &[
+            key(&["locale"], locale::parse),
+            key(&["locale_configfile"], locale::parse_configfile),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: locale::run,
+            reads_root: true,
+        },
+        preview: Some(locale::preview),
+        programs: locale::programs,
+    },
     Module {
         name: "yum_add_repo",
         keys: &[
@@ -600,11 +630,8 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "fs_setup",
     "grub-dpkg",
     "grub_dpkg",
-    "keyboard",
     "landscape",
     "launch-index",
-    "locale",
-    "locale_configfile",
     "lxd",
     "mcollective",
     "migrate",
