@@ -302,6 +302,10 @@ fn module_cases() -> Vec<ModuleCase> {
                 "#cloud-config\nca_certs: {trusted: ['-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n']}\n",
             )
         },
+        case(
+            "rsyslog",
+            "#cloud-config\nrsyslog: {configs: ['*.* @@10.0.0.1'], remotes: {central: '@logs.example:514'}}\n",
+        ),
         case("users_groups", "#cloud-config\ngroups: [ops]\nusers: [{name: dave, groups: [ops]}]\n"),
         ModuleCase {
             setup: |vm| fs::create_dir_all(vm.path("/root")).unwrap(),

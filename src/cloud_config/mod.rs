@@ -86,6 +86,9 @@ pub struct CloudConfig {
     pub final_message: Option<String>,
     /// `vendor_data`.
     pub vendor_data: vendor_data::VendorData,
+    /// `rsyslog`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rsyslog: Option<modules::rsyslog::Rsyslog>,
     /// `keyboard`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keyboard: Option<modules::keyboard::Keyboard>,

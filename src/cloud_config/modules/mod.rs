@@ -22,6 +22,7 @@ pub mod package_update_upgrade_install;
 pub mod power_state_change;
 pub mod resizefs;
 pub mod resolv_conf;
+pub mod rsyslog;
 pub mod runcmd;
 pub mod set_hostname;
 pub mod timezone;
@@ -305,6 +306,19 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(ca_certs::preview),
         programs: ca_certs::programs,
+    },
+    // cloud-init's init stage runs rsyslog after ca_certs, before the accounts modules.
+    Module {
+        name: "rsyslog",
+        keys: &[key(&["rsyslog"], rsyslog::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: rsyslog::run,
+            reads_root: true,
+        },
+        preview: Some(rsyslog::preview),
+        programs: rsyslog::programs,
     },
     // The accounts engine's modules: planned with the engine's plan, after the modules
     // above.
@@ -645,7 +659,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "reporting",
     "rh_subscription",
     "rpi",
-    "rsyslog",
     "salt_minion",
     "snap",
     "spacewalk",
