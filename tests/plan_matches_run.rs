@@ -302,6 +302,10 @@ fn module_cases() -> Vec<ModuleCase> {
                 "#cloud-config\nca_certs: {trusted: ['-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n']}\n",
             )
         },
+        case(
+            "rsyslog",
+            "#cloud-config\nrsyslog: {configs: ['*.* @@10.0.0.1'], remotes: {central: '@logs.example:514'}}\n",
+        ),
         case("users_groups", "#cloud-config\ngroups: [ops]\nusers: [{name: dave, groups: [ops]}]\n"),
         ModuleCase {
             setup: |vm| fs::create_dir_all(vm.path("/root")).unwrap(),
@@ -314,6 +318,38 @@ fn module_cases() -> Vec<ModuleCase> {
             "set_passwords",
             "#cloud-config\nusers: []\nchpasswd: {expire: false, users: [{name: root, password: 'S3cret-pw', type: text}]}\n",
         ),
+        case("keyboard", "#cloud-config\nkeyboard: {layout: de, variant: nodeadkeys}\n"),
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/sbin/locale-gen");
+                fs::create_dir_all(vm.path("/usr/share/i18n")).unwrap();
+                fs::write(
+                    vm.path("/usr/share/i18n/SUPPORTED"),
+                    "de_DE.UTF-8 UTF-8\nen_US.UTF-8 UTF-8\n",
+                )
+                .unwrap();
+                fs::write(vm.path("/etc/locale.gen"), "# de_DE.UTF-8 UTF-8\n").unwrap();
+            },
+            ..case("locale", "#cloud-config\nlocale: de_DE.UTF-8\n")
+        },
+        ModuleCase {
+            setup: |vm| fake_program(vm, "/usr/bin/dnf"),
+            ..case(
+                "yum_add_repo",
+                "#cloud-config\nyum_repos: {epel: {baseurl: 'https://repo.example/epel/$basearch', gpgcheck: true}}\n",
+            )
+        },
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/bin/zypper");
+                fs::create_dir_all(vm.path("/etc/zypp")).unwrap();
+                fs::write(vm.path("/etc/zypp/zypp.conf"), "[main]\n").unwrap();
+            },
+            ..case(
+                "zypper_add_repo",
+                "#cloud-config\nzypper: {repos: [{id: oss, baseurl: 'http://repo.example/oss/'}], config: {solver.onlyRequires: true}}\n",
+            )
+        },
         ModuleCase {
             setup: |vm| {
                 fake_program(vm, "/usr/sbin/chronyd");

@@ -87,6 +87,27 @@ pub struct CloudConfig {
     pub final_message: Option<String>,
     /// `vendor_data`.
     pub vendor_data: vendor_data::VendorData,
+    /// `rsyslog`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rsyslog: Option<modules::rsyslog::Rsyslog>,
+    /// `keyboard`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keyboard: Option<modules::keyboard::Keyboard>,
+    /// `locale`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale: Option<modules::locale::LocaleKey>,
+    /// `locale_configfile`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub locale_configfile: Option<String>,
+    /// `yum_repos`, in document order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yum_repos: Option<Vec<modules::yum_add_repo::YumRepo>>,
+    /// `yum_repo_dir` (unset: `/etc/yum.repos.d`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yum_repo_dir: Option<String>,
+    /// `zypper`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zypper: Option<modules::zypper_add_repo::Zypper>,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
     /// What vmcust does not apply: keys it does not implement (top level and inside

@@ -58,6 +58,9 @@ pub struct CcFacts {
     pub appended: BTreeMap<String, Current>,
     /// Programs found in the root: name → path inside the root.
     pub programs: BTreeMap<String, String>,
+    /// What the files the repository and locale modules look at hold now (the
+    /// repo files they never overwrite, the files they edit), by path inside the root.
+    pub files: BTreeMap<String, Current>,
 }
 
 /// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
@@ -69,6 +72,15 @@ pub fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
         .collect();
     out.sort_unstable();
     out.dedup();
+    out
+}
+
+/// The files the repository and locale modules of `cfg` look at.
+fn looked_at(cfg: &CloudConfig) -> Vec<String> {
+    use crate::cloud_config::modules::{locale, yum_add_repo, zypper_add_repo};
+    let mut out = yum_add_repo::looked_at(cfg);
+    out.extend(zypper_add_repo::looked_at(cfg));
+    out.extend(locale::looked_at(cfg));
     out
 }
 
@@ -112,6 +124,18 @@ impl CcFacts {
             };
             appended.insert(f.path.clone(), now);
         }
+        let mut files = BTreeMap::new();
+        for p in looked_at(cfg) {
+            let now = match root
+                .existing(Path::new(&p))
+                .with_context(|| format!("reading {p} in {}", root.path().display()))?
+            {
+                Existing::Missing => Current::Missing,
+                Existing::File { contents, .. } => Current::File(contents),
+                _ => Current::NotAFile,
+            };
+            files.insert(p, now);
+        }
         // Only the programs this document's modules can use: looking for all of them in
         // every PATH directory was ~200 system calls on every boot.
         let mut programs = BTreeMap::new();
@@ -136,6 +160,7 @@ impl CcFacts {
             group: text("/etc/group")?,
             appended,
             programs,
+            files,
             hostname_file: root.is_file(Path::new("/etc/hostname")),
         })
     }

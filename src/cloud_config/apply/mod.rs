@@ -11,6 +11,7 @@
 //! by `src/plan/accounts`, not here.
 
 pub mod commands;
+pub(crate) mod conf_text;
 pub mod disk;
 pub mod driver;
 pub mod error;

@@ -15,17 +15,22 @@ pub mod bootcmd;
 pub mod ca_certs;
 pub mod final_message;
 pub mod growpart;
+pub mod keyboard;
+pub mod locale;
 pub mod ntp;
 pub mod package_update_upgrade_install;
 pub mod power_state_change;
 pub mod resizefs;
 pub mod resolv_conf;
+pub mod rsyslog;
 pub mod runcmd;
 pub mod set_hostname;
 pub mod timezone;
 pub mod update_etc_hosts;
 pub mod vendor_data;
 pub mod write_files;
+pub mod yum_add_repo;
+pub mod zypper_add_repo;
 
 use serde::Serialize;
 
@@ -302,6 +307,19 @@ pub static TABLE: &[Module] = &[
         preview: Some(ca_certs::preview),
         programs: ca_certs::programs,
     },
+    // cloud-init's init stage runs rsyslog after ca_certs, before the accounts modules.
+    Module {
+        name: "rsyslog",
+        keys: &[key(&["rsyslog"], rsyslog::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: rsyslog::run,
+            reads_root: true,
+        },
+        preview: Some(rsyslog::preview),
+        programs: rsyslog::programs,
+    },
     // The accounts engine's modules: planned with the engine's plan, after the modules
     // above.
     Module {
@@ -341,6 +359,63 @@ pub static TABLE: &[Module] = &[
         run: Run::Elsewhere("the accounts engine (src/plan/accounts)"),
         preview: None,
         programs: no_programs,
+    },
+    // cloud-init's config stage: keyboard, then locale (Debian, SUSE; RHEL has locale
+    // only), then the repository modules, then ntp.
+    Module {
+        name: "keyboard",
+        keys: &[key(&["keyboard"], keyboard::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: keyboard::run,
+            reads_root: true,
+        },
+        preview: Some(keyboard::preview),
+        programs: keyboard::programs,
+    },
+    Module {
+        name: "locale",
+        keys: &[
+            key(&["locale"], locale::parse),
+            key(&["locale_configfile"], locale::parse_configfile),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: locale::run,
+            reads_root: true,
+        },
+        preview: Some(locale::preview),
+        programs: locale::programs,
+    },
+    Module {
+        name: "yum_add_repo",
+        keys: &[
+            key(&["yum_repos"], yum_add_repo::parse_repos),
+            key(&["yum_repo_dir"], yum_add_repo::parse_dir),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: yum_add_repo::run,
+            reads_root: true,
+        },
+        preview: Some(yum_add_repo::preview),
+        programs: yum_add_repo::programs,
+    },
+    // SUSE's config stage runs it after locale and before ntp, on every boot.
+    Module {
+        name: "zypper_add_repo",
+        keys: &[key(&["zypper"], zypper_add_repo::parse)],
+        frequency: Frequency::PerBoot,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: zypper_add_repo::run,
+            reads_root: true,
+        },
+        preview: Some(zypper_add_repo::preview),
+        programs: zypper_add_repo::programs,
     },
     Module {
         name: "ntp",
@@ -569,11 +644,8 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "fs_setup",
     "grub-dpkg",
     "grub_dpkg",
-    "keyboard",
     "landscape",
     "launch-index",
-    "locale",
-    "locale_configfile",
     "lxd",
     "mcollective",
     "migrate",
@@ -587,7 +659,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "reporting",
     "rh_subscription",
     "rpi",
-    "rsyslog",
     "salt_minion",
     "snap",
     "spacewalk",
@@ -608,9 +679,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "user",
     "version",
     "wireguard",
-    "yum_repo_dir",
-    "yum_repos",
-    "zypper",
 ];
 
 /// What the modules' unit tests share.
