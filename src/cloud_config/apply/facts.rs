@@ -58,6 +58,8 @@ pub struct CcFacts {
     pub appended: BTreeMap<String, Current>,
     /// Programs found in the root: name → path inside the root.
     pub programs: BTreeMap<String, String>,
+    /// What `apt` needs (empty without an `apt` key).
+    pub apt: crate::cloud_config::modules::apt_configure::AptFacts,
 }
 
 /// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
@@ -128,7 +130,9 @@ impl CcFacts {
                 }
             }
         }
+        let apt = crate::cloud_config::modules::apt_configure::gather(root, cfg, &os_id)?;
         Ok(CcFacts {
+            apt,
             engine,
             family,
             os_id,

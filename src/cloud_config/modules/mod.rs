@@ -11,6 +11,8 @@
 //! ([`accounts`]) and planned by `src/plan/accounts` with the engine's plan.
 
 pub mod accounts;
+pub mod apt_configure;
+pub mod apt_pipelining;
 pub mod bootcmd;
 pub mod ca_certs;
 pub mod final_message;
@@ -342,6 +344,32 @@ pub static TABLE: &[Module] = &[
         preview: None,
         programs: no_programs,
     },
+    // cloud-init's config stage: apt_pipelining, then apt_configure, before ntp (which may
+    // install a package) and the final stage's packages.
+    Module {
+        name: "apt_pipelining",
+        keys: &[key(&["apt_pipelining"], apt_pipelining::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: apt_pipelining::run,
+            reads_root: true,
+        },
+        preview: Some(apt_pipelining::preview),
+        programs: apt_pipelining::programs,
+    },
+    Module {
+        name: "apt_configure",
+        keys: &[key(&["apt"], apt_configure::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: apt_configure::run,
+            reads_root: true,
+        },
+        preview: Some(apt_configure::preview),
+        programs: apt_configure::programs,
+    },
     Module {
         name: "ntp",
         keys: &[key(&["ntp"], ntp::parse)],
@@ -552,8 +580,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "allow_public_ssh_keys",
     "ansible",
     "apk_repos",
-    "apt",
-    "apt_pipelining",
     "authkey_hash",
     "autoinstall",
     "byobu_by_default",
