@@ -366,3 +366,46 @@ fn a_second_document_without_proxy_or_conf_moves_cloud_inits_files_aside() {
         "{dump}"
     );
 }
+
+/// A key that cannot be fetched fails the module as cloud-init's does (three tries), and
+/// nothing of the module is written: not the key, not the source naming it.
+#[test]
+fn a_key_the_keyserver_cannot_give_fails_the_module_and_writes_nothing() {
+    let vm = debian_vm("ID=debian\nVERSION_CODENAME=bookworm\n");
+    support::install_tool(vm.root.path(), "/usr/bin/gpg");
+    fake_apt_get(&vm);
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: apt-3\nlocal-hostname: apt-vm\n",
+    )
+    .unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.userdata"),
+        "#cloud-config\napt:\n  proxy: http://proxy.example:3128\n  sources:\n    fetched:\n      keyid: 0123456789ABCDEF\n      keyserver: hkps://keyserver.invalid\n      source: deb [signed-by=$KEY_FILE] http://repo.example/ ./\n",
+    )
+    .unwrap();
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    let late = vm.run("late");
+    let log = text(&late.stderr);
+    assert!(
+        log.contains(
+            "failed to import key 0123456789ABCDEF from hkps://keyserver.invalid after 3 tries"
+        ),
+        "{log}"
+    );
+    for file in [
+        "/etc/apt/sources.list.d/fetched.list",
+        "/etc/apt/cloud-init.gpg.d/fetched.gpg",
+        "/etc/apt/apt.conf.d/90cloud-init-aptproxy",
+        "/var/tmp/apt-get.log",
+    ] {
+        assert!(!vm.path(file).exists(), "{file}");
+    }
+    // The scratch GNUPGHOME is gone.
+    let left: Vec<_> = fs::read_dir(vm.path("/tmp")).unwrap().flatten().collect();
+    assert!(left.is_empty(), "{left:?}");
+    let (code, st) = vm.status();
+    assert_ne!(code, Some(0), "{st}");
+    assert!(st.contains("apt_configure"), "{st}");
+}

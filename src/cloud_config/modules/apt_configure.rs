@@ -987,11 +987,30 @@ fn builtin_sources(distro: &str, p: &BTreeMap<&str, String>) -> Option<String> {
     ))
 }
 
+/// Whether `text` holds a URL with a user (and so probably a password) in it:
+/// `scheme://user:password@host`.
+pub fn has_credentials(text: &str) -> bool {
+    text.match_indices("://").any(|(at, _)| {
+        let rest = &text[at + 3..];
+        let end = rest
+            .find(|c: char| c == '/' || c == ']' || c == '"' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        rest[..end].contains('@')
+    })
+}
+
+/// A file of apt's: 0644 as cloud-init writes it, unless it holds a URL with
+/// credentials: then 0600, and its contents are never shown.
 fn write(path: &str, text: String, purpose: &'static str) -> Action {
+    let secret = has_credentials(&text);
     Action::WriteFile {
         path: path.into(),
-        mode: 0o644,
-        contents: Contents::text(text),
+        mode: if secret { 0o600 } else { 0o644 },
+        contents: if secret {
+            Contents::sensitive(text.into_bytes())
+        } else {
+            Contents::text(text)
+        },
         purpose,
     }
 }
@@ -1201,12 +1220,11 @@ pub fn plan_apt(cfg: &CloudConfig, cc: &CcFacts, facts: &AptFacts) -> Result<Apt
     }
     for path in order {
         let bytes = files.remove(&path).unwrap_or_default();
-        p.actions.push(Action::WriteFile {
-            path: path.into(),
-            mode: 0o644,
-            contents: Contents::text(String::from_utf8_lossy(&bytes).into_owned()),
-            purpose: "cloud-config apt sources",
-        });
+        p.actions.push(write(
+            &path,
+            String::from_utf8_lossy(&bytes).into_owned(),
+            "cloud-config apt sources",
+        ));
     }
     Ok(p)
 }
@@ -1895,6 +1913,36 @@ mod tests {
         let (cfg, _) = document::from_text("apt: {preserve_sources_list: false}");
         let plan = plan_apt(&cfg, &cc, &apt).unwrap();
         assert!(plan.actions.is_empty() && plan.notes[0].contains("no sources template"));
+    }
+
+    #[test]
+    fn credentials_are_neither_shown_nor_world_readable() {
+        let table: &[(&str, bool)] = &[
+            ("Acquire::http::Proxy \"http://user:pw@proxy:3128\";", true),
+            ("deb https://u:p@repo.example/debian ./", true),
+            ("deb [signed-by=/k] https://repo.example/debian ./", false),
+            ("deb mailto://repo.example/a@b ./", false),
+            (
+                "Acquire::http::Proxy \"http://proxy:3128\"; // ops@example.com",
+                false,
+            ),
+        ];
+        for (text, want) in table {
+            assert_eq!(has_credentials(text), *want, "{text}");
+        }
+        let (cfg, _) = document::from_text(
+            "apt: {proxy: 'http://user:s3cret@proxy:3128', sources: {x: {source: 'deb https://u:s3cret@r/ ./'}}}",
+        );
+        let (cc, apt) = facts("debian");
+        let plan = plan_apt(&cfg, &cc, &apt).unwrap();
+        for a in &plan.actions {
+            let Action::WriteFile { mode, contents, .. } = a else {
+                panic!("{a:?}")
+            };
+            assert_eq!(*mode, 0o600);
+            assert!(!contents.display().contains("s3cret"));
+            assert!(action_lines(a).iter().all(|l| !l.contains("s3cret")));
+        }
     }
 
     #[test]
