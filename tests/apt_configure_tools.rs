@@ -409,3 +409,70 @@ fn a_key_the_keyserver_cannot_give_fails_the_module_and_writes_nothing() {
     assert_ne!(code, Some(0), "{st}");
     assert!(st.contains("apt_configure"), "{st}");
 }
+
+/// `debconf_selections` reach the root's real debconf database through its own
+/// `debconf-set-selections` (Debian's perl script, copied in with what it loads), in name
+/// order; a password answer lands in debconf's 0600 password file and in no log or plan.
+#[test]
+fn debconf_selections_reach_the_roots_debconf_database() {
+    let vm = debian_vm("ID=debian\nVERSION_CODENAME=bookworm\n");
+    fake_apt_get(&vm);
+    support::install_tool(vm.root.path(), "/usr/bin/perl");
+    support::install_tool(vm.root.path(), "/usr/bin/debconf-set-selections");
+    support::copy_tree(
+        Path::new("/usr/lib/x86_64-linux-gnu/perl-base"),
+        &vm.path("/usr/lib/x86_64-linux-gnu/perl-base"),
+    );
+    support::copy_tree(
+        Path::new("/usr/share/perl5/Debconf"),
+        &vm.path("/usr/share/perl5/Debconf"),
+    );
+    fs::copy("/etc/debconf.conf", vm.path("/etc/debconf.conf")).unwrap();
+    fs::create_dir_all(vm.path("/var/cache/debconf")).unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: apt-4\nlocal-hostname: apt-vm\n",
+    )
+    .unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.userdata"),
+        "#cloud-config\napt:\n  debconf_selections:\n    zone: tzdata tzdata/Areas select Europe\n    db: |\n      probe-db probe-db/root_password password Db-s3cret-pw\n      probe-db probe-db/root_password_again password Db-s3cret-pw\n",
+    )
+    .unwrap();
+    let plan = vm.vmcust(&["plan"]);
+    let plan = text(&plan.stdout) + &text(&plan.stderr);
+    assert!(
+        plan.contains("run: debconf-set-selections (3 selection(s) on its standard input, not shown)"),
+        "{plan}"
+    );
+    let (early, late) = vm.boot();
+    let config = fs::read_to_string(vm.path("/var/cache/debconf/config.dat")).unwrap();
+    assert!(
+        config.contains("Name: tzdata/Areas\nTemplate: tzdata/Areas\nValue: Europe\n"),
+        "{config}"
+    );
+    let passwords = vm.path("/var/cache/debconf/passwords.dat");
+    assert!(fs::read_to_string(&passwords)
+        .unwrap()
+        .contains("Value: Db-s3cret-pw"));
+    use std::os::unix::fs::PermissionsExt;
+    assert_eq!(
+        fs::metadata(&passwords).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert!(!config.contains("Db-s3cret-pw"));
+    for said in [plan, text(&early.stderr), text(&late.stderr)] {
+        assert!(!said.contains("Db-s3cret-pw"), "{said}");
+    }
+    for log in support::walk(&vm.path("/var/log")) {
+        if log.is_file() {
+            assert!(
+                !fs::read_to_string(&log)
+                    .unwrap_or_default()
+                    .contains("Db-s3cret-pw"),
+                "{}",
+                log.display()
+            );
+        }
+    }
+}

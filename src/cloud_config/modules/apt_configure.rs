@@ -1537,8 +1537,10 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     let mut out = Vec::new();
     if let Some(t) = &p.selections {
         out.push(format!(
-            "run: debconf-set-selections ({} line(s) on its standard input)",
-            t.lines().count()
+            "run: debconf-set-selections ({} selection(s) on its standard input, not shown)",
+            t.lines()
+                .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+                .count()
         ));
     }
     for k in &p.keys {
