@@ -577,6 +577,18 @@ pub fn modules_of(stage: Stage) -> Vec<&'static str> {
 /// Top-level keys of cloud-init's schema that vmcust does not implement: a document
 /// using one is valid for cloud-init, and vmcust ends *degraded* naming it.
 pub const CLOUD_INIT_ONLY: &[&str] = &[
+    // cloud-init's legacy (v1) apt keys, which it converts into `apt`: write them there.
+    "add_apt_repo_match",
+    "apt_custom_sources_list",
+    "apt_ftp_proxy",
+    "apt_http_proxy",
+    "apt_https_proxy",
+    "apt_mirror",
+    "apt_mirror_search",
+    "apt_mirror_search_dns",
+    "apt_preserve_sources_list",
+    "apt_proxy",
+    "apt_sources",
     "allow_public_ssh_keys",
     "ansible",
     "apk_repos",
