@@ -442,7 +442,9 @@ fn debconf_selections_reach_the_roots_debconf_database() {
     let plan = vm.vmcust(&["plan"]);
     let plan = text(&plan.stdout) + &text(&plan.stderr);
     assert!(
-        plan.contains("run: debconf-set-selections (3 selection(s) on its standard input, not shown)"),
+        plan.contains(
+            "run: debconf-set-selections (3 selection(s) on its standard input, not shown)"
+        ),
         "{plan}"
     );
     let (early, late) = vm.boot();
@@ -475,4 +477,30 @@ fn debconf_selections_reach_the_roots_debconf_database() {
             );
         }
     }
+}
+
+/// Issue 33: a `runcmd` that depends on an apt source finds it written (the module runs
+/// before `runcmd`), and the customization ends done, not degraded.
+#[test]
+fn runcmd_sees_the_apt_source_and_the_customization_is_not_degraded() {
+    let vm = debian_vm("ID=debian\nVERSION_CODENAME=trixie\n");
+    fake_apt_get(&vm);
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: apt-5\nlocal-hostname: apt-vm\n",
+    )
+    .unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.userdata"),
+        "#cloud-config\napt:\n  sources:\n    tools: {source: 'deb http://repo.example/debian $RELEASE main'}\nruncmd:\n  - cat /etc/apt/sources.list.d/tools.list > /var/tmp/seen-by-runcmd\n",
+    )
+    .unwrap();
+    vm.boot();
+    assert_eq!(
+        fs::read_to_string(vm.path("/var/tmp/seen-by-runcmd")).unwrap(),
+        "deb http://repo.example/debian trixie main\n"
+    );
+    let (code, st) = vm.status();
+    assert_eq!(code, Some(0), "{st}");
+    assert!(!st.contains("degraded"), "{st}");
 }
