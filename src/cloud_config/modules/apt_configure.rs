@@ -189,7 +189,7 @@ const PROXY_KEYS: &[&str] = &["proxy", "http_proxy", "ftp_proxy", "https_proxy"]
 /// Substitutes `$NAME` and `${NAME}` as cloud-init's basic renderer does: a name is
 /// letters, digits, `_` and `.`; an unknown name, or a dotted one (cloud-init traverses
 /// dictionaries there, and every value is a string), is an error; a `$` before anything
-/// else stays.
+/// else stays. There is no escape: `$$RELEASE` is `$` and the release, as in cloud-init.
 pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
     let mut out = String::with_capacity(text.len());
@@ -215,7 +215,7 @@ pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<
         }
         if name.contains('.') {
             return Err(format!(
-                "${name}: a name with a dot is not a variable here (cloud-init fails with TypeError); write $$ for a literal $, or remove the dot"
+                "${name}: a name with a dot is not a variable here (cloud-init fails with TypeError); remove the dot"
             ));
         }
         match value(name) {
@@ -1704,6 +1704,7 @@ mod tests {
                 Ok("deb http://m/debian bookworm-updates main"),
             ),
             ("cost $ 5 and $", Ok("cost $ 5 and $")),
+            ("$$RELEASE", Ok("$bookworm")),
             ("${RELEASE", Ok("${RELEASE")),
             ("$RELEASE_x", Err("$RELEASE_x is not")),
             ("$RELEASE.x", Err("with a dot")),
