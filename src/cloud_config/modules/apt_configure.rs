@@ -1258,6 +1258,28 @@ fn not_here(cfg: &CloudConfig, cc: &CcFacts) -> Option<String> {
     None
 }
 
+/// The program the plan needs and the root lacks, as the module's reason.
+fn missing_tool(p: &AptPlan, cc: &CcFacts) -> Option<String> {
+    let needs = [
+        (
+            p.selections.is_some(),
+            "debconf-set-selections",
+            "debconf-set-selections (debconf)",
+            "debconf_selections",
+        ),
+        (!p.keys.is_empty(), "gpg", "gpg (gnupg)", "a key"),
+        (
+            !p.repositories.is_empty(),
+            "add-apt-repository",
+            "add-apt-repository (software-properties-common)",
+            "a ppa-like source",
+        ),
+    ];
+    needs.iter().find(|(needed, program, _, _)| *needed && !cc.has(program)).map(|(_, _, name, why)| {
+        format!("apt_configure: {why} needs {name}, which is not in the root; install it in the template")
+    })
+}
+
 /// How a captured program ended.
 enum Captured {
     Out(Vec<u8>),
@@ -1424,22 +1446,8 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
         Err(e) => return failed(e),
     };
     let tool = |name: &str| s.cc.programs.get(name).cloned();
-    let need = |name: &str, why: &str| {
-        failed(format!(
-            "apt_configure: {why} needs {name}, which is not in the root; install it in the template"
-        ))
-    };
-    if p.selections.is_some() && tool("debconf-set-selections").is_none() {
-        return need("debconf-set-selections", "debconf_selections");
-    }
-    if !p.keys.is_empty() && tool("gpg").is_none() {
-        return need("gpg (gnupg)", "a key");
-    }
-    if !p.repositories.is_empty() && tool("add-apt-repository").is_none() {
-        return need(
-            "add-apt-repository (software-properties-common)",
-            "a ppa-like source",
-        );
+    if let Some(why) = missing_tool(&p, s.cc) {
+        return failed(why);
     }
     if let Err(o) = s.start() {
         return o;
@@ -1534,6 +1542,9 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
         Ok(p) => p,
         Err(e) => return vec![format!("fails: {e}")],
     };
+    if let Some(why) = missing_tool(&p, l.facts) {
+        return vec![format!("fails: {why}")];
+    }
     let mut out = Vec::new();
     if let Some(t) = &p.selections {
         out.push(format!(
@@ -1834,6 +1845,8 @@ mod tests {
         );
         assert_eq!(plan.repositories, ["ppa:me/tools"]);
         assert!(plan.update);
+        let why = missing_tool(&plan, &cc).unwrap();
+        assert!(why.contains("a key needs gpg (gnupg)"), "{why}");
 
         // No proxy and no conf: cloud-init's files are taken away.
         let (cfg, _) = document::from_text("apt: {sources: {}}");
