@@ -41,6 +41,9 @@ fn facts(rhel: bool) -> CcFacts {
     } else {
         &[
             ("apt-get", "/usr/bin/apt-get"),
+            ("gpg", "/usr/bin/gpg"),
+            ("debconf-set-selections", "/usr/bin/debconf-set-selections"),
+            ("add-apt-repository", "/usr/bin/add-apt-repository"),
             ("chronyd", "/usr/sbin/chronyd"),
             ("systemd-timesyncd", "/lib/systemd/systemd-timesyncd"),
             ("update-ca-certificates", "/usr/sbin/update-ca-certificates"),
@@ -52,6 +55,12 @@ fn facts(rhel: bool) -> CcFacts {
     for (k, v) in tools {
         f.programs.insert(k.to_string(), v.to_string());
     }
+    f.apt.codename = "bookworm".into();
+    f.apt.arch = "amd64".into();
+    f.apt.files.insert(
+        "/etc/apt/sources.list".into(),
+        Current::File(b"deb http://deb.debian.org/debian bookworm main\n".to_vec()),
+    );
     f
 }
 

@@ -100,13 +100,13 @@ fn a_key_vmcust_does_not_apply_ends_degraded() {
     let vm = vm_with_accounts();
     user_data(
         &vm,
-        "#cloud-config\nusers: [{name: bob}]\napt:\n  primary: [{arches: [default], uri: 'http://mirror.invalid/debian'}]\n",
+        "#cloud-config\nusers: [{name: bob}]\nlandscape:\n  client: {url: 'https://landscape.invalid/message-system'}\n",
     );
     let early = vm.run("early");
     assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
     let log = text(&early.stderr);
     assert!(
-        log.contains("not applied: ") && log.contains("apt"),
+        log.contains("not applied: ") && log.contains("landscape"),
         "{log}"
     );
     assert!(fs::read_to_string(vm.path("/etc/passwd"))
@@ -116,7 +116,10 @@ fn a_key_vmcust_does_not_apply_ends_degraded() {
     assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
     let (code, st) = vm.status();
     assert_eq!(code, Some(2), "{st}");
-    assert!(st.contains("degraded: ") && st.contains("apt"), "{st}");
+    assert!(
+        st.contains("degraded: ") && st.contains("landscape"),
+        "{st}"
+    );
     // The stand-in and cloud-init's status.json say the same: a recoverable error, exit 2
     // once the boot is over (docs/boot.md, "Exit status 2").
     let link = vm.host.path().join("cloud-init");
@@ -130,13 +133,13 @@ fn a_key_vmcust_does_not_apply_ends_degraded() {
     assert_eq!(o.status.code(), Some(2), "{long}");
     assert!(long.contains("extended_status: degraded done"), "{long}");
     assert!(
-        long.contains("recoverable_errors:\nWARNING:\n\t- ") && long.contains("apt"),
+        long.contains("recoverable_errors:\nWARNING:\n\t- ") && long.contains("landscape"),
         "{long}"
     );
     let status = fs::read_to_string(vm.path("/var/lib/cloud/data/status.json")).unwrap();
     let status: serde_json::Value = serde_json::from_str(&status).unwrap();
     let warned = status["v1"]["init-local"]["recoverable_errors"]["WARNING"].to_string();
-    assert!(warned.contains("apt"), "{status}");
+    assert!(warned.contains("landscape"), "{status}");
 }
 
 /// One policy on every surface: what vmcust does not apply — a cloud-init key it lacks

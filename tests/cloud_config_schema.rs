@@ -35,7 +35,7 @@ fn each_problem_is_one_line_with_file_line_and_key_path() {
     let f = write(
         dir.path(),
         "bad.yaml",
-        b"#cloud-config\nruncmdd: [ls]\nwrite_files:\n  - path: /x\n    permissions: rw\ntimezone: Asia/Tokio\napt: {}\n",
+        b"#cloud-config\nruncmdd: [ls]\nwrite_files:\n  - path: /x\n    permissions: rw\ntimezone: Asia/Tokio\nlandscape: {}\n",
     );
     let out = vmcust(&["schema", &f]);
     assert_eq!(out.status.code(), Some(65), "{}", text(&out.stderr));
@@ -44,7 +44,7 @@ fn each_problem_is_one_line_with_file_line_and_key_path() {
         format!("{f}:2: runcmdd: unknown key; did you mean runcmd?"),
         format!("{f}:5: write_files[0].permissions: is not a file mode; write octal digits such as '0644' (at most 07777)"),
         format!("{f}:6: timezone: \"Asia/Tokio\": unknown time zone; did you mean Asia/Tokyo?"),
-        format!("{f}:7: apt: a cloud-init key vmcust does not implement"),
+        format!("{f}:7: landscape: a cloud-init key vmcust does not implement"),
     ];
     let lines: Vec<&str> = got.lines().collect();
     assert_eq!(lines.len(), want.len(), "{got}");

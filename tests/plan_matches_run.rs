@@ -351,6 +351,22 @@ fn module_cases() -> Vec<ModuleCase> {
             )
         },
         ModuleCase {
+            setup: |vm| fake_program(vm, "/usr/bin/apt-get"),
+            ..case("apt_pipelining", "#cloud-config\napt_pipelining: false\n")
+        },
+        // No key: the scratch root has no gpg (tests/apt_configure_tools.rs runs a real one).
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/bin/apt-get");
+                fs::create_dir_all(vm.path("/etc/apt/apt.conf.d")).unwrap();
+                fs::write(vm.path("/etc/apt/apt.conf.d/94cloud-init-config"), "old\n").unwrap();
+            },
+            ..case(
+                "apt_configure",
+                "#cloud-config\napt: {proxy: 'http://proxy.example:3128', sources: {tools: {source: 'deb http://repo.example/ $RELEASE main'}}}\n",
+            )
+        },
+        ModuleCase {
             setup: |vm| {
                 fake_program(vm, "/usr/sbin/chronyd");
                 fake_program(vm, "/usr/bin/systemctl");
@@ -488,6 +504,11 @@ fn every_cloud_config_module_does_what_plan_shows() {
                     planned.insert(w.split(" (").next().unwrap().to_string());
                 } else if let Some(w) = l.strip_prefix("link ") {
                     planned.insert(w.split(" -> ").next().unwrap().to_string());
+                } else if let Some((_, to)) =
+                    l.strip_prefix("move ").and_then(|w| w.split_once(" to "))
+                {
+                    // A file moved aside: its new name appears.
+                    planned.insert(to.to_string());
                 }
             }
             // scripts_user's lines show runcmd's script among its own (they run in name

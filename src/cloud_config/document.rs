@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_kept_with_a_suggestion() {
-        let (cfg, p) = from_text("#cloud-config\nruncmdd: [ls]\napt: {}\nzzzz: 1\nwrite_files: [{path: /x, permision: '0600'}]\n");
+        let (cfg, p) = from_text("#cloud-config\nruncmdd: [ls]\nlandscape: {}\nzzzz: 1\nwrite_files: [{path: /x, permision: '0600'}]\n");
         let got: Vec<(&str, u32, bool, Option<&str>)> = cfg
             .unknown
             .iter()
@@ -114,7 +114,7 @@ mod tests {
             got,
             [
                 ("runcmdd", 2, false, Some("runcmd")),
-                ("apt", 3, true, None),
+                ("landscape", 3, true, None),
                 ("zzzz", 4, false, None),
                 ("write_files[0].permision", 5, false, Some("permissions")),
             ]

@@ -24,7 +24,7 @@ pub mod userdata;
 use serde::Serialize;
 
 use modules::{
-    accounts, ca_certs, growpart, ntp, package_update_upgrade_install as packages,
+    accounts, apt_configure, ca_certs, growpart, ntp, package_update_upgrade_install as packages,
     power_state_change as power, resizefs, resolv_conf, update_etc_hosts, vendor_data, write_files,
 };
 
@@ -77,6 +77,12 @@ pub struct CloudConfig {
     pub package_reboot_if_required: bool,
     /// `ca_certs`.
     pub ca_certs: Option<ca_certs::CaCerts>,
+    /// `apt_pipelining`: the depth to write, `None` inside for apt's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apt_pipelining: Option<Option<u8>>,
+    /// `apt`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub apt: Option<apt_configure::Apt>,
     /// `growpart` (unset: cloud-init's default, mode auto on `/`).
     pub growpart: Option<growpart::Growpart>,
     /// `resize_rootfs` (unset: true).

@@ -61,6 +61,8 @@ pub struct CcFacts {
     /// What the files the repository and locale modules look at hold now (the
     /// repo files they never overwrite, the files they edit), by path inside the root.
     pub files: BTreeMap<String, Current>,
+    /// What `apt` needs (empty without an `apt` key).
+    pub apt: crate::cloud_config::modules::apt_configure::AptFacts,
 }
 
 /// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
@@ -152,7 +154,9 @@ impl CcFacts {
                 }
             }
         }
+        let apt = crate::cloud_config::modules::apt_configure::gather(root, cfg, &os_id)?;
         Ok(CcFacts {
+            apt,
             engine,
             family,
             os_id,

@@ -11,6 +11,8 @@
 //! ([`accounts`]) and planned by `src/plan/accounts` with the engine's plan.
 
 pub mod accounts;
+pub mod apt_configure;
+pub mod apt_pipelining;
 pub mod bootcmd;
 pub mod ca_certs;
 pub mod final_message;
@@ -389,6 +391,32 @@ pub static TABLE: &[Module] = &[
         preview: Some(locale::preview),
         programs: locale::programs,
     },
+    // Debian's: apt_pipelining, then apt_configure, before ntp (which may install a
+    // package) and the final stage's packages.
+    Module {
+        name: "apt_pipelining",
+        keys: &[key(&["apt_pipelining"], apt_pipelining::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: apt_pipelining::run,
+            reads_root: true,
+        },
+        preview: Some(apt_pipelining::preview),
+        programs: apt_pipelining::programs,
+    },
+    Module {
+        name: "apt_configure",
+        keys: &[key(&["apt"], apt_configure::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: apt_configure::run,
+            reads_root: true,
+        },
+        preview: Some(apt_configure::preview),
+        programs: apt_configure::programs,
+    },
     Module {
         name: "yum_add_repo",
         keys: &[
@@ -624,11 +652,21 @@ pub fn modules_of(stage: Stage) -> Vec<&'static str> {
 /// Top-level keys of cloud-init's schema that vmcust does not implement: a document
 /// using one is valid for cloud-init, and vmcust ends *degraded* naming it.
 pub const CLOUD_INIT_ONLY: &[&str] = &[
+    // cloud-init's legacy (v1) apt keys, which it converts into `apt`: write them there.
+    "add_apt_repo_match",
+    "apt_custom_sources_list",
+    "apt_ftp_proxy",
+    "apt_http_proxy",
+    "apt_https_proxy",
+    "apt_mirror",
+    "apt_mirror_search",
+    "apt_mirror_search_dns",
+    "apt_preserve_sources_list",
+    "apt_proxy",
+    "apt_sources",
     "allow_public_ssh_keys",
     "ansible",
     "apk_repos",
-    "apt",
-    "apt_pipelining",
     "authkey_hash",
     "autoinstall",
     "byobu_by_default",
