@@ -58,6 +58,9 @@ pub struct CcFacts {
     pub appended: BTreeMap<String, Current>,
     /// Programs found in the root: name → path inside the root.
     pub programs: BTreeMap<String, String>,
+    /// What `mounts` needs (fstab, mount points, devices, swap), when the document has
+    /// `mounts` or `swap`.
+    pub mounts: Option<crate::cloud_config::modules::mounts::MountFacts>,
 }
 
 /// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
@@ -137,6 +140,8 @@ impl CcFacts {
             appended,
             programs,
             hostname_file: root.is_file(Path::new("/etc/hostname")),
+            mounts: crate::cloud_config::modules::mounts::gather(root, cfg)
+                .with_context(|| format!("reading /etc/fstab in {}", root.path().display()))?,
         })
     }
 
