@@ -934,7 +934,15 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
         return skipped(notes.join("; "));
     }
     match s.apply(plan.actions) {
-        Err(e) => return failed(e),
+        Err(e) => {
+            // All or nothing: the swap file made for these lines goes with them.
+            if let Some(m) = &plan.make_swap {
+                if let Err(e) = s.ctx.root.remove_file(Path::new(&m.path)) {
+                    tracing::warn!("swap: removing {} after a failure: {e}", m.path);
+                }
+            }
+            return failed(e);
+        }
         Ok(n) => notes.push(format!("{FSTAB}: {n}")),
     }
     if !s.ctx.live() {
