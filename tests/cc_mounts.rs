@@ -183,3 +183,25 @@ fn auto_swap_on_another_root_changes_nothing() {
     );
     assert_eq!(read(d.path(), "/etc/fstab"), FSTAB);
 }
+
+/// An fstab vmcust cannot read (not UTF-8) fails this module alone, changing nothing; the
+/// stage's other modules run.
+#[test]
+fn an_unreadable_fstab_fails_only_this_module() {
+    let d = root(false);
+    let stop = AtomicBool::new(false);
+    let latin1 = b"/dev/sdb1 /donn\xe9es ext4 defaults 0 2\n";
+    fs::write(d.path().join("etc/fstab"), latin1).unwrap();
+    let c = cfg("mounts: [[sdc, /data]]\nhostname: after\n");
+    let early = run_early(&ctx(d.path(), "i-one", &stop), &c);
+    assert!(
+        matches!(outcome(&early, "mounts"), ModuleOutcome::Failed { why } if why.contains("/etc/fstab") && why.contains("UTF-8")),
+        "{early:?}"
+    );
+    assert!(
+        matches!(outcome(&early, "set_hostname"), ModuleOutcome::Ran { .. }),
+        "{early:?}"
+    );
+    assert_eq!(fs::read(d.path().join("etc/fstab")).unwrap(), latin1);
+    assert!(!d.path().join("data").exists());
+}

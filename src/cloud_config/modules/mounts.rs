@@ -365,6 +365,8 @@ fn unescape(s: &str) -> String {
 pub struct MountFacts {
     /// `/etc/fstab`, if any.
     pub fstab: Option<String>,
+    /// Why `/etc/fstab` could not be read: the module fails, changing nothing.
+    pub unreadable: Option<String>,
     /// The root is the running system (devices resolve, swap and mounts activate).
     pub live: bool,
     /// Devices named by entries, resolved against the running system's `/sys/block`
@@ -763,13 +765,23 @@ fn plan_swap(swap: &Swap, facts: &MountFacts, plan: &mut MountsPlan) -> Option<L
 
 /// Reads what [`plan_mounts`] needs from `root` (only when the document has `mounts` or
 /// `swap`).
-pub fn gather(root: &crate::root::Root, cfg: &CloudConfig) -> std::io::Result<Option<MountFacts>> {
+pub fn gather(root: &crate::root::Root, cfg: &CloudConfig) -> Option<MountFacts> {
     if cfg.mounts.is_none() && cfg.swap.is_none() {
-        return Ok(None);
+        return None;
     }
     let live = root.path() == Path::new("/");
+    // An fstab that cannot be read (too large, not UTF-8) fails this module alone, not the
+    // stage's other modules.
+    let (fstab, unreadable) = match root.read_text_capped(Path::new(FSTAB), MAX_FSTAB, "fstab") {
+        Ok(t) => (t, None),
+        Err(e) => (
+            None,
+            Some(format!("reading {FSTAB}: {e}; it is left as it is")),
+        ),
+    };
     let mut f = MountFacts {
-        fstab: root.read_text_capped(Path::new(FSTAB), MAX_FSTAB, "fstab")?,
+        fstab,
+        unreadable,
         live,
         ..Default::default()
     };
@@ -832,7 +844,7 @@ pub fn gather(root: &crate::root::Root, cfg: &CloudConfig) -> std::io::Result<Op
             }
         }
     }
-    Ok(Some(f))
+    Some(f)
 }
 
 /// `MemTotal` of a `/proc/meminfo` text, in bytes.
@@ -906,6 +918,9 @@ fn make_swap(s: &Step, m: &MakeSwap) -> Result<(), ModuleOutcome> {
 /// Makes the swap file, writes fstab and the mount points, then (on the running system)
 /// turns swap on and mounts.
 pub(crate) fn run(s: &Step) -> ModuleOutcome {
+    if let Some(why) = s.cc.mounts.as_ref().and_then(|m| m.unreadable.as_ref()) {
+        return failed(format!("mounts: {why}"));
+    }
     let Some(mut plan) = plan_for(s.cfg, s.cc, true) else {
         return skipped("no mounts or swap to add; /etc/fstab is left as it is");
     };
@@ -974,6 +989,9 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
 
 /// The swap file, the directories and fstab, then what runs on the running system.
 pub(crate) fn preview(l: &Look) -> Vec<String> {
+    if let Some(why) = l.facts.mounts.as_ref().and_then(|m| m.unreadable.as_ref()) {
+        return vec![format!("fails: {why}")];
+    }
     let Some(plan) = plan_for(l.cfg, l.facts, true) else {
         return vec!["nothing: no mounts or swap to add; /etc/fstab is left as it is".into()];
     };
