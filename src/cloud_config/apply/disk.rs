@@ -44,6 +44,25 @@ pub struct Lvm {
     pub partition: u32,
 }
 
+/// [`lvm_of`] read from a `/sys/block` directory.
+pub fn lvm_in(sys_block: &Path, dm: &str) -> Option<Lvm> {
+    lvm_of(
+        dm,
+        &|p| std::fs::read_to_string(sys_block.join(p)).ok(),
+        &|p| {
+            let mut names: Vec<String> = std::fs::read_dir(sys_block.join(p))
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.sort();
+            names
+        },
+    )
+}
+
 /// The LVM volume a device-mapper device `dm` (`dm-0`) is, from its `/sys/block` entry
 /// (`read(path)`: a file's text under `/sys/block`; `list(path)`: a directory's names):
 /// an LVM volume (`dm/uuid` starts with `LVM-`) on exactly one device (`slaves/`) that is
@@ -121,26 +140,14 @@ pub fn gather_live(root: &crate::root::Root) -> DiskFacts {
             .map(|d| format!("/dev/{}", d.to_string_lossy()));
         Some((format!("/dev/{name}"), disk, partition))
     });
-    let sys_block = Path::new("/sys/block");
-    for m in mounts
-        .iter_mut()
-        .filter(|m| m.device.starts_with("/dev/dm-"))
-    {
-        m.lvm = lvm_of(
-            &m.device["/dev/".len()..],
-            &|p| std::fs::read_to_string(sys_block.join(p)).ok(),
-            &|p| {
-                let mut names: Vec<String> = std::fs::read_dir(sys_block.join(p))
-                    .map(|d| {
-                        d.flatten()
-                            .map(|e| e.file_name().to_string_lossy().into_owned())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                names.sort();
-                names
-            },
-        );
+    for m in mounts.iter_mut() {
+        if let Some(dm) = m
+            .device
+            .strip_prefix("/dev/")
+            .filter(|d| d.starts_with("dm-"))
+        {
+            m.lvm = lvm_in(Path::new("/sys/block"), dm);
+        }
     }
     for m in mounts
         .iter_mut()
@@ -389,6 +396,44 @@ mod tests {
         for dm in ["dm-1", "dm-2", "dm-3", "dm-9"] {
             assert_eq!(lvm_of(dm, &sys_block, &sys_list), None, "{dm}");
         }
+    }
+
+    /// The kernel's layout (`/sys/block/*` links into `/sys/devices`, `slaves/<pv>` a link
+    /// to the partition's directory inside its disk's) as real links in a directory: the
+    /// disk is found through the link, as on a real system.
+    #[test]
+    fn lvm_found_through_sysfs_links() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let dev = d.path().join("devices/virtual/block/dm-0");
+        let sda = d.path().join("devices/pci0000:00/host0/block/sda");
+        std::fs::create_dir_all(dev.join("dm")).unwrap();
+        std::fs::create_dir_all(dev.join("slaves")).unwrap();
+        std::fs::create_dir_all(sda.join("sda3")).unwrap();
+        std::fs::write(dev.join("dm/uuid"), "LVM-Xyz\n").unwrap();
+        std::fs::write(dev.join("dm/name"), "debian--vg-root\n").unwrap();
+        std::fs::write(
+            sda.join("uevent"),
+            "MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk\n",
+        )
+        .unwrap();
+        std::fs::write(sda.join("sda3/partition"), "3\n").unwrap();
+        symlink(
+            "../../../../pci0000:00/host0/block/sda/sda3",
+            dev.join("slaves/sda3"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(d.path().join("block")).unwrap();
+        symlink("../devices/virtual/block/dm-0", d.path().join("block/dm-0")).unwrap();
+        assert_eq!(
+            lvm_in(&d.path().join("block"), "dm-0"),
+            Some(Lvm {
+                lv: "/dev/mapper/debian--vg-root".into(),
+                pv: "/dev/sda3".into(),
+                disk: "/dev/sda".into(),
+                partition: 3,
+            })
+        );
     }
 
     #[test]
