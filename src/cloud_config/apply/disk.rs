@@ -45,7 +45,7 @@ pub struct Lvm {
 }
 
 /// [`lvm_of`] read from a `/sys/block` directory.
-pub fn lvm_in(sys_block: &Path, dm: &str) -> Option<Lvm> {
+pub(crate) fn lvm_in(sys_block: &Path, dm: &str) -> Option<Lvm> {
     lvm_of(
         dm,
         &|p| std::fs::read_to_string(sys_block.join(p)).ok(),
@@ -67,7 +67,7 @@ pub fn lvm_in(sys_block: &Path, dm: &str) -> Option<Lvm> {
 /// (`read(path)`: a file's text under `/sys/block`; `list(path)`: a directory's names):
 /// an LVM volume (`dm/uuid` starts with `LVM-`) on exactly one device (`slaves/`) that is
 /// a partition. Anything else (LUKS, multipath, several physical volumes) is `None`.
-pub fn lvm_of(
+pub(crate) fn lvm_of(
     dm: &str,
     read: &dyn Fn(&str) -> Option<String>,
     list: &dyn Fn(&str) -> Vec<String>,

@@ -24,24 +24,25 @@ use crate::model::quote;
 use crate::plan::{Action, Contents};
 
 /// Most `mounts` entries.
-pub const MAX_MOUNTS: usize = 128;
+pub(crate) const MAX_MOUNTS: usize = 128;
 /// Longest field of an entry.
 const MAX_FIELD: usize = 4096;
 /// Largest `/etc/fstab` read.
-pub const MAX_FSTAB: u64 = 1 << 20;
+pub(crate) const MAX_FSTAB: u64 = 1 << 20;
 /// The marker on every fstab line this module owns.
-pub const MARKER: &str = "comment=cloudconfig";
+pub(crate) const MARKER: &str = "comment=cloudconfig";
 /// The fstab file.
-pub const FSTAB: &str = "/etc/fstab";
+pub(crate) const FSTAB: &str = "/etc/fstab";
 /// cloud-init's default swap file.
-pub const DEFAULT_SWAP_FILE: &str = "/swap.img";
+pub(crate) const DEFAULT_SWAP_FILE: &str = "/swap.img";
 /// The default mount options with systemd: nothing fails the boot (`nofail`), and the
 /// mount waits for vmcust's early unit, which runs this module (cloud-init's
 /// `x-systemd.after=cloud-init-network.service`); `_netdev` orders it after the network,
 /// since the early unit itself runs after `local-fs.target`.
-pub const SYSTEMD_OPTIONS: &str = "defaults,nofail,x-systemd.after=vmcust-early.service,_netdev";
+pub(crate) const SYSTEMD_OPTIONS: &str =
+    "defaults,nofail,x-systemd.after=vmcust-early.service,_netdev";
 /// The default mount options without systemd (cloud-init's).
-pub const OTHER_OPTIONS: &str = "defaults,nobootwait";
+pub(crate) const OTHER_OPTIONS: &str = "defaults,nobootwait";
 
 /// One `mounts` entry: up to six fields (`spec`, `file`, `vfstype`, `mntops`, `freq`,
 /// `passno`); `None` is a YAML null (the default field; a null mount point removes).
@@ -210,7 +211,7 @@ pub fn parse_default_fields(cfg: &mut CloudConfig, r: &mut Reader, key: &str, no
 
 /// A size as cloud-init's schema writes it: `[digits][.]digits` then `B`, `K`, `M`, `G` or
 /// `T` (powers of 1024), as bytes.
-pub fn size_bytes(s: &str) -> Option<u64> {
+pub(crate) fn size_bytes(s: &str) -> Option<u64> {
     let (num, unit) = s.split_at(s.len().checked_sub(1)?);
     let shift = match unit {
         "B" => 0,
@@ -324,7 +325,7 @@ pub fn parse_swap(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node)
 
 /// Writes `s` as one fstab column: `\`, space, tab and newline octal-escaped as
 /// `getmntent(3)` and libmount read them back.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -406,7 +407,7 @@ fn short_name(s: &str) -> bool {
 /// it does not resolve (it is then written as given). Network devices (`host:/path`)
 /// are themselves; meta names (`ephemeral0`, `swap`, `ami`, …) never resolve on vSphere,
 /// whose datasource maps none.
-pub fn resolve(name: &str, sys: &dyn Fn(&str) -> bool) -> Option<String> {
+pub(crate) fn resolve(name: &str, sys: &dyn Fn(&str) -> bool) -> Option<String> {
     let name = if name == "ephemeral" {
         "ephemeral0"
     } else {
@@ -455,7 +456,7 @@ pub fn resolve(name: &str, sys: &dyn Fn(&str) -> bool) -> Option<String> {
 
 /// A new fstab line, its fields unescaped.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
+pub(crate) struct Line {
     /// The six fields.
     pub fields: [String; 6],
 }
@@ -477,7 +478,7 @@ impl Line {
 }
 
 /// cloud-init's default fields for this root (`systemd`: whether it runs systemd).
-pub fn default_fields(systemd: bool) -> [Option<String>; 6] {
+pub(crate) fn default_fields(systemd: bool) -> [Option<String>; 6] {
     [
         None,
         None,
@@ -496,7 +497,7 @@ pub fn default_fields(systemd: bool) -> [Option<String>; 6] {
 }
 
 /// The kept lines of `fstab` (every line without [`MARKER`]) and the devices they define.
-pub fn kept_lines(fstab: &str) -> (Vec<&str>, BTreeSet<String>) {
+pub(crate) fn kept_lines(fstab: &str) -> (Vec<&str>, BTreeSet<String>) {
     let kept: Vec<&str> = fstab.lines().filter(|l| !l.contains(MARKER)).collect();
     let defined = kept
         .iter()
@@ -511,7 +512,7 @@ pub fn kept_lines(fstab: &str) -> (Vec<&str>, BTreeSet<String>) {
 /// (or kept as written when it does not resolve or fstab already defines it), missing and
 /// null fields from the defaults, an entry without a mount point removed together with
 /// every earlier one of its device, the marker added to the options.
-pub fn normalise(
+pub(crate) fn normalise(
     entries: &[Entry],
     defaults: &[Option<String>],
     builtin: &[Option<String>; 6],
@@ -556,7 +557,7 @@ pub fn normalise(
 }
 
 /// The new fstab: the kept lines, then `lines`, each line ending in a newline.
-pub fn merge(fstab: &str, lines: &[Line]) -> String {
+pub(crate) fn merge(fstab: &str, lines: &[Line]) -> String {
     let (kept, _) = kept_lines(fstab);
     let mut s = String::new();
     for l in kept {
@@ -573,7 +574,7 @@ pub fn merge(fstab: &str, lines: &[Line]) -> String {
 /// cloud-init's `suggested_swapsize`: the memory under 4 GiB, 4 GiB under 16 GiB, then
 /// the square root of the GiB rounded; capped by `maxsize` (default: a quarter of the
 /// free space, at most twice the memory; never above 90 % of the free space).
-pub fn suggested_swap(mem: u64, maxsize: Option<u64>, free: Option<u64>) -> u64 {
+pub(crate) fn suggested_swap(mem: u64, maxsize: Option<u64>, free: Option<u64>) -> u64 {
     const GIB: u64 = 1 << 30;
     let max = match (maxsize, free) {
         (Some(m), Some(f)) => m.min(f / 10 * 9),
@@ -593,7 +594,7 @@ pub fn suggested_swap(mem: u64, maxsize: Option<u64>, free: Option<u64>) -> u64 
 
 /// The swap file to make.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MakeSwap {
+pub(crate) struct MakeSwap {
     /// Its path inside the root.
     pub path: String,
     /// Its size in MiB.
@@ -633,7 +634,7 @@ impl MakeSwap {
 
 /// What `mounts` does.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct MountsPlan {
+pub(crate) struct MountsPlan {
     /// The swap file to make first (its fstab line is in `actions`).
     pub make_swap: Option<MakeSwap>,
     /// Mount points made, then `/etc/fstab`.
@@ -647,7 +648,7 @@ pub struct MountsPlan {
 /// Plans the document's mounts and swap on a root with `facts` (`systemd`: the root runs
 /// systemd; `with_swap`: the swap file may be made — false after making it failed).
 /// `None`: nothing to add, `/etc/fstab` is left as it is (as cloud-init leaves it).
-pub fn plan_mounts(
+pub(crate) fn plan_mounts(
     cfg: &CloudConfig,
     facts: &MountFacts,
     systemd: bool,
@@ -765,7 +766,7 @@ fn plan_swap(swap: &Swap, facts: &MountFacts, plan: &mut MountsPlan) -> Option<L
 
 /// Reads what [`plan_mounts`] needs from `root` (only when the document has `mounts` or
 /// `swap`).
-pub fn gather(root: &crate::root::Root, cfg: &CloudConfig) -> Option<MountFacts> {
+pub(crate) fn gather(root: &crate::root::Root, cfg: &CloudConfig) -> Option<MountFacts> {
     if cfg.mounts.is_none() && cfg.swap.is_none() {
         return None;
     }
@@ -848,7 +849,7 @@ pub fn gather(root: &crate::root::Root, cfg: &CloudConfig) -> Option<MountFacts>
 }
 
 /// `MemTotal` of a `/proc/meminfo` text, in bytes.
-pub fn mem_total(meminfo: &str) -> Option<u64> {
+pub(crate) fn mem_total(meminfo: &str) -> Option<u64> {
     let l = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
     let kib: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
