@@ -669,11 +669,19 @@ pub(crate) fn plan_mounts(
     let mut plan = MountsPlan::default();
     if let Some(swap) = cfg.swap.as_ref().filter(|_| with_swap) {
         if let Some(line) = plan_swap(swap, facts, &mut plan) {
-            lines.push(line);
+            // A line of the image's own (cloud-init 24.3+ writes it untagged) is not
+            // written twice.
+            if !defined.contains(&swap.filename) {
+                lines.push(line);
+            }
         }
     }
     if lines.is_empty() {
-        return (!plan.notes.is_empty()).then_some(plan);
+        if plan.make_swap.is_some() {
+            // A swap file the image's own line lists: made, then turned on.
+            plan.activate.push(vec!["swapon".into(), "-a".into()]);
+        }
+        return (!plan.notes.is_empty() || plan.make_swap.is_some()).then_some(plan);
     }
     let mut dirs: BTreeSet<&String> = BTreeSet::new();
     for l in &lines {
@@ -946,20 +954,22 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
     for n in &plan.notes {
         tracing::warn!("{n}");
     }
-    if plan.actions.is_empty() {
+    if plan.actions.is_empty() && plan.make_swap.is_none() {
         return skipped(notes.join("; "));
     }
-    match s.apply(plan.actions) {
-        Err(e) => {
-            // All or nothing: the swap file made for these lines goes with them.
-            if let Some(m) = &plan.make_swap {
-                if let Err(e) = s.ctx.root.remove_file(Path::new(&m.path)) {
-                    tracing::warn!("swap: removing {} after a failure: {e}", m.path);
+    if !plan.actions.is_empty() {
+        match s.apply(std::mem::take(&mut plan.actions)) {
+            Err(e) => {
+                // All or nothing: the swap file made for these lines goes with them.
+                if let Some(m) = &plan.make_swap {
+                    if let Err(e) = s.ctx.root.remove_file(Path::new(&m.path)) {
+                        tracing::warn!("swap: removing {} after a failure: {e}", m.path);
+                    }
                 }
+                return failed(e);
             }
-            return failed(e);
+            Ok(n) => notes.push(format!("{FSTAB}: {n}")),
         }
-        Ok(n) => notes.push(format!("{FSTAB}: {n}")),
     }
     if !s.ctx.live() {
         notes.push(
@@ -996,7 +1006,7 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     let Some(plan) = plan_for(l.cfg, l.facts, true) else {
         return vec!["nothing: no mounts or swap to add; /etc/fstab is left as it is".into()];
     };
-    if plan.actions.is_empty() {
+    if plan.actions.is_empty() && plan.make_swap.is_none() {
         return plan.notes.iter().map(|n| format!("nothing: {n}")).collect();
     }
     let mut out = plan.notes.clone();
@@ -1320,6 +1330,28 @@ mod tests {
         assert_eq!(
             plan_mounts(&cfg("bootcmd: [x]"), &facts(&second), true, true),
             None
+        );
+        // The swap file listed by a line of the image's own (untagged, as cloud-init 24.3+
+        // leaves it): not listed twice.
+        let own = format!("{base}/swap.img\tnone\tswap\tsw\t0\t0\n");
+        assert_eq!(
+            written(&cfg("mounts: [[sdd, /d]]\nswap: {size: 1M}"), &facts(&own)),
+            format!("{own}sdd\t/d\tauto\t{o}\t0\t2\n")
+        );
+        // The file missing on the running system: made and turned on, fstab as it is.
+        let live = MountFacts {
+            fstab: Some(own.clone()),
+            live: true,
+            ..Default::default()
+        };
+        let p = plan_mounts(&cfg("swap: {size: 1M}"), &live, true, true).unwrap();
+        assert_eq!(
+            (p.make_swap.map(|m| m.mib), p.actions.len(), p.activate),
+            (
+                Some(1),
+                0,
+                vec![vec!["swapon".to_string(), "-a".to_string()]]
+            )
         );
         // No fstab at all.
         assert_eq!(
