@@ -9,6 +9,7 @@ use std::path::Path;
 use vmcust::cloud_config::apply::facts::{CcFacts, Current, Family};
 use vmcust::cloud_config::apply::preview::{preview, to_text};
 use vmcust::cloud_config::document;
+use vmcust::cloud_config::modules::mounts::MountFacts;
 use vmcust::model::HostName;
 
 const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\nweb:x:1500:1500::/srv/web:/bin/sh\n";
@@ -61,6 +62,16 @@ fn facts(rhel: bool) -> CcFacts {
         "/etc/apt/sources.list".into(),
         Current::File(b"deb http://deb.debian.org/debian bookworm main\n".to_vec()),
     );
+    // What `mounts` reads (only used by documents with `mounts` or `swap`): an image's
+    // fstab with an earlier instance's line, /data missing.
+    f.mounts = Some(MountFacts {
+        fstab: Some(
+            "UUID=r / ext4 errors=remount-ro 0 1\nold /old auto defaults,comment=cloudconfig 0 2\n"
+                .into(),
+        ),
+        missing_dirs: ["/data".to_string(), "/data/my logs".to_string()].into(),
+        ..Default::default()
+    });
     f
 }
 

@@ -283,6 +283,10 @@ fn module_cases() -> Vec<ModuleCase> {
         ),
         case("growpart", "#cloud-config\ngrowpart: {mode: auto}\n"),
         case("resizefs", "#cloud-config\nresize_rootfs: true\n"),
+        case(
+            "mounts",
+            "#cloud-config\nmounts: [[sdb, /data], ['LABEL=logs', '/srv/my logs', ext4], [sdc]]\nswap: {size: auto}\n",
+        ),
         case("set_hostname", "#cloud-config\nhostname: cc-host\nfqdn: cc-host.example.com\n"),
         case(
             "update_etc_hosts",
@@ -501,6 +505,8 @@ fn every_cloud_config_module_does_what_plan_shows() {
             let lines = module_lines(&report, m.name);
             for l in &lines {
                 if let Some(w) = l.strip_prefix("write ") {
+                    planned.insert(w.split(" (").next().unwrap().to_string());
+                } else if let Some(w) = l.strip_prefix("mkdir ") {
                     planned.insert(w.split(" (").next().unwrap().to_string());
                 } else if let Some(w) = l.strip_prefix("link ") {
                     planned.insert(w.split(" -> ").next().unwrap().to_string());

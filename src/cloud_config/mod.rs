@@ -24,7 +24,7 @@ pub mod userdata;
 use serde::Serialize;
 
 use modules::{
-    accounts, apt_configure, ca_certs, growpart, ntp, package_update_upgrade_install as packages,
+    accounts, apt_configure, ca_certs, growpart, mounts, ntp, package_update_upgrade_install as packages,
     power_state_change as power, resizefs, resolv_conf, update_etc_hosts, vendor_data, write_files,
 };
 
@@ -87,6 +87,15 @@ pub struct CloudConfig {
     pub growpart: Option<growpart::Growpart>,
     /// `resize_rootfs` (unset: true).
     pub resize_rootfs: Option<resizefs::ResizeRootfs>,
+    /// `mounts` (cloud-init's `cc_mounts`), in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mounts: Option<Vec<mounts::Entry>>,
+    /// `mount_default_fields` (unset: cloud-init's, with vmcust's unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mount_default_fields: Option<Vec<Option<String>>>,
+    /// `swap`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap: Option<mounts::Swap>,
     /// `power_state`.
     pub power_state: Option<power::PowerState>,
     /// `final_message`.

@@ -26,6 +26,82 @@ pub struct Mount {
     /// The file system is known to span its whole device already (an ext2/3/4
     /// superblock's size against the device's): resizing it would change nothing.
     pub fills_device: bool,
+    /// The LVM logical volume it is, on one physical volume that is a partition.
+    pub lvm: Option<Lvm>,
+}
+
+/// An LVM logical volume whose one physical volume is a partition: what `growpart`,
+/// `pvresize` and `lvextend` are given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lvm {
+    /// The volume's path (`/dev/mapper/vg-root`).
+    pub lv: String,
+    /// The physical volume (`/dev/sda3`).
+    pub pv: String,
+    /// The disk the physical volume is a partition of (`/dev/sda`).
+    pub disk: String,
+    /// Its partition number.
+    pub partition: u32,
+}
+
+/// [`lvm_of`] read from a `/sys/block` directory.
+pub(crate) fn lvm_in(sys_block: &Path, dm: &str) -> Option<Lvm> {
+    lvm_of(
+        dm,
+        &|p| std::fs::read_to_string(sys_block.join(p)).ok(),
+        &|p| {
+            let mut names: Vec<String> = std::fs::read_dir(sys_block.join(p))
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            names.sort();
+            names
+        },
+    )
+}
+
+/// The LVM volume a device-mapper device `dm` (`dm-0`) is, from its `/sys/block` entry
+/// (`read(path)`: a file's text under `/sys/block`; `list(path)`: a directory's names):
+/// an LVM volume (`dm/uuid` starts with `LVM-`) on exactly one device (`slaves/`) that is
+/// a partition. Anything else (LUKS, multipath, several physical volumes) is `None`.
+pub(crate) fn lvm_of(
+    dm: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+    list: &dyn Fn(&str) -> Vec<String>,
+) -> Option<Lvm> {
+    if !read(&format!("{dm}/dm/uuid"))?.starts_with("LVM-") {
+        return None;
+    }
+    let name = read(&format!("{dm}/dm/name"))?;
+    let name = name.trim();
+    let slaves = list(&format!("{dm}/slaves"));
+    let [pv] = slaves.as_slice() else {
+        return None;
+    };
+    if name.is_empty() || name.contains('/') || pv.contains('/') {
+        return None;
+    }
+    // `slaves/<pv>` links to the partition's directory, which sits in its disk's (the
+    // kernel resolves `..` after the link): the disk's `uevent` names it.
+    let partition: u32 = read(&format!("{dm}/slaves/{pv}/partition"))?
+        .trim()
+        .parse()
+        .ok()?;
+    let disk = read(&format!("{dm}/slaves/{pv}/../uevent"))?
+        .lines()
+        .find_map(|l| l.strip_prefix("DEVNAME=").map(str::to_string))?;
+    if disk.is_empty() || disk.contains('/') {
+        return None;
+    }
+    Some(Lvm {
+        lv: format!("/dev/mapper/{name}"),
+        pv: format!("/dev/{pv}"),
+        disk: format!("/dev/{disk}"),
+        partition,
+    })
 }
 
 /// What the disk modules need to know about the running system.
@@ -64,6 +140,15 @@ pub fn gather_live(root: &crate::root::Root) -> DiskFacts {
             .map(|d| format!("/dev/{}", d.to_string_lossy()));
         Some((format!("/dev/{name}"), disk, partition))
     });
+    for m in mounts.iter_mut() {
+        if let Some(dm) = m
+            .device
+            .strip_prefix("/dev/")
+            .filter(|d| d.starts_with("dm-"))
+        {
+            m.lvm = lvm_in(Path::new("/sys/block"), dm);
+        }
+    }
     for m in mounts
         .iter_mut()
         .filter(|m| m.mount_point == "/" && m.fstype.starts_with("ext"))
@@ -133,6 +218,7 @@ pub fn mounts(
                 disk,
                 partition,
                 fills_device: false,
+                lvm: None,
             })
         })
         .collect()
@@ -150,6 +236,11 @@ pub(crate) fn carry_out(s: &driver::Step, module: &str, step: Step) -> ModuleOut
             for c in &cmds {
                 match s.run_tool(module, c) {
                     RunEnd::Succeeded => {}
+                    // lvextend's answer when the physical volume brought no free extent.
+                    RunEnd::Failed(why)
+                        if c[0] == "lvextend"
+                            && (why.contains("matches existing size")
+                                || why.contains("not larger than existing size")) => {}
                     // growpart's answer for a partition that fills its disk.
                     RunEnd::Failed(why) if why.contains("NOCHANGE") => {
                         return ModuleOutcome::Ran {
@@ -257,6 +348,130 @@ mod tests {
             ),
             run(&["growpart /dev/sda 1"])
         );
+    }
+
+    /// A `/sys/block` holding dm-0 (an LVM volume `vg-root` on sda3), dm-1 (LUKS on sda4)
+    /// and dm-2 (an LVM volume on two physical volumes).
+    fn sys_block(p: &str) -> Option<String> {
+        Some(
+            match p {
+                "dm-0/dm/uuid" => "LVM-abcdef\n",
+                "dm-0/dm/name" => "vg-root\n",
+                "dm-0/slaves/sda3/partition" => "3\n",
+                "dm-0/slaves/sda3/../uevent" => "MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk\n",
+                "dm-1/dm/uuid" => "CRYPT-LUKS2-abc\n",
+                "dm-1/dm/name" => "cryptroot\n",
+                "dm-2/dm/uuid" => "LVM-xyz\n",
+                "dm-2/dm/name" => "vg-data\n",
+                "dm-3/dm/uuid" => "LVM-whole\n",
+                "dm-3/dm/name" => "vg-whole\n",
+                _ => return None,
+            }
+            .to_string(),
+        )
+    }
+
+    fn sys_list(p: &str) -> Vec<String> {
+        match p {
+            "dm-0/slaves" => vec!["sda3".into()],
+            "dm-1/slaves" => vec!["sda4".into()],
+            "dm-2/slaves" => vec!["sdb1".into(), "sdc1".into()],
+            // A physical volume on a whole disk: no partition to grow.
+            "dm-3/slaves" => vec!["sdd".into()],
+            _ => vec![],
+        }
+    }
+
+    #[test]
+    fn lvm_volumes_found_in_sys_block() {
+        assert_eq!(
+            lvm_of("dm-0", &sys_block, &sys_list),
+            Some(Lvm {
+                lv: "/dev/mapper/vg-root".into(),
+                pv: "/dev/sda3".into(),
+                disk: "/dev/sda".into(),
+                partition: 3,
+            })
+        );
+        for dm in ["dm-1", "dm-2", "dm-3", "dm-9"] {
+            assert_eq!(lvm_of(dm, &sys_block, &sys_list), None, "{dm}");
+        }
+    }
+
+    /// The kernel's layout (`/sys/block/*` links into `/sys/devices`, `slaves/<pv>` a link
+    /// to the partition's directory inside its disk's) as real links in a directory: the
+    /// disk is found through the link, as on a real system.
+    #[test]
+    fn lvm_found_through_sysfs_links() {
+        use std::os::unix::fs::symlink;
+        let d = tempfile::tempdir().unwrap();
+        let dev = d.path().join("devices/virtual/block/dm-0");
+        let sda = d.path().join("devices/pci0000:00/host0/block/sda");
+        std::fs::create_dir_all(dev.join("dm")).unwrap();
+        std::fs::create_dir_all(dev.join("slaves")).unwrap();
+        std::fs::create_dir_all(sda.join("sda3")).unwrap();
+        std::fs::write(dev.join("dm/uuid"), "LVM-Xyz\n").unwrap();
+        std::fs::write(dev.join("dm/name"), "debian--vg-root\n").unwrap();
+        std::fs::write(
+            sda.join("uevent"),
+            "MAJOR=8\nMINOR=0\nDEVNAME=sda\nDEVTYPE=disk\n",
+        )
+        .unwrap();
+        std::fs::write(sda.join("sda3/partition"), "3\n").unwrap();
+        symlink(
+            "../../../../pci0000:00/host0/block/sda/sda3",
+            dev.join("slaves/sda3"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(d.path().join("block")).unwrap();
+        symlink("../devices/virtual/block/dm-0", d.path().join("block/dm-0")).unwrap();
+        assert_eq!(
+            lvm_in(&d.path().join("block"), "dm-0"),
+            Some(Lvm {
+                lv: "/dev/mapper/debian--vg-root".into(),
+                pv: "/dev/sda3".into(),
+                disk: "/dev/sda".into(),
+                partition: 3,
+            })
+        );
+    }
+
+    #[test]
+    fn growpart_on_an_lvm_root() {
+        let info = "22 1 253:0 / / rw - ext4 /dev/mapper/vg-root rw\n";
+        let lvm_disk = DiskFacts {
+            growroot_disabled: false,
+            mounts: mounts(info, |_| Some(("/dev/dm-0".into(), None, None)))
+                .into_iter()
+                .map(|mut m| {
+                    m.lvm = lvm_of("dm-0", &sys_block, &sys_list);
+                    m
+                })
+                .collect(),
+        };
+        let all = cc(&["growpart", "pvresize", "lvextend"]);
+        assert_eq!(
+            plan_growpart(None, &all, &lvm_disk),
+            run(&[
+                "growpart /dev/sda 3",
+                "pvresize /dev/sda3",
+                "lvextend -l +100%FREE /dev/mapper/vg-root"
+            ])
+        );
+        // Without lvm2: a warning in auto mode, a failure when growpart is asked for.
+        assert!(matches!(
+            plan_growpart(None, &cc(&["growpart"]), &lvm_disk),
+            Step::Skip(w) if w.contains("no pvresize (lvm2)")
+        ));
+        let g = document::from_text("growpart: {mode: growpart}").0.growpart;
+        assert!(matches!(
+            plan_growpart(g.as_ref(), &cc(&["growpart", "pvresize"]), &lvm_disk),
+            Step::Fail(w) if w.contains("no lvextend")
+        ));
+        // Another mapped device (LUKS, several volumes): nothing to grow, as before.
+        let mut luks = lvm_disk.clone();
+        luks.mounts[0].lvm = None;
+        assert!(matches!(plan_growpart(None, &all, &luks), Step::Skip(_)));
     }
 
     #[test]

@@ -63,6 +63,9 @@ pub struct CcFacts {
     pub files: BTreeMap<String, Current>,
     /// What `apt` needs (empty without an `apt` key).
     pub apt: crate::cloud_config::modules::apt_configure::AptFacts,
+    /// What `mounts` needs (fstab, mount points, devices, swap), when the document has
+    /// `mounts` or `swap`.
+    pub mounts: Option<crate::cloud_config::modules::mounts::MountFacts>,
 }
 
 /// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
@@ -166,6 +169,7 @@ impl CcFacts {
             programs,
             files,
             hostname_file: root.is_file(Path::new("/etc/hostname")),
+            mounts: crate::cloud_config::modules::mounts::gather(root, cfg),
         })
     }
 

@@ -74,6 +74,16 @@ pub fn action_lines(a: &Action) -> Vec<String> {
                 "running host name {name} (on the running system only)"
             )]
         }
+        Action::MakeDir {
+            path,
+            mode,
+            uid,
+            gid,
+            ..
+        } => vec![format!(
+            "mkdir {} ({mode:04o}, {uid}:{gid})",
+            path.display()
+        )],
         other => vec![format!("{other:?}")],
     }
 }

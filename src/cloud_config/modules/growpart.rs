@@ -145,9 +145,35 @@ pub fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> St
                 "growpart: {d} is not a mounted device or mount point"
             ));
         };
-        match (&m.disk, m.partition) {
-            (Some(disk), Some(n)) => {
+        match (&m.disk, m.partition, &m.lvm) {
+            (Some(disk), Some(n), _) => {
                 cmds.push(vec!["growpart".into(), disk.clone(), n.to_string()])
+            }
+            // An LVM volume on one partition: the partition, its physical volume, then the
+            // volume (resizefs grows the file system next, as for a partition).
+            (_, _, Some(lvm)) => {
+                if let Some(tool) = ["pvresize", "lvextend"].into_iter().find(|t| !cc.has(t)) {
+                    let why = format!(
+                        "{} is an LVM volume, but the root has no {tool} (lvm2)",
+                        m.device
+                    );
+                    return match g.mode {
+                        GrowMode::Growpart => Step::Fail(format!("growpart: {why}")),
+                        _ => Step::Skip(format!("growpart: warning: {why}; not grown")),
+                    };
+                }
+                cmds.push(vec![
+                    "growpart".into(),
+                    lvm.disk.clone(),
+                    lvm.partition.to_string(),
+                ]);
+                cmds.push(vec!["pvresize".into(), lvm.pv.clone()]);
+                cmds.push(vec![
+                    "lvextend".into(),
+                    "-l".into(),
+                    "+100%FREE".into(),
+                    lvm.lv.clone(),
+                ]);
             }
             _ => {
                 tracing::info!("growpart: {} is not a partition; nothing to grow", m.device);
@@ -162,7 +188,14 @@ pub fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> St
 
 /// The disk tools it and `resizefs` look for (both run by default).
 pub(crate) fn programs(_: &CloudConfig) -> &'static [&'static str] {
-    &["growpart", "resize2fs", "xfs_growfs", "btrfs"]
+    &[
+        "growpart",
+        "resize2fs",
+        "xfs_growfs",
+        "btrfs",
+        "pvresize",
+        "lvextend",
+    ]
 }
 
 /// Grows the partitions, on the running system only.

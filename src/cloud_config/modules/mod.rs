@@ -19,6 +19,7 @@ pub mod final_message;
 pub mod growpart;
 pub mod keyboard;
 pub mod locale;
+pub mod mounts;
 pub mod ntp;
 pub mod package_update_upgrade_install;
 pub mod power_state_change;
@@ -248,6 +249,23 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(resizefs::preview),
         programs: growpart::programs,
+    },
+    // cloud-init's init stage: growpart, resizefs, disk_setup, mounts, set_hostname.
+    Module {
+        name: "mounts",
+        keys: &[
+            key(&["mounts"], mounts::parse),
+            key(&["mount_default_fields"], mounts::parse_default_fields),
+            key(&["swap"], mounts::parse_swap),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: mounts::run,
+            reads_root: true,
+        },
+        preview: Some(mounts::preview),
+        programs: mounts::programs,
     },
     Module {
         name: "set_hostname",
@@ -687,8 +705,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "lxd",
     "mcollective",
     "migrate",
-    "mount_default_fields",
-    "mounts",
     "no_ssh_fingerprints",
     "output",
     "phone_home",
@@ -709,7 +725,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "ssh_keys",
     "ssh_publish_hostkeys",
     "ssh_quiet_keygen",
-    "swap",
     "system_info",
     "ubuntu_advantage",
     "ubuntu_pro",
