@@ -41,6 +41,23 @@ pub struct NativeSummary {
     /// customization ends degraded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_applied: Vec<String>,
+    /// The accounts as the instance's record keeps them (`plan` shows `users`/`groups`).
+    #[serde(skip)]
+    pub accounts: Vec<AccountDone>,
+    /// The SSH keys installed, as (whose `authorized_keys`, the key line).
+    #[serde(skip)]
+    pub keys: Vec<(String, String)>,
+}
+
+/// A user or group the cloud-config creates or changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountDone {
+    /// `user` or `group`.
+    pub kind: &'static str,
+    /// Its name.
+    pub name: String,
+    /// It was not in the root's account files before.
+    pub created: bool,
 }
 
 /// The plan actions and the summary.
@@ -203,15 +220,80 @@ fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<
         .map_err(|e| Failure::new(FailureKind::CannotApply, format!("user-data: {e}")))?;
     let checked = accounts::check::check(root, &plan.actions)
         .map_err(|e| Failure::new(FailureKind::CannotApply, format!("user-data: {e}")))?;
-    native.summary.users = accounts::resolved_users(&req, &facts)
-        .iter()
-        .map(|u| u.name.to_string())
-        .collect();
+    let resolved = accounts::resolved_users(&req, &facts);
+    native.summary.users = resolved.iter().map(|u| u.name.to_string()).collect();
+    record_accounts(&req, &facts, &resolved, &mut native.summary);
     native.summary.groups = req.groups.iter().map(|g| g.name.to_string()).collect();
     native.summary.notes.extend(plan.notes);
     native.summary.notes.extend(checked);
     native.actions.extend(plan.actions);
     Ok(())
+}
+
+/// The users and groups `req` creates or changes, and whose keys it installs, for the
+/// instance's record.
+fn record_accounts(
+    req: &accounts::request::AccountsRequest,
+    facts: &crate::facts::accounts::AccountDbFacts,
+    users: &[accounts::request::UserRequest],
+    summary: &mut NativeSummary,
+) {
+    use crate::facts::accounts::DbFile;
+    use accounts::dbfile::DbEdit;
+    let had = |db: &Option<DbFile>, file: &'static str, name: &str| {
+        db.as_ref()
+            .is_some_and(|d| DbEdit::new(file, &d.contents).has(name))
+    };
+    let mut groups: Vec<String> = req.groups.iter().map(|g| g.name.to_string()).collect();
+    for u in users {
+        summary.accounts.push(AccountDone {
+            kind: "user",
+            name: u.name.to_string(),
+            created: !had(&facts.passwd, "/etc/passwd", u.name.as_str()),
+        });
+        let own = (!u.no_user_group && u.primary_group.is_none()).then(|| u.name.to_string());
+        for g in u.groups.iter().map(ToString::to_string).chain(own) {
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        for k in &u.ssh_authorized_keys {
+            summary
+                .keys
+                .push((u.name.to_string(), k.as_str().to_string()));
+        }
+    }
+    for g in groups {
+        let created = !had(&facts.group, "/etc/group", &g);
+        // A user's group that was there already is not this document's change.
+        if created || req.groups.iter().any(|r| r.name.as_str() == g) {
+            summary.accounts.push(AccountDone {
+                kind: "group",
+                name: g,
+                created,
+            });
+        }
+    }
+    // The top-level keys: the default user's (last of the resolved users) and root's.
+    let default = req
+        .users
+        .iter()
+        .any(|u| matches!(u, accounts::request::UserEntry::Default))
+        .then(|| users.last().map(|u| u.name.to_string()))
+        .flatten();
+    for k in &req.ssh_authorized_keys {
+        if let Some(d) = &default {
+            summary.keys.push((d.clone(), k.as_str().to_string()));
+        }
+        let root = if req.disable_root {
+            "root (login refused: disable_root)"
+        } else {
+            "root"
+        };
+        summary
+            .keys
+            .push((root.to_string(), k.as_str().to_string()));
+    }
 }
 
 /// The unknown keys of the document, each with cloud-init's module or a did-you-mean.

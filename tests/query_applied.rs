@@ -1,0 +1,263 @@
+//! `vmcust query` after a real boot tells what the instance applied, for every source
+//! kind that can carry a cloud-config (guestinfo, a raw cloud-init vSphere spec, an OVF
+//! environment): accounts, SSH keys by `ssh-keygen -l` fingerprint, files written (with
+//! `write_files`, deferred ones included) with mode and owner, commands and their exit
+//! status, the time zone, each module and what was skipped; a vSphere spec's password and
+//! script left out for a missing MARKER-ID are shown with the reason. Key paths and
+//! `--all` as cloud-init's `query`.
+
+mod support;
+
+use std::fs;
+use std::process::{Command, Output};
+
+use support::example;
+use support::text;
+use support::vm::Vm;
+
+/// A key made by `ssh-keygen -t ed25519`; `ssh-keygen -lf` prints this fingerprint for it.
+const KEY: &str =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIFdIi7BduwfuU48BgN9a8EqHjzBXJfeQL+pqg6n+/Jpd alice@example";
+const FINGERPRINT: &str = "SHA256:KjluU7sI/9fwI62mQlFT1ge/MZl5nmiUNpQeoEw+ppg";
+
+/// The document every source kind carries.
+fn document() -> String {
+    format!(
+        "#cloud-config\ntimezone: Europe/Paris\ngroups: [ops]\nusers:\n  - name: alice\n    groups: [ops]\n    ssh_authorized_keys:\n      - {KEY}\n\
+write_files:\n  - path: /etc/motd.d/welcome\n    content: hello\n    permissions: '0640'\n  - path: /home/alice/later\n    content: x\n    owner: alice:alice\n    permissions: '0600'\n    defer: true\n\
+bootcmd:\n  - echo boot >> /var/tmp/bootcmd-runs\nruncmd:\n  - [sh, -c, 'echo run >> /var/tmp/runcmd-runs']\n  - [sh, -c, 'exit 3']\n"
+    )
+}
+
+/// A VM whose root has a Debian system's account files and the zone the document names.
+fn vm() -> Vm {
+    let vm = Vm::new();
+    fs::write(
+        vm.path("/etc/group"),
+        "root:x:0:\nsudo:x:27:\nusers:x:100:\nnogroup:x:65534:\n",
+    )
+    .unwrap();
+    fs::write(
+        vm.path("/etc/gshadow"),
+        "root:*::\nsudo:*::\nusers:*::\nnogroup:*::\n",
+    )
+    .unwrap();
+    for d in [
+        "/etc/skel",
+        "/home",
+        "/var/tmp",
+        "/usr/share/zoneinfo/Europe",
+    ] {
+        fs::create_dir_all(vm.path(d)).unwrap();
+    }
+    fs::copy(
+        "/usr/share/zoneinfo/Europe/Paris",
+        vm.path("/usr/share/zoneinfo/Europe/Paris"),
+    )
+    .expect("tzdata is needed for this test");
+    vm
+}
+
+fn query(vm: &Vm, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .arg("query")
+        .args(args)
+        .arg("--root")
+        .arg(vm.root.path())
+        .output()
+        .unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    text(&o.stdout)
+}
+
+/// Boots `vm` (early, then late); the late stage ends failed, as runcmd's second
+/// command exits 3.
+fn boot(vm: &Vm) {
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    vm.run("late");
+}
+
+/// Guestinfo metadata and user-data.
+fn by_guestinfo(vm: &Vm) {
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: q-1\nlocal-hostname: q-vm\n",
+    )
+    .unwrap();
+    fs::write(vm.host.path().join("guestinfo.userdata"), document()).unwrap();
+}
+
+/// A raw cloud-init vSphere spec with its metadata and userdata files.
+fn by_raw_spec(vm: &Vm) {
+    let spec = fs::read_to_string(example("raw-cloud-init.cfg")).unwrap();
+    vm.hand_over(
+        &spec,
+        &[
+            ("nics.txt", "0\n"),
+            ("metadata", "instance-id: q-2\nlocal-hostname: q-vm\n"),
+            ("userdata", &document()),
+        ],
+    );
+}
+
+/// An OVF environment with a `user-data` property, as a seed file.
+fn by_ovf(vm: &Vm) {
+    use base64::Engine as _;
+    let seed = vm.path("/var/lib/vmcust/seed");
+    fs::create_dir_all(&seed).unwrap();
+    let ud = base64::engine::general_purpose::STANDARD.encode(document());
+    fs::write(
+        seed.join("ovf-env.xml"),
+        format!(
+            "<Environment xmlns=\"http://schemas.dmtf.org/ovf/environment/1\" \
+             xmlns:oe=\"http://schemas.dmtf.org/ovf/environment/1\"><PropertySection>\
+             <Property oe:key=\"instance-id\" oe:value=\"q-3\"/>\
+             <Property oe:key=\"hostname\" oe:value=\"q-vm\"/>\
+             <Property oe:key=\"user-data\" oe:value=\"{ud}\"/></PropertySection></Environment>"
+        ),
+    )
+    .unwrap();
+}
+
+/// Gives a VM its customization.
+type Give = fn(&Vm);
+
+#[test]
+fn query_tells_what_a_cloud_config_boot_applied_for_every_source_kind() {
+    let kinds: [(&str, Give); 3] = [
+        ("guestinfo", by_guestinfo),
+        ("raw vSphere spec", by_raw_spec),
+        ("OVF environment", by_ovf),
+    ];
+    for (kind, give) in kinds {
+        let vm = vm();
+        give(&vm);
+        boot(&vm);
+        assert!(
+            vm.path("/home/alice/later").is_file(),
+            "{kind}: the boot wrote the deferred file"
+        );
+        let q = ok(&query(&vm, &[]));
+        for want in [
+            "time zone: Europe/Paris\n",
+            "accounts:\n  user alice: created\n",
+            "  group ops: created\n",
+            &format!("ssh keys:\n  for alice: ssh-ed25519 {FINGERPRINT} alice@example\n"),
+            "  timezone (late): ran",
+            "  write_files_deferred (late): ran",
+            "  runcmd (late): failed: ",
+            "commands:\n  bootcmd: /bin/sh /var/lib/vmcust/instances/",
+            "/scripts/bootcmd: succeeded (exit status 0)\n",
+            "exited with status 3",
+            "  created  /etc/motd.d/welcome (cloud-config write_files; mode 0640, owner root:root)\n",
+            "  created  /home/alice/later (cloud-config write_files (deferred), by write_files_deferred; mode 0600, owner alice:alice)\n",
+            "/etc/timezone (time zone name (Debian), by timezone; mode 0644",
+            "  created  /home/alice/.ssh/authorized_keys (ssh authorized keys (cloud-config); mode 0600, owner alice:alice)\n",
+            "skipped:\n",
+            "  cloud-config growpart: growpart: the root is not the running system\n",
+        ] {
+            assert!(q.contains(want), "{kind}: {want:?} not in:\n{q}");
+        }
+        for wrong in ["time zone: not set", "ssh keys: none", "commands: none run"] {
+            assert!(!q.contains(wrong), "{kind}: {wrong:?} in:\n{q}");
+        }
+
+        // The same as JSON, by key path and whole.
+        let users: serde_json::Value =
+            serde_json::from_str(&ok(&query(&vm, &["accounts.users"]))).unwrap();
+        assert_eq!(
+            users,
+            serde_json::json!([{"name": "alice", "change": "created"}]),
+            "{kind}"
+        );
+        assert_eq!(
+            ok(&query(&vm, &["ssh_keys.0.fingerprint"])),
+            format!("{FINGERPRINT}\n"),
+            "{kind}"
+        );
+        assert_eq!(ok(&query(&vm, &["applied.time_zone"])), "Europe/Paris\n");
+        assert_eq!(ok(&query(&vm, &["result.outcome"])), "done\n");
+        let all: serde_json::Value = serde_json::from_str(&ok(&query(&vm, &["--all"]))).unwrap();
+        let a = &all["applied"];
+        let runcmd: Vec<&serde_json::Value> = a["commands"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["module"] == "runcmd")
+            .collect();
+        assert_eq!(runcmd.len(), 1, "{kind}: {a:#}");
+        assert_eq!(runcmd[0]["exit_status"], 3, "{kind}");
+        let later = a["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == "/home/alice/later")
+            .unwrap_or_else(|| panic!("{kind}: no deferred file in {a:#}"));
+        assert_eq!(later["module"], "write_files_deferred");
+        assert_eq!(later["mode"], "0600");
+        assert_eq!(later["owner"], "alice:alice");
+        assert!(a["modules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["module"] == "bootcmd" && m["outcome"] == "ran"));
+        // A key that is not there names the keys that are.
+        let bad = query(&vm, &["accounts.nobody"]);
+        assert_eq!(bad.status.code(), Some(64), "{kind}");
+        assert!(
+            text(&bad.stderr).contains("no key \"nobody\" in accounts (keys there: users, groups)"),
+            "{kind}: {}",
+            text(&bad.stderr)
+        );
+
+        // The stages again: every module is skipped as already run, and the record keeps
+        // what the first run did.
+        let before = a["files"].clone();
+        boot(&vm);
+        let again: serde_json::Value = serde_json::from_str(&ok(&query(&vm, &["--all"]))).unwrap();
+        assert_eq!(again["applied"]["files"], before, "{kind}");
+        assert_eq!(again["applied"]["time_zone"], "Europe/Paris", "{kind}");
+    }
+}
+
+/// A vSphere spec's password and script without a MARKER-ID are left out: `query` says
+/// so, with the reason, instead of reporting them done.
+#[test]
+fn a_password_and_script_left_out_for_a_missing_marker_are_shown_with_the_reason() {
+    let vm = vm();
+    vm.enable_scripts();
+    let spec: String = fs::read_to_string(example("password-marker-script.cfg"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("MARKER-ID"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    vm.hand_over(
+        &spec,
+        &[("nics.txt", "0\n"), ("script0001.bat", "#!/bin/sh\ntrue\n")],
+    );
+    vm.boot();
+    let q = ok(&query(&vm, &[]));
+    for want in [
+        "root password: not changed\n",
+        "skipped:\n",
+        "no [MISC] MARKER-ID",
+        "add MARKER-ID = <new id>",
+        "scripts: none run",
+    ] {
+        assert!(q.contains(want), "{want:?} not in:\n{q}");
+    }
+    let skipped: serde_json::Value = serde_json::from_str(&ok(&query(&vm, &["skipped"]))).unwrap();
+    let whats: Vec<&str> = skipped
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["what"].as_str().unwrap())
+        .collect();
+    assert!(whats.iter().any(|w| w.contains("password")), "{skipped:#}");
+    assert!(whats.iter().any(|w| w.contains("script")), "{skipped:#}");
+}
