@@ -214,6 +214,22 @@ fn query_tells_what_a_cloud_config_boot_applied_for_every_source_kind() {
             text(&bad.stderr)
         );
 
+        // analyze blames each module and each script part as a step of its own.
+        let blame = ok(&Command::new(env!("CARGO_BIN_EXE_vmcust"))
+            .args(["analyze", "blame", "--root"])
+            .arg(vm.root.path())
+            .output()
+            .unwrap());
+        for want in [
+            "s (early) cloud-config bootcmd\n",
+            "s (early) cloud-config write_files\n",
+            "s (late) cloud-config timezone\n",
+            "s (late) cloud-config write_files_deferred\n",
+            "s (late) cloud-config runcmd runcmd\n",
+        ] {
+            assert!(blame.contains(want), "{kind}: {want:?} not in:\n{blame}");
+        }
+
         // The stages again: every module is skipped as already run, and the record keeps
         // what the first run did.
         let before = a["files"].clone();

@@ -236,7 +236,10 @@ impl<'c, 'a> Driver<'c, 'a> {
             return;
         }
         drop(super::journal::take());
+        let started = std::time::Instant::now();
         let outcome = self.gated(module, freq, body);
+        // Each module is a step of its own in `analyze`, as cloud-init blames each.
+        crate::timings::step(&format!("cloud-config {module}"), started);
         self.report(module, freq, outcome);
     }
 
@@ -274,7 +277,9 @@ impl<'c, 'a> Driver<'c, 'a> {
             if self.ctx.stopped() {
                 break;
             }
+            let started = std::time::Instant::now();
             let turn = scripts::run_one(self.ctx, &self.sems, s, env, prefix);
+            crate::timings::step(&format!("cloud-config {} {}", s.module, s.name), started);
             tracing::info!(module = s.module, script = %s.name, turn = %turn, "script");
             let stop = turn == Turn::Interrupted;
             turns[i] = Some(turn);
