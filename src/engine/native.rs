@@ -138,8 +138,11 @@ pub fn plan_native(
     // Always: without a `users` key the distro's default user is created, as cloud-init's
     // stock cloud.cfg (`users: [default]`) does.
     plan_accounts(root, cfg, &mut native)?;
-    let facts =
+    let mut facts =
         crate::cloud_config::apply::CcFacts::gather(root, cfg).map_err(|e| Failure::of(&e))?;
+    // The modules run after the accounts are applied: they see the account files as the
+    // accounts' actions leave them (a write_files owner this document creates exists).
+    with_planned_accounts(&mut facts, &native.actions);
     for p in crate::cloud_config::apply::preview::preview(cfg, &facts, host_name, &read.scripts) {
         for line in &p.lines {
             native
@@ -153,6 +156,20 @@ pub fn plan_native(
     native.summary.not_applied.extend(not_applied(&read));
     native.summary.not_applied.extend(scripts.not_run);
     Ok(native)
+}
+
+/// `facts` with `/etc/passwd` and `/etc/group` as `actions` write them.
+fn with_planned_accounts(facts: &mut crate::cloud_config::apply::CcFacts, actions: &[Action]) {
+    for a in actions {
+        if let Action::WriteFile { path, contents, .. } = a {
+            let text = || String::from_utf8(contents.bytes().to_vec()).ok();
+            if path.as_path() == std::path::Path::new("/etc/passwd") {
+                facts.passwd = text().or(facts.passwd.take());
+            } else if path.as_path() == std::path::Path::new("/etc/group") {
+                facts.group = text().or(facts.group.take());
+            }
+        }
+    }
 }
 
 fn refuse_errors(read: &UserData) -> Result<(), Failure> {
