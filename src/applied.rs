@@ -40,7 +40,8 @@ pub struct Applied {
     pub instance_id: String,
     /// Which command applied it: `vmcust run` or `vmcust apply`.
     pub by: String,
-    /// Seconds since the epoch when it was recorded.
+    /// Seconds since the epoch when it was recorded (RFC 3339 in the file).
+    #[serde(with = "crate::state::time::as_rfc3339")]
     pub recorded: u64,
     /// The short host name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -224,7 +225,8 @@ pub struct ScriptRecord {
     pub result: String,
     /// How long it ran, in milliseconds.
     pub ms: u64,
-    /// Seconds since the epoch when it ended.
+    /// Seconds since the epoch when it ended (RFC 3339 in the file).
+    #[serde(with = "crate::state::time::as_rfc3339")]
     pub finished: u64,
 }
 

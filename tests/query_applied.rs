@@ -277,3 +277,103 @@ fn a_password_and_script_left_out_for_a_missing_marker_are_shown_with_the_reason
     assert!(whats.iter().any(|w| w.contains("password")), "{skipped:#}");
     assert!(whats.iter().any(|w| w.contains("script")), "{skipped:#}");
 }
+
+/// vmcust's own records store their times as RFC 3339; records an older vmcust wrote
+/// with Unix integers are still read by `query`, `status` and `analyze`. cloud-init's own
+/// `status.json` keeps cloud-init's float seconds.
+#[test]
+fn records_store_rfc3339_and_old_unix_integer_records_are_still_read() {
+    let vm = vm();
+    by_guestinfo(&vm);
+    boot(&vm);
+    let json = |p: &str| -> serde_json::Value {
+        serde_json::from_str(&fs::read_to_string(vm.path(p)).unwrap()).unwrap()
+    };
+    let rfc3339 = |v: &serde_json::Value, what: &str| {
+        let t = v
+            .as_str()
+            .unwrap_or_else(|| panic!("{what}: {v} is not a string"));
+        assert!(
+            t.len() == 20 && t.ends_with('Z') && t.as_bytes()[10] == b'T',
+            "{what}: {t}"
+        );
+    };
+    let result = json("/var/lib/vmcust/instances/q-1/result.json");
+    rfc3339(&result["finished"], "result.json finished");
+    let applied = json("/var/lib/vmcust/instances/q-1/applied.json");
+    rfc3339(&applied["recorded"], "applied.json recorded");
+    let times = json("/var/lib/vmcust/boot-times.json");
+    rfc3339(
+        &times["boots"][0]["stages"][0]["started"],
+        "boot-times.json started",
+    );
+    let status = json("/run/vmcust/status.json");
+    rfc3339(&status["updated"], "status.json updated");
+    // cloud-init's own file keeps cloud-init's numbers.
+    let ci = json("/var/lib/cloud/data/status.json");
+    assert!(ci["v1"]["init"]["start"].is_f64(), "{ci}");
+
+    // Records as an older vmcust wrote them: Unix integers.
+    let old = |p: &str, from: &str, to: &str| {
+        let text = fs::read_to_string(vm.path(p)).unwrap();
+        let first = text
+            .find(from)
+            .unwrap_or_else(|| panic!("{from} not in {p}"));
+        let end = first + text[first..].find("Z\"").unwrap() + 2;
+        fs::write(
+            vm.path(p),
+            format!("{}{to}{}", &text[..first], &text[end..]),
+        )
+        .unwrap();
+    };
+    old(
+        "/var/lib/vmcust/instances/q-1/result.json",
+        "\"finished\": \"",
+        "\"finished\": 1780000000",
+    );
+    old(
+        "/var/lib/vmcust/instances/q-1/applied.json",
+        "\"recorded\": \"",
+        "\"recorded\": 1780000000",
+    );
+    old(
+        "/var/lib/vmcust/boot-times.json",
+        "\"started\": \"",
+        "\"started\": 1780000000",
+    );
+    old(
+        "/run/vmcust/status.json",
+        "\"updated\": \"",
+        "\"updated\": 1780000000",
+    );
+    let q = ok(&query(&vm, &[]));
+    assert!(
+        q.contains("outcome: done (code 0) at 2026-05-28T20:26:40Z\n"),
+        "{q}"
+    );
+    assert!(
+        q.contains("applied by: vmcust run at 2026-05-28T20:26:40Z\n"),
+        "{q}"
+    );
+    assert_eq!(
+        ok(&query(&vm, &["applied.recorded"])),
+        "2026-05-28T20:26:40Z\n"
+    );
+    let status = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["status", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap();
+    assert!(
+        text(&status.stdout).contains("updated 2026-05-28T20:26:40Z"),
+        "{}{}",
+        text(&status.stdout),
+        text(&status.stderr)
+    );
+    let show = ok(&Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["analyze", "show", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap());
+    assert!(show.contains("started 2026-05-28T20:26:40Z"), "{show}");
+}
