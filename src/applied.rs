@@ -118,6 +118,33 @@ impl AccountsRecord {
     }
 }
 
+impl Applied {
+    /// What was asked for and left out, and why: the record's skipped actions, then the
+    /// cloud-config modules skipped for a reason other than the document not asking for
+    /// them (its key absent or off, no part of its kind). For `query` and `status`.
+    pub fn left_out(&self) -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = self
+            .skipped
+            .iter()
+            .map(|k| (k.what.clone(), k.why.clone()))
+            .collect();
+        out.extend(
+            self.modules
+                .iter()
+                .filter(|m| m.outcome == "skipped" && !not_asked(&m.detail))
+                .map(|m| (format!("cloud-config {}", m.module), Some(m.detail.clone()))),
+        );
+        out
+    }
+}
+
+/// A module's reason for skipping that says the document did not ask for its work.
+fn not_asked(why: &str) -> bool {
+    why.ends_with("is not in the cloud-config")
+        || why.starts_with("no ")
+        || why.contains(" is not true")
+}
+
 /// A user or group the customization created or changed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccountRecord {

@@ -276,6 +276,26 @@ fn a_password_and_script_left_out_for_a_missing_marker_are_shown_with_the_reason
         .collect();
     assert!(whats.iter().any(|w| w.contains("password")), "{skipped:#}");
     assert!(whats.iter().any(|w| w.contains("script")), "{skipped:#}");
+    // `status` names them too, with the reason, under the instance.
+    let (code, st) = vm.status();
+    assert_eq!(code, Some(0), "{st}");
+    for want in [
+        "  skipped: set the root password and force its change at next login: no [MISC] MARKER-ID",
+        "  skipped: run custom script script0001.bat: no [MISC] MARKER-ID",
+    ] {
+        assert!(st.contains(want), "{want:?} not in:\n{st}");
+    }
+    let json = Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .args(["status", "--format", "json", "--root"])
+        .arg(vm.root.path())
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["skipped"].as_array().map(Vec::len), Some(2), "{v:#}");
+    assert!(v["skipped"][0]["why"]
+        .as_str()
+        .unwrap()
+        .contains("add MARKER-ID = <new id>"));
 }
 
 /// vmcust's own records store their times as RFC 3339; records an older vmcust wrote

@@ -464,7 +464,7 @@ fn text(q: &Query) -> String {
             _ => writeln!(s, "  {:<8} {} ({}{by})", f.change, f.path, f.purpose),
         };
     }
-    let skipped = skipped(a);
+    let skipped = a.left_out();
     if skipped.is_empty() {
         let _ = writeln!(s, "skipped: nothing");
     } else {
@@ -477,31 +477,6 @@ fn text(q: &Query) -> String {
         }
     }
     s
-}
-
-/// What was asked for and left out, and why: the record's skipped actions, then the
-/// cloud-config modules skipped for a reason other than the document not asking for them
-/// (its key absent or off, no part of its kind).
-pub(crate) fn skipped(a: &Applied) -> Vec<(String, Option<String>)> {
-    let mut out: Vec<(String, Option<String>)> = a
-        .skipped
-        .iter()
-        .map(|k| (k.what.clone(), k.why.clone()))
-        .collect();
-    out.extend(
-        a.modules
-            .iter()
-            .filter(|m| m.outcome == "skipped" && !not_asked(&m.detail))
-            .map(|m| (format!("cloud-config {}", m.module), Some(m.detail.clone()))),
-    );
-    out
-}
-
-/// A module's reason for skipping that says the document did not ask for its work.
-fn not_asked(why: &str) -> bool {
-    why.ends_with("is not in the cloud-config")
-        || why.starts_with("no ")
-        || why.contains(" is not true")
 }
 
 fn dns_text(d: &crate::applied::DnsRecord) -> String {
