@@ -1,6 +1,6 @@
 //! `vmcust query` after a real boot tells what the instance applied, for every source
 //! kind that can carry a cloud-config (guestinfo, a raw cloud-init vSphere spec, an OVF
-//! environment): accounts, SSH keys by `ssh-keygen -l` fingerprint, files written (with
+//! environment, a NoCloud seed drive): accounts, SSH keys by `ssh-keygen -l` fingerprint, files written (with
 //! `write_files`, deferred ones included) with mode and owner, commands and their exit
 //! status, the time zone, each module and what was skipped; a vSphere spec's password and
 //! script left out for a missing MARKER-ID are shown with the reason. Key paths and
@@ -123,15 +123,42 @@ fn by_ovf(vm: &Vm) {
     .unwrap();
 }
 
+/// A NoCloud seed drive (`genisoimage -V cidata`) at `/dev/sr0`.
+fn by_seed_drive(vm: &Vm) {
+    support::require_tool("genisoimage", "genisoimage");
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path().join("tree");
+    fs::create_dir_all(&top).unwrap();
+    fs::write(
+        top.join("meta-data"),
+        "instance-id: q-4
+local-hostname: q-vm
+",
+    )
+    .unwrap();
+    fs::write(top.join("user-data"), document()).unwrap();
+    let image = dir.path().join("seed.iso");
+    let made = Command::new("genisoimage")
+        .args(["-quiet", "-R", "-J", "-V", "cidata", "-o"])
+        .arg(&image)
+        .arg(&top)
+        .output()
+        .expect("genisoimage is needed for this test: apt-get install -y genisoimage");
+    assert!(made.status.success(), "{}", text(&made.stderr));
+    fs::create_dir_all(vm.path("/dev")).unwrap();
+    fs::copy(&image, vm.path("/dev/sr0")).unwrap();
+}
+
 /// Gives a VM its customization.
 type Give = fn(&Vm);
 
 #[test]
 fn query_tells_what_a_cloud_config_boot_applied_for_every_source_kind() {
-    let kinds: [(&str, Give); 3] = [
+    let kinds: [(&str, Give); 4] = [
         ("guestinfo", by_guestinfo),
         ("raw vSphere spec", by_raw_spec),
         ("OVF environment", by_ovf),
+        ("NoCloud seed drive", by_seed_drive),
     ];
     for (kind, give) in kinds {
         let vm = vm();
