@@ -208,6 +208,12 @@ fn query_tells_what_a_cloud_config_boot_applied_for_every_source_kind() {
         );
         assert_eq!(ok(&query(&vm, &["applied.time_zone"])), "Europe/Paris\n");
         assert_eq!(ok(&query(&vm, &["result.outcome"])), "done\n");
+        let yaml = ok(&query(&vm, &["--format", "yaml"]));
+        assert!(yaml.contains("fingerprint: "), "{kind}: {yaml}");
+        assert!(
+            ok(&query(&vm, &["accounts", "--format", "yaml"])).contains("name: alice"),
+            "{kind}"
+        );
         let all: serde_json::Value = serde_json::from_str(&ok(&query(&vm, &["--all"]))).unwrap();
         let a = &all["applied"];
         let runcmd: Vec<&serde_json::Value> = a["commands"]
