@@ -67,11 +67,18 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
     end
 }
 
-/// The program and its arguments, each as the shell would need it, so the line reads as
-/// the command.
+/// The program and its arguments, as [`quoted_args`].
 fn shown(p: &Program) -> String {
-    let args = p
-        .args
+    if p.args.is_empty() {
+        p.program.to_string()
+    } else {
+        format!("{} {}", p.program, quoted_args(p))
+    }
+}
+
+/// Each argument as the shell would need it, so the line reads as the command.
+fn quoted_args(p: &Program) -> String {
+    p.args
         .iter()
         .map(|a| {
             let plain = !a.is_empty()
@@ -84,12 +91,7 @@ fn shown(p: &Program) -> String {
             }
         })
         .collect::<Vec<_>>()
-        .join(" ");
-    if args.is_empty() {
-        p.program.to_string()
-    } else {
-        format!("{} {args}", p.program)
-    }
+        .join(" ")
 }
 
 /// [`run`], with the program's exit status when it exited.
@@ -131,22 +133,7 @@ fn run_noted(root: &Root, p: &Program, stop: &AtomicBool) -> (RunEnd, Option<i32
         let args = format!("{} (not shown)", p.args.len());
         tracing::info!(module, program = p.program, args, "running");
     } else {
-        // Each argument as the shell would need it, so the line reads as the command.
-        let args = p
-            .args
-            .iter()
-            .map(|a| {
-                let plain = !a.is_empty()
-                    && a.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
-                if plain {
-                    a.clone()
-                } else {
-                    super::commands::quote(a)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
+        let args = quoted_args(p);
         tracing::info!(module, program = p.program, args, "running");
     }
     let finished = if live {
