@@ -7,7 +7,10 @@
 //! The boot stages call [`record`] once the plan is applied and [`script_ran`] after each
 //! script; [`flush_scripts`] adds the scripts of this run to the newest instance's record
 //! at the end of the stage (a pre-customization script runs before anything is applied,
-//! so its instance has no record yet when it ends).
+//! so its instance has no record yet when it ends). After each stage's cloud-config
+//! modules, [`record_modules`] adds how each module ended, the files its actions touched
+//! and the programs it ran, from the modules' generic reports (so a new module needs no
+//! code here).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -16,6 +19,8 @@ use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::apply::Change;
+use crate::cloud_config::apply::journal::{CommandDone, FileDone};
+use crate::cloud_config::apply::{ModuleOutcome, ModuleReport};
 use crate::engine::customize::{Prepared, UserDataDisposition};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network};
 use crate::plan::Action;
@@ -35,7 +40,8 @@ pub struct Applied {
     pub instance_id: String,
     /// Which command applied it: `vmcust run` or `vmcust apply`.
     pub by: String,
-    /// Seconds since the epoch when it was recorded.
+    /// Seconds since the epoch when it was recorded (RFC 3339 in the file).
+    #[serde(with = "crate::state::time::as_rfc3339")]
     pub recorded: u64,
     /// The short host name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -73,14 +79,112 @@ pub struct Applied {
     /// The user-data kept for the late stage and what it is to become.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub user_data: Option<UserDataRecord>,
-    /// Every file (and the live host name) the plan touched, with what happened to it.
+    /// Every file (and the live host name) the plan and the cloud-config modules touched,
+    /// with what happened to it.
     #[serde(default)]
     pub files: Vec<FileRecord>,
+    /// The users and groups the customization created or changed.
+    #[serde(default, skip_serializing_if = "AccountsRecord::is_empty")]
+    pub accounts: AccountsRecord,
+    /// How each cloud-config module ended, in the order they ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub modules: Vec<ModuleRecord>,
+    /// The programs the cloud-config modules ran (bootcmd, runcmd, scripts, tools), and
+    /// how each ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<CommandDone>,
+    /// What was asked for and left out, and why (a spec's password or script without a
+    /// new MARKER-ID, cloud-config vmcust does not apply, accounts cloud-init would leave
+    /// out too).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<SkipRecord>,
+}
+
+/// The users and groups the customization created or changed.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountsRecord {
+    /// Users, in the order they were made.
+    #[serde(default)]
+    pub users: Vec<AccountRecord>,
+    /// Groups, in the order they were made.
+    #[serde(default)]
+    pub groups: Vec<AccountRecord>,
+}
+
+impl AccountsRecord {
+    /// Neither users nor groups.
+    pub fn is_empty(&self) -> bool {
+        self.users.is_empty() && self.groups.is_empty()
+    }
+}
+
+impl Applied {
+    /// What was asked for and left out, and why: the record's skipped actions, then the
+    /// cloud-config modules skipped for a reason other than the document not asking for
+    /// them (its key absent or off, no part of its kind). For `query` and `status`.
+    pub fn left_out(&self) -> Vec<(String, Option<String>)> {
+        let mut out: Vec<(String, Option<String>)> = self
+            .skipped
+            .iter()
+            .map(|k| (k.what.clone(), k.why.clone()))
+            .collect();
+        out.extend(
+            self.modules
+                .iter()
+                .filter(|m| m.outcome == "skipped" && !not_asked(&m.detail))
+                .map(|m| (format!("cloud-config {}", m.module), Some(m.detail.clone()))),
+        );
+        out
+    }
+}
+
+/// A module's reason for skipping that says the document did not ask for its work.
+fn not_asked(why: &str) -> bool {
+    why.ends_with("is not in the cloud-config")
+        || why.starts_with("no ")
+        || why.contains(" is not true")
+}
+
+/// A user or group the customization created or changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountRecord {
+    /// Its name.
+    pub name: String,
+    /// `created` or `changed`.
+    pub change: String,
+}
+
+/// How one cloud-config module ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleRecord {
+    /// cloud-init's module name.
+    pub module: String,
+    /// `early` or `late`.
+    pub stage: String,
+    /// `ran`, `skipped`, `failed` or `interrupted`.
+    pub outcome: String,
+    /// What it did, or why it was skipped or failed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub detail: String,
+}
+
+/// Something asked for that was left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SkipRecord {
+    /// What was not done.
+    pub what: String,
+    /// Why, and what to change to have it done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
 }
 
 /// An SSH key as `ssh-keygen -l` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyRecord {
+    /// Whose `authorized_keys` got it, when the customization installs keys for several
+    /// users (cloud-config); else [`Applied::ssh_user`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
     /// `ssh-ed25519`, `ssh-rsa`, …
     pub key_type: String,
     /// `SHA256:` and the unpadded base64 of the key blob's digest; for a certificate, of
@@ -148,7 +252,8 @@ pub struct ScriptRecord {
     pub result: String,
     /// How long it ran, in milliseconds.
     pub ms: u64,
-    /// Seconds since the epoch when it ended.
+    /// Seconds since the epoch when it ended (RFC 3339 in the file).
+    #[serde(with = "crate::state::time::as_rfc3339")]
     pub finished: u64,
 }
 
@@ -172,10 +277,25 @@ pub struct FileRecord {
     pub purpose: String,
     /// `created`, `updated`, `unchanged` or `skip`.
     pub change: String,
+    /// Its permission bits as it was left (`0640`), when it is there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// Its owner and group as it was left (`alice:alice`; numbers without a name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+    /// The cloud-config module whose action it was; none for the customization's plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
 }
 
-/// The record of `prepared` applied with `changes` (one per action), by `by`.
-pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Option<Applied> {
+/// The record of `prepared` applied to `root` with `changes` (one per action), by `by`.
+pub fn from_prepared(
+    root: &Root,
+    prepared: &Prepared,
+    changes: &[Change],
+    by: &str,
+) -> Option<Applied> {
+    let owners = Owners::read(root);
     let id = prepared.steps.instance_id.as_ref()?;
     let c = &prepared.customization;
     let identity = &c.identity;
@@ -193,19 +313,68 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
         .actions
         .iter()
         .zip(changes)
-        .map(|(action, change)| FileRecord {
-            path: match action {
-                Action::SetHostname { name } => format!("running host name {name}"),
-                Action::Rename { from, to, .. } => {
-                    format!("{} moved to {}", from.display(), to.display())
-                }
-                other => other.path().display().to_string(),
-            },
-            purpose: action.purpose().to_string(),
-            change: crate::apply::done_word(action, *change).to_string(),
+        .map(|(action, change)| {
+            let (mode, owner) = match action {
+                Action::SetHostname { .. } => (None, None),
+                Action::Rename { to, .. } => owners.of(root, to),
+                other => owners.of(root, other.path()),
+            };
+            FileRecord {
+                path: match action {
+                    Action::SetHostname { name } => format!("running host name {name}"),
+                    Action::Rename { from, to, .. } => {
+                        format!("{} moved to {}", from.display(), to.display())
+                    }
+                    other => other.path().display().to_string(),
+                },
+                purpose: action.purpose().to_string(),
+                change: crate::apply::done_word(action, *change).to_string(),
+                mode,
+                owner,
+                module: None,
+            }
         })
         .collect();
     let steps = &prepared.steps;
+    let native = steps.user_data.as_ref().and_then(|u| u.native.as_ref());
+    let mut ssh_keys: Vec<KeyRecord> = identity
+        .ssh_authorized_keys
+        .iter()
+        .map(|k| key_record(k.as_str()))
+        .collect();
+    let mut accounts = AccountsRecord::default();
+    let mut skipped: Vec<SkipRecord> = steps
+        .skipped
+        .iter()
+        .map(|s| SkipRecord {
+            what: s.action.clone(),
+            why: Some(s.reason.clone()),
+        })
+        .collect();
+    skipped.extend(steps.degraded.iter().map(|d| SkipRecord {
+        what: d.clone(),
+        why: Some("vmcust does not apply it: the customization ends degraded".to_string()),
+    }));
+    if let Some(n) = native {
+        ssh_keys.extend(n.keys.iter().map(|(user, line)| KeyRecord {
+            user: Some(user.clone()),
+            ..key_record(line)
+        }));
+        for a in &n.accounts {
+            let rec = AccountRecord {
+                name: a.name.clone(),
+                change: if a.created { "created" } else { "changed" }.to_string(),
+            };
+            match a.kind {
+                "group" => accounts.groups.push(rec),
+                _ => accounts.users.push(rec),
+            }
+        }
+        skipped.extend(n.notes.iter().map(|note| SkipRecord {
+            what: note.clone(),
+            why: None,
+        }));
+    }
     Some(Applied {
         instance_id: id.to_string(),
         by: by.to_string(),
@@ -227,11 +396,7 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
                 .as_ref()
                 .map_or_else(|| "root".to_string(), ToString::to_string)
         }),
-        ssh_keys: identity
-            .ssh_authorized_keys
-            .iter()
-            .map(|k| key_record(k.as_str()))
-            .collect(),
+        ssh_keys,
         renderer: prepared
             .renderer
             .as_ref()
@@ -256,7 +421,66 @@ pub fn from_prepared(prepared: &Prepared, changes: &[Change], by: &str) -> Optio
             },
         }),
         files,
+        accounts,
+        modules: Vec::new(),
+        commands: Vec::new(),
+        skipped,
     })
+}
+
+/// Names of the root's users and groups by number, to show a file's owner.
+struct Owners {
+    users: std::collections::HashMap<u32, String>,
+    groups: std::collections::HashMap<u32, String>,
+}
+
+impl Owners {
+    /// Reads the root's `/etc/passwd` and `/etc/group` (each capped; unreadable is empty).
+    fn read(root: &Root) -> Owners {
+        let ids = |path: &str| {
+            root.read_text_capped(Path::new(path), 4 << 20, "account file")
+                .ok()
+                .flatten()
+                .map(|t| {
+                    t.lines()
+                        .filter_map(|l| {
+                            let mut f = l.split(':');
+                            let name = f.next()?;
+                            let id = f.nth(1)?.parse().ok()?;
+                            Some((id, name.to_string()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Owners {
+            users: ids("/etc/passwd"),
+            groups: ids("/etc/group"),
+        }
+    }
+
+    /// The mode and `owner:group` of `path` in `root` as it is now (a link's own).
+    fn of(&self, root: &Root, path: &Path) -> (Option<String>, Option<String>) {
+        use std::os::unix::fs::MetadataExt as _;
+        let Some(meta) = root
+            .resolve(path, false)
+            .ok()
+            .and_then(|p| std::fs::symlink_metadata(p).ok())
+        else {
+            return (None, None);
+        };
+        let name = |m: &std::collections::HashMap<u32, String>, id: u32| {
+            m.get(&id).cloned().unwrap_or_else(|| id.to_string())
+        };
+        (
+            Some(format!("{:04o}", meta.mode() & 0o7777)),
+            Some(format!(
+                "{}:{}",
+                name(&self.users, meta.uid()),
+                name(&self.groups, meta.gid())
+            )),
+        )
+    }
 }
 
 /// An SSH public key line as type, fingerprint and comment. A line vmcust cannot decode
@@ -292,6 +516,7 @@ pub fn key_record(line: &str) -> KeyRecord {
         .map(|w| w.join(" "))
         .filter(|c| !c.is_empty());
     KeyRecord {
+        user: None,
         key_type,
         fingerprint,
         comment,
@@ -426,7 +651,7 @@ pub fn read(root: &Root, dir_name: &str) -> Result<Option<Applied>> {
 /// The boot stages' and `vmcust apply`'s hook: records what `prepared` applied. A record
 /// that cannot be written is a warning: the customization itself is done.
 pub fn record(root: &Root, prepared: &Prepared, changes: &[Change], by: &str) {
-    let Some(mut rec) = from_prepared(prepared, changes, by) else {
+    let Some(mut rec) = from_prepared(root, prepared, changes, by) else {
         return;
     };
     // Applying again what is already there changes nothing, not even the record of what
@@ -519,6 +744,95 @@ pub fn flush_scripts(root: &Root) {
     rec.scripts.drain(..excess);
     if let Err(e) = write(root, &rec) {
         tracing::warn!("could not record the scripts' results: {e:#}");
+    }
+}
+
+/// After a stage's cloud-config modules (`stage`: `early` or `late`): adds to the record
+/// of instance `id` how each module ended, the files its actions touched (mode and owner
+/// as they were left) and the programs it ran. A module skipped because it already ran
+/// keeps what its run recorded; `time_zone` is the document's, recorded when the
+/// `timezone` module ran. A record that cannot be written is a warning.
+pub fn record_modules(
+    root: &Root,
+    id: &crate::model::InstanceId,
+    stage: &str,
+    reports: &[ModuleReport],
+    time_zone: Option<String>,
+) {
+    let dir_name = id.file_name();
+    let mut rec = read(root, &dir_name)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Applied {
+            instance_id: id.to_string(),
+            by: "vmcust run".into(),
+            recorded: crate::state::now(),
+            ..Applied::default()
+        });
+    let before = rec.clone();
+    let owners = Owners::read(root);
+    for r in reports {
+        let kept = rec.modules.iter().any(|m| m.module == r.module);
+        if kept
+            && matches!(&r.outcome, ModuleOutcome::Skipped { why } if why.starts_with("already ran"))
+        {
+            continue;
+        }
+        let (outcome, detail) = match &r.outcome {
+            ModuleOutcome::Ran { note } => ("ran", note.clone()),
+            ModuleOutcome::Skipped { why } => ("skipped", why.clone()),
+            ModuleOutcome::Failed { why } => ("failed", why.clone()),
+            ModuleOutcome::Interrupted => ("interrupted", String::new()),
+        };
+        let entry = ModuleRecord {
+            module: r.module.to_string(),
+            stage: stage.to_string(),
+            outcome: outcome.to_string(),
+            detail,
+        };
+        match rec.modules.iter_mut().find(|m| m.module == r.module) {
+            Some(m) => *m = entry,
+            None => rec.modules.push(entry),
+        }
+        if r.module == "timezone" && outcome == "ran" {
+            rec.time_zone.clone_from(&time_zone);
+        }
+        // This run's files and commands replace the module's earlier ones.
+        if !r.files.is_empty() {
+            rec.files.retain(|f| f.module.as_deref() != Some(r.module));
+            rec.files.extend(
+                r.files
+                    .iter()
+                    .map(|f| module_file(root, &owners, r.module, f)),
+            );
+        }
+        if !r.commands.is_empty() {
+            rec.commands.retain(|c| c.module != r.module);
+            rec.commands.extend(r.commands.iter().cloned());
+        }
+    }
+    let excess = rec.commands.len().saturating_sub(MAX_COMMANDS);
+    rec.commands.drain(..excess);
+    if rec == before {
+        return;
+    }
+    if let Err(e) = write(root, &rec) {
+        tracing::warn!("could not record what the cloud-config modules did: {e:#}");
+    }
+}
+
+/// Most commands kept in one record.
+pub const MAX_COMMANDS: usize = 64;
+
+fn module_file(root: &Root, owners: &Owners, module: &str, f: &FileDone) -> FileRecord {
+    let (mode, owner) = owners.of(root, Path::new(&f.path));
+    FileRecord {
+        path: f.path.clone(),
+        purpose: f.purpose.clone(),
+        change: f.change.clone(),
+        mode,
+        owner,
+        module: Some(module.to_string()),
     }
 }
 

@@ -52,7 +52,8 @@ pub struct Boot {
 pub struct StageTime {
     /// `early` or `late`.
     pub stage: String,
-    /// Seconds since the epoch when it started.
+    /// Seconds since the epoch when it started (RFC 3339 in the file).
+    #[serde(with = "crate::state::time::as_rfc3339")]
     pub started: u64,
     /// How long the whole stage took.
     pub ms: f64,

@@ -395,6 +395,12 @@ fn module_cases() -> Vec<ModuleCase> {
             "write_files_deferred",
             "#cloud-config\nwrite_files: [{path: /etc/motd.d/later, content: bye, defer: true}]\n",
         ),
+        // Owned by a user the same document creates: the plan knows the accounts the
+        // boot applies before any module runs.
+        case(
+            "write_files_deferred",
+            "#cloud-config\nusers: [{name: alice}]\nwrite_files: [{path: /home/alice/later, content: bye, owner: 'alice:alice', defer: true}]\n",
+        ),
         ModuleCase {
             vendor_data: Some("#!/bin/sh\nexit 0\n"),
             ..case("scripts_vendor", "#cloud-config\nfinal_message: vendor\n")

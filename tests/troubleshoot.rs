@@ -144,6 +144,13 @@ fn query_reports_a_vsphere_customization_and_its_scripts_without_the_password() 
     assert!(ms.windows(2).all(|w| w[0] >= w[1]), "{ms:?}");
     let blame_text = ok(&vmcust(&["analyze", "blame", "--root", r]));
     assert!(blame_text.contains("s (early) apply\n"), "{blame_text}");
+    // Each custom script is a step of its own, named by its phase and file.
+    for want in [
+        "s (early) precustomization script customize.sh\n",
+        "s (late) postcustomization script customize.sh\n",
+    ] {
+        assert!(blame_text.contains(want), "{want:?} not in:\n{blame_text}");
+    }
     assert!(
         blame_text.ends_with("step(s) of the last boot\n"),
         "{blame_text}"

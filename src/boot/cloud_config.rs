@@ -5,7 +5,8 @@
 //! network-online, also on every boot (`scripts_per_boot`, `final_message`; the others
 //! once by their records). Its accounts were applied with the plan (`engine::native`).
 //! A failed module is logged, recorded as degraded, and, in the late stage, fails the
-//! stage; a kill leaves the records for the next run.
+//! stage; a kill leaves the records for the next run. Each stage adds how its modules
+//! ended, their files and their commands to the instance's `applied.json`.
 
 use std::path::{Path, PathBuf};
 
@@ -192,6 +193,13 @@ fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which)
             super::timed("cloud-config (late)", || apply::run_late(&sctx, &cfg)),
         ),
     };
+    crate::applied::record_modules(
+        &ctx.root,
+        id,
+        stage,
+        &reports,
+        cfg.timezone.as_ref().map(ToString::to_string),
+    );
     Ok(ending_of(ctx, id, stage, &reports))
 }
 

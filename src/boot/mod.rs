@@ -149,6 +149,17 @@ pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
         Err(e) => ScriptEnd::Failed(e.to_string()),
     };
     crate::applied::script_ran(phase.name(), script, &end, started.elapsed());
+    // Each script is a step of its own in `analyze`, named by its phase and file.
+    crate::timings::step(
+        &format!(
+            "{} script {}",
+            phase.name(),
+            script
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+        ),
+        started,
+    );
     end
 }
 

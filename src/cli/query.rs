@@ -1,8 +1,10 @@
 //! `vmcust query`: what was applied to an instance and from which source — host name,
-//! network per NIC, DNS, time zone, SSH keys by fingerprint, the scripts run and their
-//! results, the user-data's disposition, the files written — read from the instance's
-//! records (`result.json`, `applied.json`, the user-data flag). Secrets are never in
-//! them: a root password shows as `set`.
+//! network per NIC, DNS, time zone, accounts, SSH keys by fingerprint, the scripts and
+//! commands run and their results, each cloud-config module's outcome, the files written
+//! with mode and owner, what was skipped and why — read from the instance's records
+//! (`result.json`, `applied.json`, the user-data flag). A key path (`accounts.users`)
+//! prints one part of the JSON record, `--all` the whole of it, as cloud-init's `query`.
+//! Secrets are never in them: a root password shows as `set`.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -31,6 +33,14 @@ pub struct QueryArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     pub format: Format,
+    /// Print only this part of the JSON record, by its key path (`accounts.users`,
+    /// `ssh_keys.0.fingerprint`, `result.outcome`); a key of `applied` may be named
+    /// without `applied.`. A text value prints as itself, anything else as JSON.
+    #[arg(value_name = "KEY", conflicts_with = "all")]
+    pub key: Option<String>,
+    /// Print the whole record as JSON (as `--format json`).
+    #[arg(long)]
+    pub all: bool,
 }
 
 /// Everything known about one instance's customization.
@@ -56,8 +66,81 @@ pub struct Query {
 pub fn run(args: QueryArgs) -> Result<()> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
-    print!("{}", report(&root, args.instance.as_deref(), args.format)?);
+    if args.all {
+        print!("{}", report(&root, args.instance.as_deref(), Format::Json)?);
+        return Ok(());
+    }
+    let Some(key) = &args.key else {
+        print!("{}", report(&root, args.instance.as_deref(), args.format)?);
+        return Ok(());
+    };
+    let Some(q) = query(&root, args.instance.as_deref())? else {
+        return Err(Failure::usage("no instance has been customized on this root").into());
+    };
+    let record = serde_json::to_value(&q)?;
+    let value = lookup(&record, key)?;
+    print!(
+        "{}",
+        match (value, args.format) {
+            (serde_json::Value::String(t), Format::Text) => format!("{t}\n"),
+            (v, Format::Yaml) => crate::yaml::to_string(v)?,
+            (v, _) => serde_json::to_string_pretty(v)? + "\n",
+        }
+    );
     Ok(())
+}
+
+/// The value at `key` (dot-separated names, numbers index lists) in `record`; a key path
+/// whose first name is not the record's is looked for under `applied`. An unknown key is
+/// a usage error naming the keys there are where it stopped.
+fn lookup<'v>(record: &'v serde_json::Value, key: &str) -> Result<&'v serde_json::Value> {
+    let names: Vec<&str> = key.split('.').collect();
+    let first = names.first().copied().unwrap_or_default();
+    let start = match record.get(first) {
+        Some(_) => record,
+        None => record
+            .get("applied")
+            .filter(|a| a.get(first).is_some())
+            .unwrap_or(record),
+    };
+    let mut at = start;
+    for (i, name) in names.iter().enumerate() {
+        let next = match at {
+            serde_json::Value::Array(items) => {
+                name.parse::<usize>().ok().and_then(|n| items.get(n))
+            }
+            serde_json::Value::Object(map) => map.get(*name),
+            _ => None,
+        };
+        at = match next {
+            Some(v) => v,
+            None => {
+                let so_far = names[..i].join(".");
+                let there = match at {
+                    serde_json::Value::Object(map) => {
+                        format!(
+                            "keys there: {}",
+                            map.keys().cloned().collect::<Vec<_>>().join(", ")
+                        )
+                    }
+                    serde_json::Value::Array(items) => {
+                        format!("a list of {} (index from 0)", items.len())
+                    }
+                    _ => "a value, not a mapping or list".to_string(),
+                };
+                let place = if so_far.is_empty() {
+                    "the record".to_string()
+                } else {
+                    so_far
+                };
+                return Err(Failure::usage(format!(
+                    "query: no key {name:?} in {place} ({there}); vmcust query --all shows the whole record"
+                ))
+                .into());
+            }
+        };
+    }
+    Ok(at)
 }
 
 /// The query for `instance` (default the newest) in `format` (also for `collect-logs`).
@@ -232,8 +315,33 @@ fn text(q: &Query) -> String {
     if let Some(m) = &a.marker {
         let _ = writeln!(s, "marker: {m}");
     }
+    if a.accounts.is_empty() {
+        let _ = writeln!(s, "accounts: none created or changed");
+    } else {
+        let _ = writeln!(s, "accounts:");
+        for (kind, list) in [("user", &a.accounts.users), ("group", &a.accounts.groups)] {
+            for acc in list {
+                let _ = writeln!(s, "  {kind} {}: {}", acc.name, acc.change);
+            }
+        }
+    }
     if a.ssh_keys.is_empty() {
         let _ = writeln!(s, "ssh keys: none");
+    } else if a.ssh_keys.iter().any(|k| k.user.is_some()) {
+        let _ = writeln!(s, "ssh keys:");
+        for k in &a.ssh_keys {
+            let _ = writeln!(
+                s,
+                "  for {}: {} {} {}",
+                k.user
+                    .as_deref()
+                    .or(a.ssh_user.as_deref())
+                    .unwrap_or("root"),
+                k.key_type,
+                k.fingerprint,
+                k.comment.as_deref().unwrap_or("(no comment)")
+            );
+        }
     } else {
         let _ = writeln!(
             s,
@@ -277,7 +385,7 @@ fn text(q: &Query) -> String {
         }
     }
     if a.scripts.is_empty() {
-        let _ = writeln!(s, "scripts: none run");
+        let _ = writeln!(s, "scripts: none run (custom scripts, user-data #! script)");
     } else {
         let _ = writeln!(s, "scripts:");
         for sc in &a.scripts {
@@ -310,6 +418,30 @@ fn text(q: &Query) -> String {
             );
         }
     }
+    if !a.modules.is_empty() {
+        let _ = writeln!(s, "cloud-config modules:");
+        for m in &a.modules {
+            let _ = match m.detail.as_str() {
+                "" => writeln!(s, "  {} ({}): {}", m.module, m.stage, m.outcome),
+                d => writeln!(s, "  {} ({}): {}: {d}", m.module, m.stage, m.outcome),
+            };
+        }
+    }
+    if a.commands.is_empty() {
+        let _ = writeln!(s, "commands: none run");
+    } else {
+        let _ = writeln!(s, "commands:");
+        for c in &a.commands {
+            let _ = match c.exit_status {
+                Some(code) if c.result == "succeeded" => writeln!(
+                    s,
+                    "  {}: {}: succeeded (exit status {code})",
+                    c.module, c.command
+                ),
+                _ => writeln!(s, "  {}: {}: {}", c.module, c.command, c.result),
+            };
+        }
+    }
     let written: Vec<_> = a
         .files
         .iter()
@@ -322,7 +454,32 @@ fn text(q: &Query) -> String {
         a.files.len() - written.len()
     );
     for f in written {
-        let _ = writeln!(s, "  {:<8} {} ({})", f.change, f.path, f.purpose);
+        let by = f
+            .module
+            .as_deref()
+            .filter(|m| !f.purpose.contains(m))
+            .map(|m| format!(", by {m}"))
+            .unwrap_or_default();
+        let _ = match (&f.mode, &f.owner) {
+            (Some(mode), Some(owner)) => writeln!(
+                s,
+                "  {:<8} {} ({}{by}; mode {mode}, owner {owner})",
+                f.change, f.path, f.purpose
+            ),
+            _ => writeln!(s, "  {:<8} {} ({}{by})", f.change, f.path, f.purpose),
+        };
+    }
+    let skipped = a.left_out();
+    if skipped.is_empty() {
+        let _ = writeln!(s, "skipped: nothing");
+    } else {
+        let _ = writeln!(s, "skipped:");
+        for (what, why) in skipped {
+            let _ = match why {
+                Some(why) => writeln!(s, "  {what}: {why}"),
+                None => writeln!(s, "  {what}"),
+            };
+        }
     }
     s
 }

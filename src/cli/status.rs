@@ -45,9 +45,24 @@ struct Status {
     /// Settings problems: each one's setting kept its default.
     settings_warnings: Vec<String>,
     instances: Vec<InstanceResult>,
+    /// What each instance's customization left out, and why (its `applied.json`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    skipped: Vec<Skipped>,
     /// A new instance the boot refused on this VM (`docs/security.md`): degraded.
     #[serde(skip_serializing_if = "Option::is_none")]
     refused: Option<crate::boot::vm_identity::Refusal>,
+}
+
+/// Something an instance's customization left out.
+#[derive(Serialize)]
+struct Skipped {
+    /// The instance.
+    instance_id: String,
+    /// What was not done.
+    what: String,
+    /// Why, and what to change to have it done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    why: Option<String>,
 }
 
 /// Runs `vmcust status` and returns its exit code: 1 when the run or the newest
@@ -100,6 +115,23 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
         other => (other, None),
     };
     let never_ran = run.is_none() && instances.is_empty();
+    let skipped = instances
+        .iter()
+        .flat_map(|i| {
+            let record = crate::applied::read(root, &i.instance_id.file_name())
+                .ok()
+                .flatten();
+            record
+                .map(|a| a.left_out())
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(what, why)| Skipped {
+                    instance_id: i.instance_id.to_string(),
+                    what,
+                    why,
+                })
+        })
+        .collect();
     let status = Status {
         health: match code {
             0 => "ok",
@@ -114,6 +146,7 @@ pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
         run,
         settings_warnings,
         instances,
+        skipped,
         refused,
     };
     let out = match format {
@@ -190,6 +223,13 @@ fn text(status: &Status) -> String {
         }
         for d in &i.degraded {
             s += &format!("  degraded: {d}\n");
+        }
+        let id = i.instance_id.as_str();
+        for k in status.skipped.iter().filter(|k| k.instance_id == id) {
+            match &k.why {
+                Some(why) => s += &format!("  skipped: {}: {why}\n", k.what),
+                None => s += &format!("  skipped: {}\n", k.what),
+            }
         }
     }
     if let Some(r) = &status.refused {

@@ -42,6 +42,23 @@ pub struct NativeSummary {
     /// customization ends degraded.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_applied: Vec<String>,
+    /// The accounts as the instance's record keeps them (`plan` shows `users`/`groups`).
+    #[serde(skip)]
+    pub accounts: Vec<AccountDone>,
+    /// The SSH keys installed, as (whose `authorized_keys`, the key line).
+    #[serde(skip)]
+    pub keys: Vec<(String, String)>,
+}
+
+/// A user or group the cloud-config creates or changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountDone {
+    /// `user` or `group`.
+    pub kind: &'static str,
+    /// Its name.
+    pub name: String,
+    /// It was not in the root's account files before.
+    pub created: bool,
 }
 
 /// The plan actions and the summary.
@@ -125,8 +142,11 @@ pub fn plan_native(
     // Always: without a `users` key the distro's default user is created, as cloud-init's
     // stock cloud.cfg (`users: [default]`) does.
     plan_accounts(root, cfg, &mut native)?;
-    let facts =
+    let mut facts =
         crate::cloud_config::apply::CcFacts::gather(root, cfg).map_err(|e| Failure::of(&e))?;
+    // The modules run after the accounts are applied: they see the account files as the
+    // accounts' actions leave them (a write_files owner this document creates exists).
+    with_planned_accounts(&mut facts, &native.actions);
     for p in crate::cloud_config::apply::preview::preview(cfg, &facts, host_name, &read.scripts) {
         for line in &p.lines {
             native
@@ -140,6 +160,20 @@ pub fn plan_native(
     native.summary.not_applied.extend(not_applied(&read));
     native.summary.not_applied.extend(scripts.not_run);
     Ok(native)
+}
+
+/// `facts` with `/etc/passwd` and `/etc/group` as `actions` write them.
+fn with_planned_accounts(facts: &mut crate::cloud_config::apply::CcFacts, actions: &[Action]) {
+    for a in actions {
+        if let Action::WriteFile { path, contents, .. } = a {
+            let text = || String::from_utf8(contents.bytes().to_vec()).ok();
+            if path.as_path() == std::path::Path::new("/etc/passwd") {
+                facts.passwd = text().or(facts.passwd.take());
+            } else if path.as_path() == std::path::Path::new("/etc/group") {
+                facts.group = text().or(facts.group.take());
+            }
+        }
+    }
 }
 
 fn refuse_errors(read: &UserData, unknown: CloudConfigUnknown) -> Result<(), Failure> {
@@ -214,15 +248,80 @@ fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<
         .map_err(|e| Failure::new(FailureKind::CannotApply, format!("user-data: {e}")))?;
     let checked = accounts::check::check(root, &plan.actions)
         .map_err(|e| Failure::new(FailureKind::CannotApply, format!("user-data: {e}")))?;
-    native.summary.users = accounts::resolved_users(&req, &facts)
-        .iter()
-        .map(|u| u.name.to_string())
-        .collect();
+    let resolved = accounts::resolved_users(&req, &facts);
+    native.summary.users = resolved.iter().map(|u| u.name.to_string()).collect();
+    record_accounts(&req, &facts, &resolved, &mut native.summary);
     native.summary.groups = req.groups.iter().map(|g| g.name.to_string()).collect();
     native.summary.notes.extend(plan.notes);
     native.summary.notes.extend(checked);
     native.actions.extend(plan.actions);
     Ok(())
+}
+
+/// The users and groups `req` creates or changes, and whose keys it installs, for the
+/// instance's record.
+fn record_accounts(
+    req: &accounts::request::AccountsRequest,
+    facts: &crate::facts::accounts::AccountDbFacts,
+    users: &[accounts::request::UserRequest],
+    summary: &mut NativeSummary,
+) {
+    use crate::facts::accounts::DbFile;
+    use accounts::dbfile::DbEdit;
+    let had = |db: &Option<DbFile>, file: &'static str, name: &str| {
+        db.as_ref()
+            .is_some_and(|d| DbEdit::new(file, &d.contents).has(name))
+    };
+    let mut groups: Vec<String> = req.groups.iter().map(|g| g.name.to_string()).collect();
+    for u in users {
+        summary.accounts.push(AccountDone {
+            kind: "user",
+            name: u.name.to_string(),
+            created: !had(&facts.passwd, "/etc/passwd", u.name.as_str()),
+        });
+        let own = (!u.no_user_group && u.primary_group.is_none()).then(|| u.name.to_string());
+        for g in u.groups.iter().map(ToString::to_string).chain(own) {
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        for k in &u.ssh_authorized_keys {
+            summary
+                .keys
+                .push((u.name.to_string(), k.as_str().to_string()));
+        }
+    }
+    for g in groups {
+        let created = !had(&facts.group, "/etc/group", &g);
+        // A user's group that was there already is not this document's change.
+        if created || req.groups.iter().any(|r| r.name.as_str() == g) {
+            summary.accounts.push(AccountDone {
+                kind: "group",
+                name: g,
+                created,
+            });
+        }
+    }
+    // The top-level keys: the default user's (last of the resolved users) and root's.
+    let default = req
+        .users
+        .iter()
+        .any(|u| matches!(u, accounts::request::UserEntry::Default))
+        .then(|| users.last().map(|u| u.name.to_string()))
+        .flatten();
+    for k in &req.ssh_authorized_keys {
+        if let Some(d) = &default {
+            summary.keys.push((d.clone(), k.as_str().to_string()));
+        }
+        let root = if req.disable_root {
+            "root (login refused: disable_root)"
+        } else {
+            "root"
+        };
+        summary
+            .keys
+            .push((root.to_string(), k.as_str().to_string()));
+    }
 }
 
 /// The unknown keys of the document, each with cloud-init's module or a did-you-mean.

@@ -23,7 +23,9 @@ pub struct InstanceResult {
     /// The reason of a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Seconds since the epoch when it ended.
+    /// Seconds since the epoch when it ended (RFC 3339 in the file; an older record's
+    /// integer is read too).
+    #[serde(with = "super::time::as_rfc3339")]
     pub finished: u64,
     /// Steps completed, in order.
     pub steps: Vec<String>,

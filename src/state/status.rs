@@ -59,7 +59,8 @@ pub struct RunStatus {
     /// Why the run failed, for `status --long` and the log. Never a secret.
     #[serde(default)]
     pub last_error: Option<String>,
-    /// When this was written, seconds since the Unix epoch.
+    /// When this was written, seconds since the Unix epoch (RFC 3339 in the file).
+    #[serde(with = "super::time::as_rfc3339")]
     pub updated: u64,
 }
 

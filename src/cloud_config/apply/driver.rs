@@ -143,6 +143,12 @@ pub struct ModuleReport {
     pub frequency: Frequency,
     /// How it ended.
     pub outcome: ModuleOutcome,
+    /// The files its actions touched.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<super::journal::FileDone>,
+    /// The programs it ran and how each ended.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<super::journal::CommandDone>,
 }
 
 /// The early stage's modules, in order (from the module table).
@@ -229,7 +235,11 @@ impl<'c, 'a> Driver<'c, 'a> {
         if self.interrupted {
             return;
         }
+        drop(super::journal::take());
+        let started = std::time::Instant::now();
         let outcome = self.gated(module, freq, body);
+        // Each module is a step of its own in `analyze`, as cloud-init blames each.
+        crate::timings::step(&format!("cloud-config {module}"), started);
         self.report(module, freq, outcome);
     }
 
@@ -238,10 +248,13 @@ impl<'c, 'a> Driver<'c, 'a> {
         if outcome == ModuleOutcome::Interrupted {
             self.interrupted = true;
         }
+        let (files, commands) = super::journal::take();
         self.reports.push(ModuleReport {
             module,
             frequency: freq,
             outcome,
+            files,
+            commands,
         });
     }
 
@@ -257,12 +270,16 @@ impl<'c, 'a> Driver<'c, 'a> {
         if self.interrupted {
             return;
         }
+        // What earlier work left in the journal is not these scripts'.
+        drop(super::journal::take());
         let mut turns: Vec<Option<Turn>> = vec![None; list.len()];
         for (i, s) in list.iter().enumerate() {
             if self.ctx.stopped() {
                 break;
             }
+            let started = std::time::Instant::now();
             let turn = scripts::run_one(self.ctx, &self.sems, s, env, prefix);
+            crate::timings::step(&format!("cloud-config {} {}", s.module, s.name), started);
             tracing::info!(module = s.module, script = %s.name, turn = %turn, "script");
             let stop = turn == Turn::Interrupted;
             turns[i] = Some(turn);
@@ -270,6 +287,7 @@ impl<'c, 'a> Driver<'c, 'a> {
                 break;
             }
         }
+        let (_, mut ran) = super::journal::take();
         for module in modules {
             let mine: Vec<(&Script, Option<&Turn>)> = list
                 .iter()
@@ -282,7 +300,12 @@ impl<'c, 'a> Driver<'c, 'a> {
             } else {
                 scripts::outcome(module, &mine)
             };
+            let commands: Vec<_>;
+            (commands, ran) = ran.into_iter().partition(|c| c.module == *module);
             self.report(module, scripts::frequency(module), outcome);
+            if let Some(last) = self.reports.last_mut() {
+                last.commands = commands;
+            }
         }
     }
 
@@ -290,10 +313,13 @@ impl<'c, 'a> Driver<'c, 'a> {
     /// stage stops, and the next run tries again).
     fn unrecorded(&mut self, module: &'static str, freq: Frequency, outcome: ModuleOutcome) {
         tracing::error!(module, outcome = %outcome, "cloud-config module");
+        let (files, commands) = super::journal::take();
         self.reports.push(ModuleReport {
             module,
             frequency: freq,
             outcome,
+            files,
+            commands,
         });
     }
 
@@ -342,11 +368,19 @@ impl<'c, 'a> Driver<'c, 'a> {
     }
 }
 
-/// Applies `actions` all or nothing.
+/// Applies `actions` all or nothing; notes each file in the stage's journal.
 fn apply(ctx: &StageContext, actions: Vec<Action>) -> Result<String, String> {
     let n = actions.len();
-    crate::apply::apply(&ctx.root, &Plan { actions })
+    let plan = Plan { actions };
+    crate::apply::apply(&ctx.root, &plan)
         .map(|changes| {
+            for (action, change) in plan.actions.iter().zip(&changes) {
+                super::journal::file(super::journal::FileDone {
+                    path: action.path().display().to_string(),
+                    purpose: action.purpose().to_string(),
+                    change: crate::apply::done_word(action, *change).to_string(),
+                });
+            }
             let changed = changes
                 .iter()
                 .filter(|c| {

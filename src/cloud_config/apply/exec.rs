@@ -45,15 +45,67 @@ pub struct Program<'a> {
     pub hide_args: bool,
 }
 
-/// Runs `p` inside `root` until it ends, its timeout passes or `stop` is set.
+/// Runs `p` inside `root` until it ends, its timeout passes or `stop` is set; notes the
+/// run in the stage's [`journal`](super::journal) for the instance's record.
 pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
+    let (end, exit_status) = run_noted(root, p, stop);
+    let command = if p.hide_args {
+        format!("{} ({} arguments, not shown)", p.program, p.args.len())
+    } else {
+        shown(p)
+    };
+    super::journal::command(super::journal::CommandDone {
+        module: p.module.to_string(),
+        command,
+        exit_status,
+        result: match &end {
+            RunEnd::Succeeded => "succeeded".to_string(),
+            RunEnd::Failed(why) => format!("failed: {why}"),
+            RunEnd::Interrupted => "interrupted".to_string(),
+        },
+    });
+    end
+}
+
+/// The program and its arguments, as [`quoted_args`].
+fn shown(p: &Program) -> String {
+    if p.args.is_empty() {
+        p.program.to_string()
+    } else {
+        format!("{} {}", p.program, quoted_args(p))
+    }
+}
+
+/// Each argument as the shell would need it, so the line reads as the command.
+fn quoted_args(p: &Program) -> String {
+    p.args
+        .iter()
+        .map(|a| {
+            let plain = !a.is_empty()
+                && a.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
+            if plain {
+                a.clone()
+            } else {
+                super::commands::quote(a)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// [`run`], with the program's exit status when it exited.
+fn run_noted(root: &Root, p: &Program, stop: &AtomicBool) -> (RunEnd, Option<i32>) {
     let live = root.path() == Path::new("/");
     let present = root.is_file(Path::new(p.program));
     if !present {
-        return RunEnd::Failed(format!(
-            "{}: {} is not in the root; install it in the template",
-            p.module, p.program
-        ));
+        return (
+            RunEnd::Failed(format!(
+                "{}: {} is not in the root; install it in the template",
+                p.module, p.program
+            )),
+            None,
+        );
     }
     let cmd = Cmd {
         program: p.program.into(),
@@ -81,22 +133,7 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
         let args = format!("{} (not shown)", p.args.len());
         tracing::info!(module, program = p.program, args, "running");
     } else {
-        // Each argument as the shell would need it, so the line reads as the command.
-        let args = p
-            .args
-            .iter()
-            .map(|a| {
-                let plain = !a.is_empty()
-                    && a.chars()
-                        .all(|c| c.is_ascii_alphanumeric() || "_./:=@%+,-".contains(c));
-                if plain {
-                    a.clone()
-                } else {
-                    super::commands::quote(a)
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
+        let args = quoted_args(p);
         tracing::info!(module, program = p.program, args, "running");
     }
     let finished = if live {
@@ -104,7 +141,7 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
     } else {
         match process::Sandbox::new(root.path()) {
             Ok(sandbox) => process::run_sandboxed(&cmd, &sandbox, Output::Lines(&mut take), stop),
-            Err(e) => return RunEnd::Failed(format!("{}: {e}", p.module)),
+            Err(e) => return (RunEnd::Failed(format!("{}: {e}", p.module)), None),
         }
     };
     let what = format!("{}: {}", p.module, p.program);
@@ -118,7 +155,14 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
             )
         }
     };
-    match finished {
+    let exit_status = match &finished {
+        Ok(f) => match f.ended {
+            Ended::Exited(code) => Some(code),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    let end = match finished {
         Err(e) => RunEnd::Failed(format!("{what} could not be started: {e}")),
         Ok(f) => match f.ended {
             Ended::Exited(0) => RunEnd::Succeeded,
@@ -135,7 +179,8 @@ pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
             )),
             Ended::Stopped => RunEnd::Interrupted,
         },
-    }
+    };
+    (end, exit_status)
 }
 
 /// Runs each program in turn, stopping at the first that does not succeed.

@@ -17,6 +17,7 @@ pub mod driver;
 pub mod error;
 pub mod exec;
 pub mod facts;
+pub mod journal;
 
 pub mod preview;
 pub mod scripts;

@@ -669,12 +669,31 @@ pub(crate) fn preview_now(l: &Look) -> Vec<String> {
     )
 }
 
-/// `write_files_deferred`'s files.
+/// `write_files_deferred`'s files. An owner that neither the root nor this document's
+/// accounts have may still be made by the packages this document installs before the
+/// late stage writes the files: the plan cannot know, and says so in words rather than
+/// calling it a failure.
 pub(crate) fn preview_deferred(l: &Look) -> Vec<String> {
-    actions(
-        plan_write_files(l.cfg, l.facts, Which::Deferred),
-        "nothing: no write_files entry with defer: true",
-    )
+    let planned = plan_write_files(l.cfg, l.facts, Which::Deferred);
+    let installs = !l.cfg.packages.is_empty();
+    match &planned {
+        Err(ModuleError::NoSuchUser { path, user, .. }) if installs => {
+            return vec![format!(
+                "not known before the late stage: {path} is for owner {user}, who is not in the root nor made by this document's \
+                 accounts; a package it installs must create it before write_files_deferred \
+                 runs, else the module fails"
+            )];
+        }
+        Err(ModuleError::NoSuchGroup { path, group, .. }) if installs => {
+            return vec![format!(
+                "not known before the late stage: {path} is for group {group}, which is not in the root nor made by this document's \
+                 accounts; a package it installs must create it before write_files_deferred \
+                 runs, else the module fails"
+            )];
+        }
+        _ => {}
+    }
+    actions(planned, "nothing: no write_files entry with defer: true")
 }
 
 #[cfg(test)]
@@ -803,6 +822,33 @@ mod tests {
                 (got, _) => panic!("{doc}: {got:?}"),
             }
         }
+    }
+
+    /// A deferred file's owner that only a package may create: the plan says so in
+    /// words, never a failure; without packages an unknown owner is the failure it will be.
+    #[test]
+    fn a_deferred_owner_a_package_may_create_is_not_a_false_failure() {
+        let scripts = crate::cloud_config::apply::scripts::Scripts::default();
+        let look = |doc: &str| {
+            let (cfg, p) = document::from_text(doc);
+            assert!(p.is_empty(), "{doc}: {p:?}");
+            preview_deferred(&Look {
+                cfg: &cfg,
+                facts: &facts(),
+                fallback: None,
+                scripts: &scripts,
+            })
+        };
+        let lines = look(
+            "packages: [nginx]\nwrite_files: [{path: /srv/x, owner: 'nginx:nginx', defer: true}]",
+        );
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("not known before the late stage: /srv/x is for owner nginx"),
+            "{lines:?}"
+        );
+        let lines = look("write_files: [{path: /srv/x, owner: 'nginx:nginx', defer: true}]");
+        assert!(lines[0].starts_with("fails: "), "{lines:?}");
     }
 
     #[test]
