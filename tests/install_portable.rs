@@ -275,6 +275,9 @@ fn check_glibc_refuses_a_dynamic_binary_every_time() {
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(1), "round {round}: {o:?}");
-        assert!(text(&o.stderr).contains("above 2.17"), "round {round}: {o:?}");
+        assert!(
+            text(&o.stderr).contains("above 2.17"),
+            "round {round}: {o:?}"
+        );
     }
 }

@@ -17,6 +17,7 @@ pub mod keys;
 pub mod parse;
 pub mod request;
 pub mod sshd;
+pub(crate) mod subids;
 pub mod sudoers;
 
 use std::collections::BTreeMap;
@@ -112,6 +113,34 @@ pub enum AccountsError {
     /// Facts lack the random bytes a new hash needs.
     #[error("no random salt was gathered for a new password hash; gather the facts for this request before planning")]
     NoSalt,
+    /// login.defs' subordinate id settings are ones useradd refuses.
+    #[error("users: {user}: /etc/login.defs of the target root sets SUB_{kind}_MIN {min}, SUB_{kind}_MAX {max}, SUB_{kind}_COUNT {count}, which useradd refuses (it needs MIN <= MAX, COUNT < MAX and MIN + COUNT - 1 <= MAX); correct them, or set SUB_{kind}_COUNT 0 for no ranges")]
+    SubIdConfig {
+        /// The new user.
+        user: String,
+        /// `UID` or `GID`.
+        kind: String,
+        /// SUB_?ID_MIN.
+        min: u64,
+        /// SUB_?ID_MAX.
+        max: u64,
+        /// SUB_?ID_COUNT.
+        count: u64,
+    },
+    /// No block of subordinate ids is free (useradd fails the same way).
+    #[error("users: {user}: no free block of {count} ids is left between {min} and {max} in {path} of the target root; remove unused ranges there or raise the SUB_ settings in /etc/login.defs")]
+    NoSubIds {
+        /// The new user.
+        user: String,
+        /// `/etc/subuid` or `/etc/subgid`.
+        path: &'static str,
+        /// Ids per user.
+        count: u64,
+        /// Range start.
+        min: u64,
+        /// Range end.
+        max: u64,
+    },
     /// A line would break an account file (a bug: the request types refuse such values).
     #[error(transparent)]
     Format(#[from] BadField),
@@ -194,6 +223,8 @@ pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
         shadow: facts::read_db_file(root, SHADOW).with_context(|| ctx(SHADOW))?,
         group: facts::read_db_file(root, GROUP).with_context(|| ctx(GROUP))?,
         gshadow: facts::read_db_file(root, GSHADOW).with_context(|| ctx(GSHADOW))?,
+        subuid: facts::read_db_file(root, facts::SUBUID).with_context(|| ctx(facts::SUBUID))?,
+        subgid: facts::read_db_file(root, facts::SUBGID).with_context(|| ctx(facts::SUBGID))?,
         login_defs: text(facts::LOGIN_DEFS)?.map(|t| LoginDefs::parse(&t)),
         useradd: text(facts::USERADD_DEFAULTS)?.map(|t| UseraddDefaults::parse(&t)),
         skel: facts::read_skel(root).with_context(|| ctx(facts::SKEL))?,
@@ -265,6 +296,9 @@ struct Db {
     group: DbEdit,
     gshadow: Option<DbEdit>,
     modes: [u32; 4],
+    /// `/etc/subuid` and `/etc/subgid`, when the root has them.
+    subuid: Option<subids::SubIdFile>,
+    subgid: Option<subids::SubIdFile>,
 }
 
 impl Db {
@@ -292,6 +326,8 @@ impl Db {
                 group.mode,
                 f.gshadow.as_ref().map_or(0o640, |g| g.mode),
             ],
+            subuid: f.subuid.as_ref().map(|s| subids::SubIdFile::load("uid", s)),
+            subgid: f.subgid.as_ref().map(|s| subids::SubIdFile::load("gid", s)),
         })
     }
 
@@ -324,6 +360,8 @@ impl Db {
             group,
             gshadow,
             modes,
+            subuid,
+            subgid,
         } = self;
         if group.changed() {
             out.push(Action::WriteFile {
@@ -356,6 +394,19 @@ impl Db {
                 contents: Contents::sensitive(shadow.bytes()),
                 purpose: "passwords (cloud-config)",
             });
+        }
+        for (file, purpose) in [
+            (subuid, "subordinate uids of new users (cloud-config)"),
+            (subgid, "subordinate gids of new users (cloud-config)"),
+        ] {
+            if let Some(file) = file.filter(subids::SubIdFile::changed) {
+                out.push(Action::WriteFile {
+                    path: file.path().into(),
+                    mode: file.mode(),
+                    contents: Contents::text(file.text()),
+                    purpose,
+                });
+            }
         }
     }
 }
@@ -453,7 +504,7 @@ pub fn plan_accounts(
                     new: false,
                 }
             } else {
-                let k = add_user(db, u, &defs, &defaults, f.today)?;
+                let k = add_user(db, u, &defs, &defaults, f.today, &mut plan.notes)?;
                 if !(u.no_create_home || u.system) {
                     make_home(u, &k, f, &defs, &mut later, &mut plan.notes)?;
                 }
@@ -559,6 +610,7 @@ fn add_user(
     defs: &LoginDefs,
     defaults: &UseraddDefaults,
     today: u64,
+    notes: &mut Vec<String>,
 ) -> Result<Known, AccountsError> {
     let name = u.name.as_str();
     let mut wanted: Vec<&str> = u.groups.iter().map(|g| g.as_str()).collect();
@@ -596,6 +648,21 @@ fn add_user(
         }
         None => ids::new_uid(&uids, defs, u.system)?,
     };
+    if subids::wanted(defs, u.system, u.uid) {
+        for (file, range) in [
+            (db.subuid.as_mut(), defs.sub_uid),
+            (db.subgid.as_mut(), defs.sub_gid),
+        ] {
+            if let Some(file) = file.filter(|_| range.count > 0) {
+                let start = file.allocate(name, range)?;
+                notes.push(format!(
+                    "users: {name}: subordinate ids {start}-{} in {} (as useradd)",
+                    start + range.count - 1,
+                    file.path()
+                ));
+            }
+        }
+    }
     let gid = if let Some(p) = &u.primary_group {
         db.gid_of(p.as_str())
             .ok_or_else(|| AccountsError::NoSuchGroup {
