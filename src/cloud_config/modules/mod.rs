@@ -309,6 +309,7 @@ pub static TABLE: &[Module] = &[
         keys: &[
             key(&["groups"], accounts::parse_key),
             key(&["users"], accounts::parse_key),
+            key(&["user"], accounts::parse_key),
         ],
         frequency: Frequency::PerInstance,
         stage: Stage::Early,
@@ -605,7 +606,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "ubuntu_advantage",
     "ubuntu_pro",
     "updates",
-    "user",
     "version",
     "wireguard",
     "yum_repo_dir",

@@ -16,6 +16,7 @@ pub mod ids;
 pub mod keys;
 pub mod parse;
 pub mod request;
+pub mod resolve;
 pub mod sshd;
 pub(crate) mod subids;
 pub mod sudoers;
@@ -177,20 +178,10 @@ pub fn default_user(f: &AccountDbFacts) -> UserRequest {
     distro::default_user(f.os_release.as_deref())
 }
 
-/// The users of `req` with `default` replaced by the root's distro default user, which
-/// comes last, as cloud-init's `_normalize_users` puts it back after the others (so the
-/// named users get the first free ids).
+/// The users of `req` as cloud-init resolves `users` and `user` (see [`resolve`]), the
+/// default user last.
 pub fn resolved_users(req: &AccountsRequest, f: &AccountDbFacts) -> Vec<UserRequest> {
-    let named = req.users.iter().filter_map(|u| match u {
-        UserEntry::Default => None,
-        UserEntry::User(u) => Some((**u).clone()),
-    });
-    let default = req
-        .users
-        .iter()
-        .any(|u| matches!(u, UserEntry::Default))
-        .then(|| default_user(f));
-    named.chain(default).collect()
+    resolve::resolve(req, default_user(f)).users
 }
 
 /// How many salts [`plan_accounts`] may need for `req`.
@@ -199,7 +190,12 @@ pub fn salts_needed(req: &AccountsRequest) -> usize {
         .users
         .iter()
         .filter(|u| matches!(u, UserEntry::User(u) if u.plain_text_passwd.is_some()))
-        .count();
+        .count()
+        + usize::from(
+            req.user
+                .as_ref()
+                .is_some_and(|u| u.plain_text_passwd.is_some()),
+        );
     let ch = req.chpasswd.as_ref().map_or(0, |c| {
         c.entries
             .iter()
@@ -425,7 +421,10 @@ pub fn plan_accounts(
     f: &AccountDbFacts,
 ) -> Result<AccountsPlan, AccountsError> {
     let mut plan = AccountsPlan::default();
-    let users = resolved_users(req, f);
+    let resolve::Resolved {
+        users,
+        default: default_name,
+    } = resolve::resolve(req, default_user(f));
     let touches_db = !req.groups.is_empty()
         || !users.is_empty()
         || req.chpasswd.as_ref().is_some_and(|c| !c.entries.is_empty())
@@ -527,18 +526,20 @@ pub fn plan_accounts(
             }
             known.insert(u.name.to_string(), k);
         }
-        chpasswd(req, db, &known, &users, f.today, &mut salts, &mut randoms)?;
+        chpasswd(
+            req,
+            db,
+            &known,
+            default_name.as_ref(),
+            f.today,
+            &mut salts,
+            &mut randoms,
+        )?;
     }
 
     // Top-level keys: the default user's, and root's (prefixed while disable_root).
     if !req.ssh_authorized_keys.is_empty() {
-        // `resolved_users` puts the default user last.
-        let default = req
-            .users
-            .iter()
-            .any(|u| matches!(u, UserEntry::Default))
-            .then(|| users.last().map(|u| u.name.to_string()))
-            .flatten();
+        let default = default_name.as_ref().map(ToString::to_string);
         let plain: Vec<String> = req
             .ssh_authorized_keys
             .iter()
@@ -948,7 +949,7 @@ fn chpasswd<'a>(
     req: &AccountsRequest,
     db: &mut Db,
     known: &BTreeMap<String, Known>,
-    users: &[UserRequest],
+    default: Option<&crate::model::UserName>,
     today: u64,
     salts: &mut impl Iterator<Item = &'a facts::Salt>,
     randoms: &mut Vec<(String, Secret)>,
@@ -969,11 +970,7 @@ fn chpasswd<'a>(
     if entries.is_empty() {
         if let Some(pw) = &req.password {
             // The default user's password, with the list form's hash/RANDOM detection.
-            if let Some(i) = req
-                .users
-                .iter()
-                .position(|u| matches!(u, UserEntry::Default))
-            {
+            if let Some(default) = default {
                 let p = pw.expose();
                 let new = if request::looks_hashed(p) {
                     NewPassword::Hash(
@@ -985,7 +982,7 @@ fn chpasswd<'a>(
                 } else {
                     NewPassword::Text(pw.clone())
                 };
-                entries.push(("password".into(), users[i].name.to_string(), new));
+                entries.push(("password".into(), default.to_string(), new));
             }
         }
     }
