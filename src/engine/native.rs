@@ -209,6 +209,7 @@ fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<
         .collect();
     native.summary.groups = req.groups.iter().map(|g| g.name.to_string()).collect();
     native.summary.notes.extend(plan.notes);
+    native.summary.not_applied.extend(plan.not_applied);
     native.summary.notes.extend(checked);
     native.actions.extend(plan.actions);
     Ok(())

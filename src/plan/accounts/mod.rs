@@ -171,6 +171,9 @@ pub struct AccountsPlan {
     /// What was left out and why (a group member that does not exist...), as cloud-init
     /// warns; for `plan`/`show` and the log.
     pub notes: Vec<String>,
+    /// What was asked for and is not applied, with why (a `chpasswd` user that does not
+    /// exist): the customization ends degraded, as cloud-init counts the module failed.
+    pub not_applied: Vec<String>,
 }
 
 /// The name of the `default` entry for this root.
@@ -534,6 +537,7 @@ pub fn plan_accounts(
             f.today,
             &mut salts,
             &mut randoms,
+            &mut plan.not_applied,
         )?;
     }
 
@@ -944,7 +948,9 @@ fn random_password(bytes: &[u8]) -> Secret {
 }
 
 /// `chpasswd` (list and `users:` forms) and the top-level `password`, then
-/// `passwd --expire` for each changed user while `expire` (the default).
+/// `passwd --expire` for each changed user while `expire` (the default). A user that does
+/// not exist is left out and reported in `not_applied`; the others' passwords are set.
+#[allow(clippy::too_many_arguments)]
 fn chpasswd<'a>(
     req: &AccountsRequest,
     db: &mut Db,
@@ -953,6 +959,7 @@ fn chpasswd<'a>(
     today: u64,
     salts: &mut impl Iterator<Item = &'a facts::Salt>,
     randoms: &mut Vec<(String, Secret)>,
+    not_applied: &mut Vec<String>,
 ) -> Result<(), AccountsError> {
     let mut entries: Vec<(String, String, NewPassword)> = req
         .chpasswd
@@ -988,7 +995,10 @@ fn chpasswd<'a>(
     }
     for (place, user, password) in entries {
         if !known.contains_key(&user) {
-            return Err(AccountsError::UnknownUser { place, user });
+            not_applied.push(format!(
+                "{place}: user {user} does not exist in the target root (nor in users); its password is not set (the other passwords are); create the user first or correct the name"
+            ));
+            continue;
         }
         match &password {
             NewPassword::Text(p) => set_plain(db, &user, p.expose(), today, salts)?,

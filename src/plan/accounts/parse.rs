@@ -418,6 +418,15 @@ fn parse_users(c: &mut Ctx, v: &Value, unsupported: &mut Vec<UnsupportedKey>) ->
                 Ok(n) => out.push(UserEntry::User(Box::new(UserRequest::named(n)))),
                 Err(e) => c.err(&place, e),
             },
+            // A snap user (`snap create-user`): cloud-init hands it to snapd, which vmcust
+            // does not drive; reported as not applied, the other users are still made.
+            Value::Mapping(m) if m.get("name").is_none() && m.get("snapuser").is_some() => {
+                unsupported.push(UnsupportedKey {
+                    path: format!("{place}.snapuser"),
+                    cloud_init_knows: true,
+                    did_you_mean: None,
+                })
+            }
             Value::Mapping(m) => {
                 if let Some(u) = parse_user(c, &place, m, unsupported, true) {
                     out.push(UserEntry::User(Box::new(u)));
@@ -828,6 +837,19 @@ mod tests {
             !dbg.contains("password1") && !dbg.contains("j212wezy"),
             "{dbg}"
         );
+    }
+
+    #[test]
+    fn a_snap_user_entry_is_reported_and_the_others_kept() {
+        let r = parse_accounts(
+            "user-data",
+            &doc("users:\n  - default\n  - snapuser: joe@example.com\n  - name: bob\n"),
+        )
+        .unwrap();
+        assert_eq!(r.users.len(), 2);
+        assert_eq!(r.unsupported.len(), 1);
+        assert_eq!(r.unsupported[0].path, "users[1].snapuser");
+        assert!(r.unsupported[0].cloud_init_knows);
     }
 
     #[test]

@@ -237,3 +237,27 @@ fn user_key_renames_the_default_user() {
     assert!(file(&plan, GROUP).unwrap().contains("sudo:x:27:admin\n"));
     assert!(verifies("pw-top", &shadow_field(&plan, "admin")));
 }
+
+/// A `chpasswd` user that does not exist is reported, not a refusal: the other entries
+/// are set.
+#[test]
+fn chpasswd_for_a_missing_user_is_reported_and_the_rest_set() {
+    use request::{Chpasswd, ChpasswdEntry, NewPassword};
+    let entry = |name: &str, pw: &str| ChpasswdEntry {
+        user: UserName::parse(name).unwrap(),
+        password: NewPassword::Text(Secret::new(pw.into())),
+    };
+    let r = AccountsRequest {
+        users: vec![],
+        chpasswd: Some(Chpasswd {
+            expire: false,
+            entries: vec![entry("ghost", "pw-ghost"), entry("old", "pw-old")],
+        }),
+        ..Default::default()
+    };
+    let plan = plan_accounts(&r, &facts()).unwrap();
+    assert!(verifies("pw-old", &shadow_field(&plan, "old")));
+    assert_eq!(plan.not_applied.len(), 1, "{:?}", plan.not_applied);
+    assert!(plan.not_applied[0].starts_with("chpasswd[0]: user ghost does not exist"));
+    assert!(!plan.not_applied[0].contains("pw-ghost"));
+}
