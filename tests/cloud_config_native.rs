@@ -435,3 +435,37 @@ fn snap_users_and_missing_chpasswd_users_degrade_and_the_rest_applies() {
         "{st}"
     );
 }
+
+/// `ssh_genkeytypes` and `ssh_deletekeys` are done by clone hygiene at the first boot,
+/// as cloud-init's `ssh` module does them: the template's rsa key is gone, the asked-for
+/// types are made, and nothing is reported as not applied.
+#[test]
+fn host_key_keys_are_done_by_clone_hygiene() {
+    let vm = vm_with_accounts();
+    let rsa = vm.path("/etc/ssh/ssh_host_rsa_key");
+    fs::create_dir_all(rsa.parent().unwrap()).unwrap();
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-N", "", "-t", "rsa", "-b", "1024", "-f"])
+        .arg(&rsa)
+        .status()
+        .expect("ssh-keygen (apt-get install openssh-client)");
+    assert!(made.success());
+    user_data(
+        &vm,
+        "#cloud-config\nusers: []\nssh_genkeytypes: [ed25519]\nssh_quiet_keygen: true\nssh_publish_hostkeys: {enabled: true}\n",
+    );
+    let plan = vm.vmcust(&["plan"]);
+    let shown = text(&plan.stdout);
+    assert!(
+        shown.contains("fresh SSH host keys (ed25519)") && shown.contains("removed (rsa"),
+        "{shown}"
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    assert!(!rsa.exists() && !vm.path("/etc/ssh/ssh_host_rsa_key.pub").exists());
+    assert!(vm.path("/etc/ssh/ssh_host_ed25519_key").is_file());
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let (code, st) = vm.status();
+    assert_eq!(code, Some(0), "{st}");
+}

@@ -88,6 +88,9 @@ pub struct CloudConfig {
     pub vendor_data: vendor_data::VendorData,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
+    /// `ssh_deletekeys`, `ssh_genkeytypes`: what clone hygiene does with the host keys.
+    #[serde(skip_serializing_if = "crate::hygiene::HostKeyWish::is_empty")]
+    pub ssh_host_keys: crate::hygiene::HostKeyWish,
     /// Keys vmcust does not implement (top level and inside modules): the customization
     /// ends *degraded* naming them.
     pub unknown: Vec<UnknownKey>,
