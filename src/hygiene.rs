@@ -161,27 +161,7 @@ pub struct HygienePlan {
     pub removed_key_types: Vec<String>,
 }
 
-/// What a cloud-config asks of the host keys, as cloud-init's `ssh` module does it:
-/// `ssh_deletekeys` removes every host key, then `ssh_genkeytypes` are made where missing.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct HostKeyWish {
-    /// `ssh_deletekeys`; unset is cloud-init's default, true.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delete: Option<bool>,
-    /// `ssh_genkeytypes`; unset is cloud-init's default, [`GEN_KEY_TYPES`].
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub types: Option<Vec<String>>,
-}
-
-impl HostKeyWish {
-    /// Whether the document said anything about host keys.
-    pub fn is_empty(&self) -> bool {
-        self.delete.is_none() && self.types.is_none()
-    }
-}
-
-/// cloud-init's `ssh_genkeytypes` default.
-pub const GEN_KEY_TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
+pub use crate::cloud_config::modules::ssh_host_keys::{HostKeyWish, GEN_KEY_TYPES};
 
 /// What happens to the machine-id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

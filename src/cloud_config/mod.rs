@@ -89,8 +89,8 @@ pub struct CloudConfig {
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
     /// `ssh_deletekeys`, `ssh_genkeytypes`: what clone hygiene does with the host keys.
-    #[serde(skip_serializing_if = "crate::hygiene::HostKeyWish::is_empty")]
-    pub ssh_host_keys: crate::hygiene::HostKeyWish,
+    #[serde(skip_serializing_if = "modules::ssh_host_keys::HostKeyWish::is_empty")]
+    pub ssh_host_keys: modules::ssh_host_keys::HostKeyWish,
     /// Keys vmcust does not implement (top level and inside modules): the customization
     /// ends *degraded* naming them.
     pub unknown: Vec<UnknownKey>,

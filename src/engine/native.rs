@@ -52,7 +52,7 @@ pub struct Native {
     pub summary: NativeSummary,
     /// What the document asks of the host keys (`ssh_deletekeys`, `ssh_genkeytypes`),
     /// which clone hygiene carries out.
-    pub host_keys: Option<crate::hygiene::HostKeyWish>,
+    pub host_keys: Option<crate::cloud_config::modules::ssh_host_keys::HostKeyWish>,
 }
 
 /// The instance data of `g` on `root` (cloud-init's tree: `v1`, `ds.meta_data` with the

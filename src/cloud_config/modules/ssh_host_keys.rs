@@ -8,7 +8,29 @@
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
-use crate::hygiene::GEN_KEY_TYPES;
+use serde::Serialize;
+
+/// What a cloud-config asks of the host keys, as cloud-init's `ssh` module does it:
+/// `ssh_deletekeys` removes every host key, then `ssh_genkeytypes` are made where missing.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct HostKeyWish {
+    /// `ssh_deletekeys`; unset is cloud-init's default, true.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delete: Option<bool>,
+    /// `ssh_genkeytypes`; unset is cloud-init's default, [`GEN_KEY_TYPES`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub types: Option<Vec<String>>,
+}
+
+impl HostKeyWish {
+    /// Whether the document said anything about host keys.
+    pub fn is_empty(&self) -> bool {
+        self.delete.is_none() && self.types.is_none()
+    }
+}
+
+/// cloud-init's `ssh_genkeytypes` default.
+pub const GEN_KEY_TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
 
 /// `ssh_deletekeys`.
 pub fn parse_deletekeys(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
@@ -77,9 +99,9 @@ pub fn parse_publish_hostkeys(_cfg: &mut CloudConfig, r: &mut Reader, key: &str,
 
 #[cfg(test)]
 mod tests {
+    use super::HostKeyWish;
     use crate::cloud_config::document;
     use crate::cloud_config::modules::test_support::assert_refused;
-    use crate::hygiene::HostKeyWish;
 
     #[test]
     fn accepted_as_cloud_init_accepts_them() {
