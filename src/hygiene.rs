@@ -155,7 +155,13 @@ pub struct HygienePlan {
     pub ssh_host_keys: HostKeysPlan,
     /// Every file replaced (or, for a DSA key `ssh-keygen` can no longer make, removed).
     pub files: Vec<PathBuf>,
+    /// Host key types whose keys are removed, not replaced: the cloud-config's
+    /// `ssh_deletekeys` with `ssh_genkeytypes` not naming them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub removed_key_types: Vec<String>,
 }
+
+pub use crate::cloud_config::modules::ssh_host_keys::{HostKeyWish, GEN_KEY_TYPES};
 
 /// What happens to the machine-id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -225,6 +231,14 @@ impl HygienePlan {
             HostKeysPlan::None => "no SSH host keys to replace".into(),
             HostKeysPlan::Replace(types) => format!("fresh SSH host keys ({})", types.join(", ")),
         };
+        let keys = if self.removed_key_types.is_empty() {
+            keys
+        } else {
+            format!(
+                "{keys}; SSH host keys removed ({}: ssh_deletekeys, not in ssh_genkeytypes)",
+                self.removed_key_types.join(", ")
+            )
+        };
         format!(
             "clone hygiene for new instance {}: {id}; {keys}",
             self.instance_id
@@ -235,12 +249,26 @@ impl HygienePlan {
 /// Reads what clone hygiene would do for instance `instance_id` with `switches`; changes
 /// nothing.
 pub fn plan(root: &Root, switches: Switches, instance_id: &str) -> Result<HygienePlan> {
+    plan_with(root, switches, instance_id, None)
+}
+
+/// [`plan`] with what the cloud-config asks of the host keys (`ssh_deletekeys`,
+/// `ssh_genkeytypes`): with a `wish`, cloud-init's rules pick the types instead of "the
+/// types the template had" — all given (or default) types fresh while deleting, only the
+/// missing ones while not, and the other types' keys removed while deleting.
+pub fn plan_with(
+    root: &Root,
+    switches: Switches,
+    instance_id: &str,
+    wish: Option<&HostKeyWish>,
+) -> Result<HygienePlan> {
     let mut out = HygienePlan {
         instance_id: instance_id.to_string(),
         new_instance: read_record(root, INSTANCE_RECORD)?.as_deref() != Some(instance_id),
         machine_id: MachineIdPlan::Off,
         ssh_host_keys: HostKeysPlan::Off,
         files: Vec::new(),
+        removed_key_types: Vec::new(),
     };
     if !out.new_instance {
         return Ok(out);
@@ -255,11 +283,37 @@ pub fn plan(root: &Root, switches: Switches, instance_id: &str) -> Result<Hygien
         }
     }
     if switches.ssh_host_keys {
-        let types = key_types_to_replace(root)?;
+        let types = match wish.filter(|w| !w.is_empty()) {
+            None => key_types_to_replace(root)?,
+            Some(w) => {
+                let want: Vec<String> = w
+                    .types
+                    .clone()
+                    .unwrap_or_else(|| GEN_KEY_TYPES.iter().map(|t| t.to_string()).collect());
+                let present = present_key_types(root);
+                if w.delete.unwrap_or(true) {
+                    out.removed_key_types = present
+                        .iter()
+                        .filter(|t| !want.iter().any(|w| w == *t))
+                        .map(|t| t.to_string())
+                        .collect();
+                    want
+                } else {
+                    want.into_iter()
+                        .filter(|t| !present.contains(&t.as_str()))
+                        .collect()
+                }
+            }
+        };
         for t in &types {
             let key = host_key_path(t);
             let pub_key = key.with_extension("pub");
             // In the order carry_out reports them: the private key first.
+            out.files.extend([key, pub_key]);
+        }
+        for t in &out.removed_key_types {
+            let key = host_key_path(t);
+            let pub_key = key.with_extension("pub");
             out.files.extend([key, pub_key]);
         }
         out.ssh_host_keys = if types.is_empty() {
@@ -292,6 +346,7 @@ pub fn carry_out(root: &Root, plan: &HygienePlan, stop: &AtomicBool) -> Result<V
     if let HostKeysPlan::Replace(types) = &plan.ssh_host_keys {
         changed.extend(replace_host_keys(root, types, stop)?);
     }
+    changed.extend(remove_host_keys(root, &plan.removed_key_types)?);
     write_record(root, INSTANCE_RECORD, &plan.instance_id)?;
     Ok(changed)
 }
@@ -396,6 +451,27 @@ fn key_types_to_replace(root: &Root) -> Result<Vec<String>> {
 /// private key's owner, group and mode (RHEL's `ssh_keys` group, mode 0640).
 pub fn refresh_host_keys(root: &Root) -> Result<Vec<PathBuf>> {
     replace_host_keys(root, &key_types_to_replace(root)?, &NEVER_STOP)
+}
+
+/// Removes the host keys of `types` (private and public), as `ssh_deletekeys` does for
+/// the types `ssh_genkeytypes` does not name; returns the files removed.
+fn remove_host_keys(root: &Root, types: &[String]) -> Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    for t in types {
+        let key = host_key_path(t);
+        for p in [key.clone(), key.with_extension("pub")] {
+            // Not following a link planted in the root: the link itself goes.
+            let real = root.resolve(&p, false)?;
+            match std::fs::remove_file(&real) {
+                Ok(()) => removed.push(p),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(e).with_context(|| format!("removing {}", p.display()));
+                }
+            }
+        }
+    }
+    Ok(removed)
 }
 
 /// How long one `ssh-keygen` may take (an RSA key takes about a second).
@@ -697,6 +773,72 @@ mod tests {
         assert!(err.to_string().contains("stopped"), "{err:#}");
         assert_eq!(std::fs::read(&key).unwrap(), before);
         assert!(plan(&root, on, "i-1").unwrap().new_instance);
+    }
+
+    /// The cloud-config's `ssh_deletekeys` and `ssh_genkeytypes`, as cloud-init's `ssh`
+    /// module does them: deleting, the given types are all fresh and the other types gone;
+    /// not deleting, only the missing types are made and the template's keys kept.
+    #[test]
+    fn ssh_deletekeys_and_genkeytypes_as_cloud_init() {
+        let on = Switches {
+            machine_id: false,
+            ssh_host_keys: true,
+        };
+        let wish = |delete: Option<bool>, types: Option<&[&str]>| HostKeyWish {
+            delete,
+            types: types.map(|t| t.iter().map(|s| s.to_string()).collect()),
+        };
+        // (wish, types made, types removed, types present after)
+        type Case<'a> = (HostKeyWish, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
+        let table: &[Case] = &[
+            (
+                wish(None, Some(&["ed25519"])),
+                &["ed25519"],
+                &["rsa"],
+                &["ed25519"],
+            ),
+            (
+                wish(Some(false), Some(&["rsa", "ed25519"])),
+                &["ed25519"],
+                &[],
+                &["rsa", "ed25519"],
+            ),
+            (
+                wish(Some(false), None),
+                &["ecdsa", "ed25519"],
+                &[],
+                &["rsa", "ecdsa", "ed25519"],
+            ),
+            (
+                wish(Some(true), None),
+                &["rsa", "ecdsa", "ed25519"],
+                &[],
+                &["rsa", "ecdsa", "ed25519"],
+            ),
+        ];
+        for (w, made, removed, after) in table {
+            let (_d, root) = root();
+            keygen(&root, "rsa");
+            let rsa = root.path().join("etc/ssh/ssh_host_rsa_key");
+            let before = std::fs::read(&rsa).unwrap();
+            let planned = plan_with(&root, on, "i-1", Some(w)).unwrap();
+            let want: Vec<String> = made.iter().map(|t| t.to_string()).collect();
+            assert_eq!(planned.ssh_host_keys, HostKeysPlan::Replace(want), "{w:?}");
+            assert_eq!(planned.removed_key_types, *removed, "{w:?}");
+            let changed = carry_out(&root, &planned, &AtomicBool::new(false)).unwrap();
+            assert_eq!(changed, planned.files, "{w:?}");
+            assert_eq!(present_key_types(&root), *after, "{w:?}");
+            // The template's rsa key is kept only while not deleting.
+            let kept = rsa.exists() && std::fs::read(&rsa).unwrap() == before;
+            assert_eq!(kept, w.delete == Some(false), "{w:?}");
+            if !removed.is_empty() {
+                assert!(
+                    planned.describe().contains("removed (rsa"),
+                    "{}",
+                    planned.describe()
+                );
+            }
+        }
     }
 
     #[test]

@@ -107,7 +107,13 @@ fn same_fields_as_useradd_and_the_checkers_accept_them() {
     run(Command::new(&usermod).args(["--root", t, "--lock", "carol"]));
 
     let read = |d: &Path, f: &str| fs::read_to_string(d.join(f)).unwrap();
-    for f in ["etc/passwd", "etc/group", "etc/gshadow"] {
+    for f in [
+        "etc/passwd",
+        "etc/group",
+        "etc/gshadow",
+        "etc/subuid",
+        "etc/subgid",
+    ] {
         assert_eq!(read(ours.path(), f), read(theirs.path(), f), "{f}");
     }
     // Shadow: every field but the change date (today for both, but the tools may see
@@ -373,6 +379,10 @@ fn a_failure_after_the_account_files_puts_them_back() {
         fs::read_to_string(dir.path().join("etc/shadow")).unwrap(),
         SHADOW
     );
+    // alice's subordinate ranges were written before the failure; they are gone again.
+    for f in ["etc/subuid", "etc/subgid"] {
+        assert_eq!(fs::read_to_string(dir.path().join(f)).unwrap(), "", "{f}");
+    }
     assert!(!dir.path().join("home/alice").exists());
 }
 
@@ -490,6 +500,100 @@ fn table_of_requests_against_the_real_tools() {
         let (a, b) = (accounts_of(ours.path()), accounts_of(theirs.path()));
         for (i, f) in ["passwd", "group", "gshadow", "shadow"].iter().enumerate() {
             assert_eq!(a[i], b[i], "{yaml}: {f}");
+        }
+    }
+}
+
+#[test]
+fn subordinate_ids_as_useradd_writes_them() {
+    // (login.defs lines added, /etc/subuid and /etc/subgid before (None: absent, with
+    // their mode), the users, the useradd commands cloud-init runs for them)
+    type Case<'a> = (
+        &'a str,
+        Option<(&'a str, u32)>,
+        Option<(&'a str, u32)>,
+        &'a str,
+        &'a [(&'a str, &'a [&'a str])],
+    );
+    let two = "users:\n  - name: n1\n  - name: s1\n    system: true\n  - name: low\n    uid: 500\n    no_create_home: true\n  - name: n2\n    uid: 1500\n    no_create_home: true\n";
+    let two_cmds: &[(&str, &[&str])] = &[
+        ("useradd", &["n1", "-m"]),
+        ("useradd", &["s1", "--system", "-M"]),
+        ("useradd", &["low", "--uid", "500", "-M"]),
+        ("useradd", &["n2", "--uid", "1500", "-M"]),
+    ];
+    let cases: &[Case] = &[
+        // Debian 12: both empty; the system user and the uid below UID_MIN get none.
+        ("", Some(("", 0o644)), Some(("", 0o644)), two, two_cmds),
+        // Entries out of order, a comment and a blank line, a hole that is too small;
+        // other SUB_ settings; no gid ranges at all (count 0); a 0600 file kept 0600.
+        (
+            "SUB_UID_MIN 200000\nSUB_UID_MAX 900000\nSUB_UID_COUNT 1000\nSUB_GID_COUNT 0\n",
+            Some(("# ranges\nold:201500:100\n\nold2:200000:1200\n", 0o600)),
+            Some(("old:100000:65536\n", 0o644)),
+            two,
+            two_cmds,
+        ),
+        // No /etc/subuid: useradd does not make it; /etc/subgid still gets the range.
+        (
+            "",
+            None,
+            Some(("x:100000:65536\n", 0o644)),
+            "users:\n  - name: n1\n",
+            &[("useradd", &["n1", "-m"])],
+        ),
+    ];
+    for (defs, subuid, subgid, yaml, cmds) in cases {
+        let make = || {
+            let d = debian_root();
+            let r = d.path();
+            let text = fs::read_to_string(r.join("etc/login.defs")).unwrap() + defs;
+            write(r, "/etc/login.defs", &text, 0o644);
+            for (f, given) in [("/etc/subuid", subuid), ("/etc/subgid", subgid)] {
+                match given {
+                    Some((text, mode)) => write(r, f, text, *mode),
+                    None => fs::remove_file(r.join(&f[1..])).unwrap(),
+                }
+            }
+            d
+        };
+        let ours = make();
+        let root = Root::new(ours.path()).unwrap();
+        let req = request(yaml);
+        let facts = accounts::gather(&root, &req).unwrap();
+        let planned = accounts::plan_accounts(&req, &facts).unwrap();
+        apply::apply(
+            &root,
+            &Plan {
+                actions: planned.actions,
+            },
+        )
+        .unwrap();
+        let theirs = make();
+        run_tools(theirs.path(), cmds);
+        for f in ["etc/subuid", "etc/subgid"] {
+            let (a, b) = (ours.path().join(f), theirs.path().join(f));
+            assert_eq!(a.exists(), b.exists(), "{yaml}: {f}");
+            if b.exists() {
+                assert_eq!(
+                    fs::read_to_string(&a).unwrap(),
+                    fs::read_to_string(&b).unwrap(),
+                    "{defs}{yaml}: {f}"
+                );
+                let mode = |p: &Path| fs::metadata(p).unwrap().mode() & 0o7777;
+                assert_eq!(mode(&a), mode(&b), "{yaml}: {f}");
+            }
+        }
+        // What the plan says it gave.
+        if subgid.is_some() {
+            assert!(
+                planned
+                    .notes
+                    .iter()
+                    .any(|n| n.starts_with("users: n1: subordinate ids ")),
+                "{:?}",
+                planned.notes
+            );
         }
     }
 }

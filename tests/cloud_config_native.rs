@@ -460,3 +460,73 @@ fn script_parts_are_shown_and_run_at_boot() {
     let (code, st) = vm.status();
     assert_eq!(code, Some(0), "{st}");
 }
+
+/// A snap user entry and a `chpasswd` user that does not exist do not refuse the
+/// document: the default user and every other user are made, the other password is set,
+/// and the customization ends degraded naming both.
+#[test]
+fn snap_users_and_missing_chpasswd_users_degrade_and_the_rest_applies() {
+    let vm = vm_with_accounts();
+    user_data(
+        &vm,
+        "#cloud-config\nusers:\n  - default\n  - snapuser: joe@example.com\n  - name: bob\nchpasswd:\n  expire: false\n  users:\n    - {name: ghost, password: Gh0st-pw-1, type: text}\n    - {name: bob, password: B0b-pw-1, type: text}\n",
+    );
+    let early = vm.run("early");
+    let log = text(&early.stderr);
+    assert_eq!(early.status.code(), Some(0), "{log}");
+    assert!(
+        !log.contains("Gh0st-pw-1") && !log.contains("B0b-pw-1"),
+        "{log}"
+    );
+    let passwd = fs::read_to_string(vm.path("/etc/passwd")).unwrap();
+    // No os-release: cloud-init's fallback default user, ubuntu.
+    assert!(
+        passwd.contains("\nubuntu:") && passwd.contains("\nbob:"),
+        "{passwd}"
+    );
+    let shadow = fs::read_to_string(vm.path("/etc/shadow")).unwrap();
+    let bob = shadow.lines().find(|l| l.starts_with("bob:")).unwrap();
+    assert!(bob.starts_with("bob:$6$"), "{bob}");
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let (code, st) = vm.status();
+    assert_eq!(code, Some(2), "{st}");
+    assert!(
+        st.contains("users[1].snapuser") && st.contains("user ghost does not exist"),
+        "{st}"
+    );
+}
+
+/// `ssh_genkeytypes` and `ssh_deletekeys` are done by clone hygiene at the first boot,
+/// as cloud-init's `ssh` module does them: the template's rsa key is gone, the asked-for
+/// types are made, and nothing is reported as not applied.
+#[test]
+fn host_key_keys_are_done_by_clone_hygiene() {
+    let vm = vm_with_accounts();
+    let rsa = vm.path("/etc/ssh/ssh_host_rsa_key");
+    fs::create_dir_all(rsa.parent().unwrap()).unwrap();
+    let made = Command::new("ssh-keygen")
+        .args(["-q", "-N", "", "-t", "rsa", "-b", "1024", "-f"])
+        .arg(&rsa)
+        .status()
+        .expect("ssh-keygen (apt-get install openssh-client)");
+    assert!(made.success());
+    user_data(
+        &vm,
+        "#cloud-config\nusers: []\nssh_genkeytypes: [ed25519]\nssh_quiet_keygen: true\nssh_publish_hostkeys: {enabled: true}\n",
+    );
+    let plan = vm.vmcust(&["plan"]);
+    let shown = text(&plan.stdout);
+    assert!(
+        shown.contains("fresh SSH host keys (ed25519)") && shown.contains("removed (rsa"),
+        "{shown}"
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    assert!(!rsa.exists() && !vm.path("/etc/ssh/ssh_host_rsa_key.pub").exists());
+    assert!(vm.path("/etc/ssh/ssh_host_ed25519_key").is_file());
+    let late = vm.run("late");
+    assert_eq!(late.status.code(), Some(0), "{}", text(&late.stderr));
+    let (code, st) = vm.status();
+    assert_eq!(code, Some(0), "{st}");
+}

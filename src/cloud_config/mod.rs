@@ -125,6 +125,9 @@ pub struct CloudConfig {
     pub zypper: Option<modules::zypper_add_repo::Zypper>,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
+    /// `ssh_deletekeys`, `ssh_genkeytypes`: what clone hygiene does with the host keys.
+    #[serde(skip_serializing_if = "modules::ssh_host_keys::HostKeyWish::is_empty")]
+    pub ssh_host_keys: modules::ssh_host_keys::HostKeyWish,
     /// What vmcust does not apply: keys it does not implement (top level and inside
     /// modules) and values cloud-init takes that it cannot apply (`ntp.ntp_client`); the
     /// rest applies and the customization ends *degraded* naming them.

@@ -274,6 +274,7 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         steps.marker = marker.map(|id| MarkerStep { id, new });
     }
     let mut native_actions = Vec::new();
+    let mut host_keys = None;
     if let Some(UserData { bytes, from }) = &g.userdata {
         let real = crate::cloud_init::coexist::real_cloud_init(root).is_some();
         let disposition = user_data_disposition(bytes, real, opts.user_data_handler);
@@ -293,6 +294,7 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
                 )
                 .map_err(PrepareError::UserData)?;
                 native_actions = n.actions;
+                host_keys = n.host_keys;
                 steps.degraded.extend(n.summary.not_applied.iter().cloned());
                 Some(n.summary)
             }
@@ -332,7 +334,7 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
         });
     }
     if let Some(id) = &steps.instance_id {
-        match crate::hygiene::plan(root, opts.hygiene, id.as_str()) {
+        match crate::hygiene::plan_with(root, opts.hygiene, id.as_str(), host_keys.as_ref()) {
             Ok(h) => steps.hygiene = Some(h),
             // As before hygiene was planned: a problem here is a warning, never a reason
             // to leave the clone uncustomized.

@@ -68,6 +68,9 @@ pub struct Native {
     pub actions: Vec<Action>,
     /// For `plan`, `show`, the log and the instance's record.
     pub summary: NativeSummary,
+    /// What the document asks of the host keys (`ssh_deletekeys`, `ssh_genkeytypes`),
+    /// which clone hygiene carries out.
+    pub host_keys: Option<crate::cloud_config::modules::ssh_host_keys::HostKeyWish>,
 }
 
 /// The instance data of `g` on `root` (cloud-init's tree: `v1`, `ds.meta_data` with the
@@ -139,6 +142,7 @@ pub fn plan_native(
         native.summary.notes.push(text);
     }
     let cfg = &read.config;
+    native.host_keys = Some(cfg.ssh_host_keys.clone()).filter(|w| !w.is_empty());
     // Always: without a `users` key the distro's default user is created, as cloud-init's
     // stock cloud.cfg (`users: [default]`) does.
     plan_accounts(root, cfg, &mut native)?;
@@ -253,6 +257,7 @@ fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<
     record_accounts(&req, &facts, &resolved, &mut native.summary);
     native.summary.groups = req.groups.iter().map(|g| g.name.to_string()).collect();
     native.summary.notes.extend(plan.notes);
+    native.summary.not_applied.extend(plan.not_applied);
     native.summary.notes.extend(checked);
     native.actions.extend(plan.actions);
     Ok(())

@@ -243,6 +243,10 @@ pub const GROUP: &str = "/etc/group";
 pub const GSHADOW: &str = "/etc/gshadow";
 /// `/etc/login.defs` inside the root.
 pub const LOGIN_DEFS: &str = "/etc/login.defs";
+/// Subordinate uid ranges (newuidmap, rootless containers).
+pub const SUBUID: &str = "/etc/subuid";
+/// Subordinate gid ranges.
+pub const SUBGID: &str = "/etc/subgid";
 /// `/etc/default/useradd` inside the root.
 pub const USERADD_DEFAULTS: &str = "/etc/default/useradd";
 /// The skeleton directory a new home is filled from.
@@ -291,6 +295,23 @@ pub struct LoginDefs {
     pub usergroups: bool,
     /// Mode of a new home: HOME_MODE, else 0777 & ~UMASK.
     pub home_mode: u32,
+    /// SUB_UID_MIN, SUB_UID_MAX, SUB_UID_COUNT: the subordinate uid ranges useradd hands
+    /// out (shadow's defaults 100000, 600100000, 65536).
+    pub sub_uid: SubIdRange,
+    /// SUB_GID_MIN, SUB_GID_MAX, SUB_GID_COUNT, as `sub_uid`.
+    pub sub_gid: SubIdRange,
+}
+
+/// Where and how many subordinate ids `useradd` gives a new user (login.defs'
+/// `SUB_?ID_MIN`, `SUB_?ID_MAX`, `SUB_?ID_COUNT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SubIdRange {
+    /// The lowest id of any range.
+    pub min: u64,
+    /// The highest id of any range.
+    pub max: u64,
+    /// How many ids one user gets; 0: none.
+    pub count: u64,
 }
 
 impl LoginDefs {
@@ -322,6 +343,13 @@ impl LoginDefs {
         );
         let umask = num("UMASK").unwrap_or(0o022) as u32 & 0o777;
         let home_mode = num("HOME_MODE").map_or(0o777 & !umask, |m| m as u32 & 0o7777);
+        // getdef_ulong: a value that is not an unsigned number falls back to the default.
+        let ul = |k: &str, d: u64| num(k).and_then(|n| u64::try_from(n).ok()).unwrap_or(d);
+        let sub = |kind: &str| SubIdRange {
+            min: ul(&format!("SUB_{kind}_MIN"), 100_000),
+            max: ul(&format!("SUB_{kind}_MAX"), 600_100_000),
+            count: ul(&format!("SUB_{kind}_COUNT"), 65_536),
+        };
         LoginDefs {
             uid,
             sys_uid,
@@ -336,6 +364,8 @@ impl LoginDefs {
                 .get("USERGROUPS_ENAB")
                 .is_none_or(|v| v.eq_ignore_ascii_case("yes")),
             home_mode,
+            sub_uid: sub("UID"),
+            sub_gid: sub("GID"),
         }
     }
 }
@@ -439,6 +469,10 @@ pub struct AccountDbFacts {
     pub group: Option<DbFile>,
     /// `/etc/gshadow`.
     pub gshadow: Option<DbFile>,
+    /// `/etc/subuid` (useradd adds a new user's range only when it exists).
+    pub subuid: Option<DbFile>,
+    /// `/etc/subgid`, as `subuid`.
+    pub subgid: Option<DbFile>,
     /// `/etc/login.defs`, parsed.
     pub login_defs: Option<LoginDefs>,
     /// `/etc/default/useradd`, parsed.

@@ -1,5 +1,6 @@
 //! A scratch Debian 12 root for the accounts tests: account files of our own (no copy of
-//! any real system's), login.defs, useradd defaults, a skeleton, sudo's main file.
+//! any real system's), login.defs, empty subuid/subgid, useradd defaults, a skeleton, sudo's
+//! main file.
 
 #![allow(dead_code)]
 
@@ -107,6 +108,9 @@ pub fn debian_root() -> tempfile::TempDir {
     write(r, "/etc/group", GROUP, 0o644);
     write(r, "/etc/gshadow", GSHADOW, 0o640);
     write(r, "/etc/login.defs", LOGIN_DEFS, 0o644);
+    // Debian 12 ships both empty; useradd fills them only when they exist.
+    write(r, "/etc/subuid", "", 0o644);
+    write(r, "/etc/subgid", "", 0o644);
     write(r, "/etc/default/useradd", "SHELL=/bin/sh\n", 0o644);
     write(r, "/etc/skel/.bashrc", "# ~/.bashrc\n", 0o644);
     write(r, "/etc/skel/.profile", "# ~/.profile\n", 0o644);

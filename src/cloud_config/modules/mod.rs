@@ -28,6 +28,7 @@ pub mod resolv_conf;
 pub mod rsyslog;
 pub mod runcmd;
 pub mod set_hostname;
+pub mod ssh_host_keys;
 pub mod timezone;
 pub mod update_etc_hosts;
 pub mod vendor_data;
@@ -347,6 +348,7 @@ pub static TABLE: &[Module] = &[
         keys: &[
             key(&["groups"], accounts::parse_key),
             key(&["users"], accounts::parse_key),
+            key(&["user"], accounts::parse_key),
         ],
         frequency: Frequency::PerInstance,
         stage: Stage::Early,
@@ -360,10 +362,16 @@ pub static TABLE: &[Module] = &[
             key(&["ssh_authorized_keys"], accounts::parse_key),
             key(&["disable_root"], accounts::parse_key),
             key(&["disable_root_opts"], accounts::parse_key),
+            key(&["ssh_deletekeys"], ssh_host_keys::parse_deletekeys),
+            key(&["ssh_genkeytypes"], ssh_host_keys::parse_genkeytypes),
+            key(&["ssh_quiet_keygen"], ssh_host_keys::parse_quiet_keygen),
+            key(&["ssh_publish_hostkeys"], ssh_host_keys::parse_publish_hostkeys),
         ],
         frequency: Frequency::PerInstance,
         stage: Stage::Early,
-        run: Run::Elsewhere("the accounts engine (src/plan/accounts)"),
+        run: Run::Elsewhere(
+            "the accounts engine (src/plan/accounts) and, for the host keys, clone hygiene (src/hygiene.rs)",
+        ),
         preview: None,
         programs: no_programs,
     },
@@ -717,19 +725,14 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "snap",
     "spacewalk",
     "ssh",
-    "ssh_deletekeys",
     "ssh_fp_console_blacklist",
-    "ssh_genkeytypes",
     "ssh_import_id",
     "ssh_key_console_blacklist",
     "ssh_keys",
-    "ssh_publish_hostkeys",
-    "ssh_quiet_keygen",
     "system_info",
     "ubuntu_advantage",
     "ubuntu_pro",
     "updates",
-    "user",
     "version",
     "wireguard",
 ];

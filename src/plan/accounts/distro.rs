@@ -100,6 +100,7 @@ pub fn default_user(os_release: Option<&str>) -> UserRequest {
     user.sudo = vec![SudoRule::parse("ALL=(ALL) NOPASSWD:ALL").expect("a valid built-in rule")];
     user.shell = Some(AbsPath::parse(shell, "shell").expect("a valid built-in shell"));
     user.lock_passwd = true;
+    user.given = vec!["name", "gecos", "groups", "sudo", "shell", "lock_passwd"];
     user
 }
 

@@ -16,7 +16,9 @@ pub mod ids;
 pub mod keys;
 pub mod parse;
 pub mod request;
+pub mod resolve;
 pub mod sshd;
+pub(crate) mod subids;
 pub mod sudoers;
 
 use std::collections::BTreeMap;
@@ -112,6 +114,34 @@ pub enum AccountsError {
     /// Facts lack the random bytes a new hash needs.
     #[error("no random salt was gathered for a new password hash; gather the facts for this request before planning")]
     NoSalt,
+    /// login.defs' subordinate id settings are ones useradd refuses.
+    #[error("users: {user}: /etc/login.defs of the target root sets SUB_{kind}_MIN {min}, SUB_{kind}_MAX {max}, SUB_{kind}_COUNT {count}, which useradd refuses (it needs MIN <= MAX, COUNT < MAX and MIN + COUNT - 1 <= MAX); correct them, or set SUB_{kind}_COUNT 0 for no ranges")]
+    SubIdConfig {
+        /// The new user.
+        user: String,
+        /// `UID` or `GID`.
+        kind: String,
+        /// SUB_?ID_MIN.
+        min: u64,
+        /// SUB_?ID_MAX.
+        max: u64,
+        /// SUB_?ID_COUNT.
+        count: u64,
+    },
+    /// No block of subordinate ids is free (useradd fails the same way).
+    #[error("users: {user}: no free block of {count} ids is left between {min} and {max} in {path} of the target root; remove unused ranges there or raise the SUB_ settings in /etc/login.defs")]
+    NoSubIds {
+        /// The new user.
+        user: String,
+        /// `/etc/subuid` or `/etc/subgid`.
+        path: &'static str,
+        /// Ids per user.
+        count: u64,
+        /// Range start.
+        min: u64,
+        /// Range end.
+        max: u64,
+    },
     /// A line would break an account file (a bug: the request types refuse such values).
     #[error(transparent)]
     Format(#[from] BadField),
@@ -141,6 +171,9 @@ pub struct AccountsPlan {
     /// What was left out and why (a group member that does not exist...), as cloud-init
     /// warns; for `plan`/`show` and the log.
     pub notes: Vec<String>,
+    /// What was asked for and is not applied, with why (a `chpasswd` user that does not
+    /// exist): the customization ends degraded, as cloud-init counts the module failed.
+    pub not_applied: Vec<String>,
 }
 
 /// The name of the `default` entry for this root.
@@ -148,20 +181,10 @@ pub fn default_user(f: &AccountDbFacts) -> UserRequest {
     distro::default_user(f.os_release.as_deref())
 }
 
-/// The users of `req` with `default` replaced by the root's distro default user, which
-/// comes last, as cloud-init's `_normalize_users` puts it back after the others (so the
-/// named users get the first free ids).
+/// The users of `req` as cloud-init resolves `users` and `user` (see [`resolve`]), the
+/// default user last.
 pub fn resolved_users(req: &AccountsRequest, f: &AccountDbFacts) -> Vec<UserRequest> {
-    let named = req.users.iter().filter_map(|u| match u {
-        UserEntry::Default => None,
-        UserEntry::User(u) => Some((**u).clone()),
-    });
-    let default = req
-        .users
-        .iter()
-        .any(|u| matches!(u, UserEntry::Default))
-        .then(|| default_user(f));
-    named.chain(default).collect()
+    resolve::resolve(req, default_user(f)).users
 }
 
 /// How many salts [`plan_accounts`] may need for `req`.
@@ -170,7 +193,12 @@ pub fn salts_needed(req: &AccountsRequest) -> usize {
         .users
         .iter()
         .filter(|u| matches!(u, UserEntry::User(u) if u.plain_text_passwd.is_some()))
-        .count();
+        .count()
+        + usize::from(
+            req.user
+                .as_ref()
+                .is_some_and(|u| u.plain_text_passwd.is_some()),
+        );
     let ch = req.chpasswd.as_ref().map_or(0, |c| {
         c.entries
             .iter()
@@ -194,6 +222,8 @@ pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
         shadow: facts::read_db_file(root, SHADOW).with_context(|| ctx(SHADOW))?,
         group: facts::read_db_file(root, GROUP).with_context(|| ctx(GROUP))?,
         gshadow: facts::read_db_file(root, GSHADOW).with_context(|| ctx(GSHADOW))?,
+        subuid: facts::read_db_file(root, facts::SUBUID).with_context(|| ctx(facts::SUBUID))?,
+        subgid: facts::read_db_file(root, facts::SUBGID).with_context(|| ctx(facts::SUBGID))?,
         login_defs: text(facts::LOGIN_DEFS)?.map(|t| LoginDefs::parse(&t)),
         useradd: text(facts::USERADD_DEFAULTS)?.map(|t| UseraddDefaults::parse(&t)),
         skel: facts::read_skel(root).with_context(|| ctx(facts::SKEL))?,
@@ -265,6 +295,9 @@ struct Db {
     group: DbEdit,
     gshadow: Option<DbEdit>,
     modes: [u32; 4],
+    /// `/etc/subuid` and `/etc/subgid`, when the root has them.
+    subuid: Option<subids::SubIdFile>,
+    subgid: Option<subids::SubIdFile>,
 }
 
 impl Db {
@@ -292,6 +325,8 @@ impl Db {
                 group.mode,
                 f.gshadow.as_ref().map_or(0o640, |g| g.mode),
             ],
+            subuid: f.subuid.as_ref().map(|s| subids::SubIdFile::load("uid", s)),
+            subgid: f.subgid.as_ref().map(|s| subids::SubIdFile::load("gid", s)),
         })
     }
 
@@ -324,6 +359,8 @@ impl Db {
             group,
             gshadow,
             modes,
+            subuid,
+            subgid,
         } = self;
         if group.changed() {
             out.push(Action::WriteFile {
@@ -357,6 +394,19 @@ impl Db {
                 purpose: "passwords (cloud-config)",
             });
         }
+        for (file, purpose) in [
+            (subuid, "subordinate uids of new users (cloud-config)"),
+            (subgid, "subordinate gids of new users (cloud-config)"),
+        ] {
+            if let Some(file) = file.filter(subids::SubIdFile::changed) {
+                out.push(Action::WriteFile {
+                    path: file.path().into(),
+                    mode: file.mode(),
+                    contents: Contents::text(file.text()),
+                    purpose,
+                });
+            }
+        }
     }
 }
 
@@ -374,7 +424,10 @@ pub fn plan_accounts(
     f: &AccountDbFacts,
 ) -> Result<AccountsPlan, AccountsError> {
     let mut plan = AccountsPlan::default();
-    let users = resolved_users(req, f);
+    let resolve::Resolved {
+        users,
+        default: default_name,
+    } = resolve::resolve(req, default_user(f));
     let touches_db = !req.groups.is_empty()
         || !users.is_empty()
         || req.chpasswd.as_ref().is_some_and(|c| !c.entries.is_empty())
@@ -453,7 +506,7 @@ pub fn plan_accounts(
                     new: false,
                 }
             } else {
-                let k = add_user(db, u, &defs, &defaults, f.today)?;
+                let k = add_user(db, u, &defs, &defaults, f.today, &mut plan.notes)?;
                 if !(u.no_create_home || u.system) {
                     make_home(u, &k, f, &defs, &mut later, &mut plan.notes)?;
                 }
@@ -476,18 +529,21 @@ pub fn plan_accounts(
             }
             known.insert(u.name.to_string(), k);
         }
-        chpasswd(req, db, &known, &users, f.today, &mut salts, &mut randoms)?;
+        chpasswd(
+            req,
+            db,
+            &known,
+            default_name.as_ref(),
+            f.today,
+            &mut salts,
+            &mut randoms,
+            &mut plan.not_applied,
+        )?;
     }
 
     // Top-level keys: the default user's, and root's (prefixed while disable_root).
     if !req.ssh_authorized_keys.is_empty() {
-        // `resolved_users` puts the default user last.
-        let default = req
-            .users
-            .iter()
-            .any(|u| matches!(u, UserEntry::Default))
-            .then(|| users.last().map(|u| u.name.to_string()))
-            .flatten();
+        let default = default_name.as_ref().map(ToString::to_string);
         let plain: Vec<String> = req
             .ssh_authorized_keys
             .iter()
@@ -559,6 +615,7 @@ fn add_user(
     defs: &LoginDefs,
     defaults: &UseraddDefaults,
     today: u64,
+    notes: &mut Vec<String>,
 ) -> Result<Known, AccountsError> {
     let name = u.name.as_str();
     let mut wanted: Vec<&str> = u.groups.iter().map(|g| g.as_str()).collect();
@@ -596,6 +653,21 @@ fn add_user(
         }
         None => ids::new_uid(&uids, defs, u.system)?,
     };
+    if subids::wanted(defs, u.system, u.uid) {
+        for (file, range) in [
+            (db.subuid.as_mut(), defs.sub_uid),
+            (db.subgid.as_mut(), defs.sub_gid),
+        ] {
+            if let Some(file) = file.filter(|_| range.count > 0) {
+                let start = file.allocate(name, range)?;
+                notes.push(format!(
+                    "users: {name}: subordinate ids {start}-{} in {} (as useradd)",
+                    start + range.count - 1,
+                    file.path()
+                ));
+            }
+        }
+    }
     let gid = if let Some(p) = &u.primary_group {
         db.gid_of(p.as_str())
             .ok_or_else(|| AccountsError::NoSuchGroup {
@@ -876,15 +948,18 @@ fn random_password(bytes: &[u8]) -> Secret {
 }
 
 /// `chpasswd` (list and `users:` forms) and the top-level `password`, then
-/// `passwd --expire` for each changed user while `expire` (the default).
+/// `passwd --expire` for each changed user while `expire` (the default). A user that does
+/// not exist is left out and reported in `not_applied`; the others' passwords are set.
+#[allow(clippy::too_many_arguments)]
 fn chpasswd<'a>(
     req: &AccountsRequest,
     db: &mut Db,
     known: &BTreeMap<String, Known>,
-    users: &[UserRequest],
+    default: Option<&crate::model::UserName>,
     today: u64,
     salts: &mut impl Iterator<Item = &'a facts::Salt>,
     randoms: &mut Vec<(String, Secret)>,
+    not_applied: &mut Vec<String>,
 ) -> Result<(), AccountsError> {
     let mut entries: Vec<(String, String, NewPassword)> = req
         .chpasswd
@@ -902,11 +977,7 @@ fn chpasswd<'a>(
     if entries.is_empty() {
         if let Some(pw) = &req.password {
             // The default user's password, with the list form's hash/RANDOM detection.
-            if let Some(i) = req
-                .users
-                .iter()
-                .position(|u| matches!(u, UserEntry::Default))
-            {
+            if let Some(default) = default {
                 let p = pw.expose();
                 let new = if request::looks_hashed(p) {
                     NewPassword::Hash(
@@ -918,13 +989,16 @@ fn chpasswd<'a>(
                 } else {
                     NewPassword::Text(pw.clone())
                 };
-                entries.push(("password".into(), users[i].name.to_string(), new));
+                entries.push(("password".into(), default.to_string(), new));
             }
         }
     }
     for (place, user, password) in entries {
         if !known.contains_key(&user) {
-            return Err(AccountsError::UnknownUser { place, user });
+            not_applied.push(format!(
+                "{place}: user {user} does not exist in the target root (nor in users); its password is not set (the other passwords are); create the user first or correct the name"
+            ));
+            continue;
         }
         match &password {
             NewPassword::Text(p) => set_plain(db, &user, p.expose(), today, salts)?,

@@ -11,6 +11,7 @@ use crate::model::{InvalidValue, SshKey, UserName};
 /// The top-level keys this module reads.
 pub const KEYS: &[&str] = &[
     "users",
+    "user",
     "groups",
     "chpasswd",
     "password",
@@ -222,30 +223,44 @@ fn keys(c: &mut Ctx, place: &str, v: &Value) -> Vec<SshKey> {
         .collect()
 }
 
+/// A `users` entry (`name_needed`) or the `user` mapping, whose name may be left to the
+/// distro's default user.
 fn parse_user(
     c: &mut Ctx,
     place: &str,
     m: &Mapping,
     unsupported: &mut Vec<UnsupportedKey>,
+    name_needed: bool,
 ) -> Option<UserRequest> {
-    let Some(name) = m.get("name") else {
-        c.err(place, "a user needs a name");
-        return None;
-    };
-    let name = scalar(c, &format!("{place}.name"), name)?;
-    let name = match UserName::parse(&name) {
-        Ok(n) => n,
-        Err(e) => {
-            c.err(&format!("{place}.name"), e);
+    let name = match m.get("name") {
+        Some(name) => {
+            let name = scalar(c, &format!("{place}.name"), name)?;
+            match UserName::parse(&name) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    c.err(&format!("{place}.name"), e);
+                    return None;
+                }
+            }
+        }
+        None if name_needed => {
+            c.err(place, "a user needs a name");
             return None;
         }
+        None => None,
     };
-    let mut u = UserRequest::named(name);
+    let mut u = UserRequest::named(match name {
+        Some(n) => n,
+        None => UserName::parse("default").expect("a valid built-in name"),
+    });
     for (k, v) in m {
         let Some(key) = k.as_str() else {
             c.err(place, "a key that is not a string");
             continue;
         };
+        if let Some(known) = USER_KEYS.iter().find(|k| **k == key) {
+            u.given.push(known);
+        }
         let p = format!("{place}.{key}");
         let text = |c: &mut Ctx| string(c, &p, v).map(str::to_string);
         match key {
@@ -403,8 +418,17 @@ fn parse_users(c: &mut Ctx, v: &Value, unsupported: &mut Vec<UnsupportedKey>) ->
                 Ok(n) => out.push(UserEntry::User(Box::new(UserRequest::named(n)))),
                 Err(e) => c.err(&place, e),
             },
+            // A snap user (`snap create-user`): cloud-init hands it to snapd, which vmcust
+            // does not drive; reported as not applied, the other users are still made.
+            Value::Mapping(m) if m.get("name").is_none() && m.get("snapuser").is_some() => {
+                unsupported.push(UnsupportedKey {
+                    path: format!("{place}.snapuser"),
+                    cloud_init_knows: true,
+                    did_you_mean: None,
+                })
+            }
             Value::Mapping(m) => {
-                if let Some(u) = parse_user(c, &place, m, unsupported) {
+                if let Some(u) = parse_user(c, &place, m, unsupported, true) {
                     out.push(UserEntry::User(Box::new(u)));
                 }
             }
@@ -418,6 +442,42 @@ fn parse_users(c: &mut Ctx, v: &Value, unsupported: &mut Vec<UnsupportedKey>) ->
         }
     }
     out
+}
+
+/// `user`: a name or a `users`-entry mapping (whose name may be left out); an empty
+/// value is no setting, as cloud-init ignores a false `user`.
+fn parse_default_user(
+    c: &mut Ctx,
+    v: &Value,
+    unsupported: &mut Vec<UnsupportedKey>,
+) -> Option<UserRequest> {
+    match v {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::Mapping(m) if m.is_empty() => None,
+        Value::String(s) => match UserName::parse(s) {
+            Ok(n) => {
+                let mut u = UserRequest::named(n);
+                u.given.push("name");
+                Some(u)
+            }
+            Err(e) => {
+                c.err("user", e);
+                None
+            }
+        },
+        Value::Mapping(m) => parse_user(c, "user", m, unsupported, false),
+        other => {
+            c.err(
+                "user",
+                format!(
+                    "expected a user name or a mapping like a users entry, found {}",
+                    type_name(other)
+                ),
+            );
+            None
+        }
+    }
 }
 
 fn parse_groups(c: &mut Ctx, v: &Value) -> Vec<GroupRequest> {
@@ -676,6 +736,9 @@ pub fn parse_accounts_all(source: &str, doc: &Mapping) -> (AccountsRequest, Vec<
     if let Some(v) = doc.get("users") {
         req.users = parse_users(&mut c, v, &mut unsupported);
     }
+    if let Some(v) = doc.get("user") {
+        req.user = parse_default_user(&mut c, v, &mut unsupported).map(Box::new);
+    }
     if let Some(v) = doc.get("chpasswd") {
         req.chpasswd = parse_chpasswd(&mut c, v, &mut unsupported);
     }
@@ -777,6 +840,19 @@ mod tests {
     }
 
     #[test]
+    fn a_snap_user_entry_is_reported_and_the_others_kept() {
+        let r = parse_accounts(
+            "user-data",
+            &doc("users:\n  - default\n  - snapuser: joe@example.com\n  - name: bob\n"),
+        )
+        .unwrap();
+        assert_eq!(r.users.len(), 2);
+        assert_eq!(r.unsupported.len(), 1);
+        assert_eq!(r.unsupported[0].path, "users[1].snapuser");
+        assert!(r.unsupported[0].cloud_init_knows);
+    }
+
+    #[test]
     fn typos_inside_the_modules_are_kept_as_unsupported_with_a_suggestion() {
         let r = parse_accounts(
             "user-data",
@@ -853,6 +929,9 @@ mod tests {
             ("ssh_pwauth: sometimes\n", "ssh_pwauth"),
             ("disable_root_opts: \"a\\nb\"\n", "disable_root_opts"),
             ("password: \"a\\nb\"\n", "password"),
+            ("user: [admin]\n", "user: expected a user name or a mapping"),
+            ("user: \"a:b\"\n", "user: "),
+            ("user:\n  shell: bash\n", "user.shell"),
         ];
         for (yaml, want) in table {
             let e = errors(yaml);

@@ -34,6 +34,9 @@ pub struct AccountsRequest {
     /// `users`, in order. Absent from the document means `[default]`, as the stock
     /// `cloud.cfg` of every distro says.
     pub users: Vec<UserEntry>,
+    /// `user`: settings of the distro's default user (its name, groups, ...) that win over
+    /// the distro's, and `default` added to `users` (see `resolve.rs`).
+    pub user: Option<Box<UserRequest>>,
     /// `chpasswd`.
     pub chpasswd: Option<Chpasswd>,
     /// Top-level `password`: the default user's password when `chpasswd` lists nobody.
@@ -70,6 +73,7 @@ impl Default for AccountsRequest {
         AccountsRequest {
             groups: Vec::new(),
             users: vec![UserEntry::Default],
+            user: None,
             chpasswd: None,
             password: None,
             ssh_authorized_keys: Vec::new(),
@@ -136,6 +140,10 @@ pub struct UserRequest {
     pub ssh_authorized_keys: Vec<SshKey>,
     /// `create_groups` (default true): missing `groups` are created.
     pub create_groups: bool,
+    /// The keys the document (or the distro's default) gave, in order: cloud-init merges
+    /// the entries of one user key by key, the first giver of a key winning.
+    #[serde(skip)]
+    pub given: Vec<&'static str>,
 }
 
 impl UserRequest {
@@ -160,6 +168,7 @@ impl UserRequest {
             expiredate: None,
             ssh_authorized_keys: Vec::new(),
             create_groups: true,
+            given: Vec::new(),
         }
     }
 }

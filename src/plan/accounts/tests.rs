@@ -194,3 +194,70 @@ fn top_level_keys_go_to_the_default_user_created_last() {
     let debian = passwd.find("\ndebian:").unwrap();
     assert!(zed < debian, "{passwd}");
 }
+
+/// The top-level `password` is the default user's, wherever `default` stands in `users`
+/// (it went to the user at `default`'s index in the resolved list, a named user).
+#[test]
+fn top_level_password_goes_to_the_default_user() {
+    for users in [
+        vec![UserEntry::Default, UserEntry::User(Box::new(user("zed")))],
+        vec![UserEntry::User(Box::new(user("zed"))), UserEntry::Default],
+    ] {
+        let r = AccountsRequest {
+            users,
+            password: Some(Secret::new("pw-top".into())),
+            ..Default::default()
+        };
+        let mut f = facts();
+        f.os_release = Some("ID=debian\n".into());
+        let plan = plan_accounts(&r, &f).unwrap();
+        assert!(verifies("pw-top", &shadow_field(&plan, "debian")));
+        assert_eq!(shadow_field(&plan, "zed"), "!");
+    }
+}
+
+/// `user:` renames the default user: one user made, with the distro's groups, and the
+/// top-level password is its.
+#[test]
+fn user_key_renames_the_default_user() {
+    let mut admin = user("admin");
+    admin.given = vec!["name"];
+    let r = AccountsRequest {
+        user: Some(Box::new(admin)),
+        users: vec![UserEntry::User(Box::new(user("zed")))],
+        password: Some(Secret::new("pw-top".into())),
+        ..Default::default()
+    };
+    let mut f = facts();
+    f.os_release = Some("ID=debian\n".into());
+    let plan = plan_accounts(&r, &f).unwrap();
+    let passwd = file(&plan, PASSWD).unwrap();
+    assert!(passwd.contains("\nadmin:x:") && passwd.contains("\nzed:x:"));
+    assert!(!passwd.contains("\ndebian:"), "{passwd}");
+    assert!(file(&plan, GROUP).unwrap().contains("sudo:x:27:admin\n"));
+    assert!(verifies("pw-top", &shadow_field(&plan, "admin")));
+}
+
+/// A `chpasswd` user that does not exist is reported, not a refusal: the other entries
+/// are set.
+#[test]
+fn chpasswd_for_a_missing_user_is_reported_and_the_rest_set() {
+    use request::{Chpasswd, ChpasswdEntry, NewPassword};
+    let entry = |name: &str, pw: &str| ChpasswdEntry {
+        user: UserName::parse(name).unwrap(),
+        password: NewPassword::Text(Secret::new(pw.into())),
+    };
+    let r = AccountsRequest {
+        users: vec![],
+        chpasswd: Some(Chpasswd {
+            expire: false,
+            entries: vec![entry("ghost", "pw-ghost"), entry("old", "pw-old")],
+        }),
+        ..Default::default()
+    };
+    let plan = plan_accounts(&r, &facts()).unwrap();
+    assert!(verifies("pw-old", &shadow_field(&plan, "old")));
+    assert_eq!(plan.not_applied.len(), 1, "{:?}", plan.not_applied);
+    assert!(plan.not_applied[0].starts_with("chpasswd[0]: user ghost does not exist"));
+    assert!(!plan.not_applied[0].contains("pw-ghost"));
+}
