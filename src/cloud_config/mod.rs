@@ -24,8 +24,9 @@ pub mod userdata;
 use serde::Serialize;
 
 use modules::{
-    accounts, apt_configure, ca_certs, growpart, mounts, ntp, package_update_upgrade_install as packages,
-    power_state_change as power, resizefs, resolv_conf, update_etc_hosts, vendor_data, write_files,
+    accounts, apt_configure, ca_certs, growpart, mounts, ntp,
+    package_update_upgrade_install as packages, power_state_change as power, resizefs, resolv_conf,
+    update_etc_hosts, vendor_data, write_files,
 };
 
 use crate::model::{HostName, Timezone};
