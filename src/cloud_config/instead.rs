@@ -6,11 +6,20 @@
 /// `(key, hint)`: the key by its name (a nested key by its own name, `config` of `ntp` as
 /// `ntp.config`); the hint says what to write instead, or why nothing is.
 const HINTS: &[(&str, &str)] = &[
+    ("add_apt_repo_match", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {add_apt_repo_match: …}"),
+    ("apt_custom_sources_list", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {sources_list: …}"),
+    ("apt_ftp_proxy", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {ftp_proxy: …}"),
+    ("apt_http_proxy", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {http_proxy: …}"),
+    ("apt_https_proxy", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {https_proxy: …}"),
+    ("apt_mirror", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {primary: [{arches: [default], uri: …}]}"),
+    ("apt_mirror_search", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {primary: [{arches: [default], search: […]}]}"),
+    ("apt_mirror_search_dns", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {primary: [{arches: [default], search_dns: true}]}"),
+    ("apt_preserve_sources_list", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {preserve_sources_list: …}"),
+    ("apt_proxy", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {proxy: …}"),
+    ("apt_sources", "cloud-init's legacy apt key (deprecated since 22.1): write it as apt: {sources: {NAME: {source: …}}}"),
     ("allow_public_ssh_keys", "sshd's AuthorizedKeysFile stays as the template has it; change it with write_files: (an /etc/ssh/sshd_config.d/ drop-in)"),
     ("ansible", "install and run it with packages: and runcmd: (ansible-pull …)"),
     ("apk_repos", "write /etc/apk/repositories with write_files:"),
-    ("apt", "write the sources with write_files: (/etc/apt/sources.list.d/NAME.sources, keys in /etc/apt/keyrings/), then package_update: true"),
-    ("apt_pipelining", "write /etc/apt/apt.conf.d/90cloud-init-pipelining with write_files:"),
     ("authkey_hash", "nothing to do: vmcust prints no key fingerprints to the console"),
     ("autoinstall", "needs Ubuntu's installer (subiquity); not a first-boot setting"),
     ("byobu_by_default", "run byobu-enable with runcmd:"),
@@ -26,16 +35,11 @@ const HINTS: &[(&str, &str)] = &[
     ("fs_setup", "format with runcmd: (mkfs.TYPE)"),
     ("grub-dpkg", "set the grub-pc debconf answers with runcmd: (debconf-set-selections)"),
     ("grub_dpkg", "set the grub-pc debconf answers with runcmd: (debconf-set-selections)"),
-    ("keyboard", "run localectl set-x11-keymap with runcmd: (or write /etc/default/keyboard with write_files:)"),
     ("landscape", "install landscape-client with packages: and register with runcmd: (landscape-config)"),
     ("launch-index", "EC2 launch indexes do not exist on VMware: every part applies"),
-    ("locale", "write /etc/default/locale (or /etc/locale.conf) with write_files:, or runcmd: [[localectl, set-locale, LANG=…]]"),
-    ("locale_configfile", "write the locale file with write_files:"),
     ("lxd", "install lxd with packages: and run lxd init --preseed with runcmd:"),
     ("mcollective", "install it with packages: and write its configuration with write_files:"),
     ("migrate", "nothing to do: cloud-init's own semaphore migration"),
-    ("mount_default_fields", "write the fstab lines whole with write_files: (append: true)"),
-    ("mounts", "add the lines to /etc/fstab with write_files: (append: true) and runcmd: [[mount, -a]]"),
     ("no_ssh_fingerprints", "nothing to do: vmcust prints no key fingerprints to the console"),
     ("output", "vmcust logs to the journal and /var/log/vmcust.log"),
     ("phone_home", "post what is wanted with runcmd: (curl …)"),
@@ -44,30 +48,20 @@ const HINTS: &[(&str, &str)] = &[
     ("reporting", "vmcust reports to vCenter (guestinfo) and to its log"),
     ("rh_subscription", "register with runcmd: (subscription-manager register …)"),
     ("rpi", "needs a Raspberry Pi"),
-    ("rsyslog", "write /etc/rsyslog.d/NAME.conf with write_files: and restart rsyslog with runcmd:"),
     ("salt_minion", "install salt-minion with packages: and write /etc/salt/minion with write_files:"),
     ("snap", "install snaps with runcmd: [[snap, install, NAME]]"),
     ("spacewalk", "register with runcmd: (rhnreg_ks …)"),
     ("ssh", "nothing to do: vmcust prints no host keys to the console"),
-    ("ssh_deletekeys", "[hygiene] ssh_host_keys in vmcust.conf does it (on by default)"),
     ("ssh_fp_console_blacklist", "nothing to do: vmcust prints no keys to the console"),
-    ("ssh_genkeytypes", "[hygiene] ssh_host_keys in vmcust.conf makes fresh keys of the template's types"),
     ("ssh_import_id", "list the keys in ssh_authorized_keys: (nothing is fetched at boot)"),
     ("ssh_key_console_blacklist", "nothing to do: vmcust prints no keys to the console"),
     ("ssh_keys", "host keys are not taken from user-data: each clone gets fresh ones ([hygiene] ssh_host_keys)"),
-    ("ssh_publish_hostkeys", "nothing to do: there is no metadata service to publish to"),
-    ("ssh_quiet_keygen", "nothing to do: vmcust prints no key generation to the console"),
-    ("swap", "create it with runcmd: (fallocate, mkswap, swapon) and add it to /etc/fstab with write_files: (append: true)"),
     ("system_info", "distribution settings are vmcust's own (docs/cloud-config.md)"),
     ("ubuntu_advantage", "attach with runcmd: [[pro, attach, TOKEN]]"),
     ("ubuntu_pro", "attach with runcmd: [[pro, attach, TOKEN]]"),
     ("updates", "the network is configured once per clone; there is no hotplug"),
-    ("user", "list the user under users:"),
     ("version", "nothing to do"),
     ("wireguard", "write /etc/wireguard/NAME.conf with write_files: (permissions: '0600') and runcmd: [[systemctl, enable, --now, wg-quick@NAME]]"),
-    ("yum_repo_dir", "write the .repo files with write_files:"),
-    ("yum_repos", "write /etc/yum.repos.d/NAME.repo with write_files:"),
-    ("zypper", "write /etc/zypp/repos.d/NAME.repo with write_files:"),
     ("doas", "write /etc/doas.conf with write_files:"),
     ("inactive", "set it with runcmd: [[usermod, --inactive, DAYS, NAME]]"),
     ("selinux_user", "map the user with runcmd: [[semanage, login, -a, -s, SEUSER, NAME]]"),
@@ -97,5 +91,20 @@ mod tests {
         for (k, h) in HINTS {
             assert!(!h.is_empty() && !h.ends_with('.'), "{k}");
         }
+    }
+
+    /// No hint stays for a key a module of the table now reads (it would be dead text).
+    #[test]
+    fn no_hint_for_a_key_the_table_reads() {
+        let read: Vec<&str> = crate::cloud_config::modules::TABLE
+            .iter()
+            .flat_map(|m| m.keys.iter().flat_map(|k| k.names.iter().copied()))
+            .collect();
+        let dead: Vec<&str> = HINTS
+            .iter()
+            .map(|(k, _)| *k)
+            .filter(|k| read.contains(k))
+            .collect();
+        assert!(dead.is_empty(), "hints for keys vmcust reads: {dead:?}");
     }
 }
