@@ -50,7 +50,7 @@ boot_timeout=${VMCUST_VM_BOOT_TIMEOUT:-480}
 suite=bookworm
 
 # The CI subset: IMC static on networkd and on netplan, the OVF ISO, and native cloud-config.
-ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso cloud-config-native"
+ci_scenarios="imc-static-networkd imc-static-netplan ovf-iso cloud-config-native capv-node packer-nocloud"
 
 # shellcheck source=tests/vm/lib.sh
 . "$here/lib.sh"

@@ -20,7 +20,6 @@
 //! dearmour fails the module instead of becoming `/dev/null`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::ToSocketAddrs;
 use std::path::{Component, Path};
 use std::time::Duration;
 
@@ -629,23 +628,34 @@ fn dns_candidates(distro: &str, kind: &str, fqdn: Option<&str>) -> Vec<String> {
         .collect()
 }
 
-/// Whether the host of `url` resolves (cloud-init's `is_resolvable_url`).
-fn resolves(url: &str) -> bool {
+/// Whether the host of `url` resolves (cloud-init's `is_resolvable_url`), asked of the
+/// running system's resolver through `getent ahosts` (bounded to 10 s). Not through
+/// glibc's resolver in this process: the portable binary is static, and a static glibc
+/// must not load the running system's NSS modules. On a root that is not the running
+/// system nothing resolves: its own box has no network.
+fn resolves(root: &Root, url: &str) -> bool {
+    if root.path() != Path::new("/") {
+        return false;
+    }
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let host = rest.split(['/', '?', '#']).next().unwrap_or("");
     let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    if host.is_empty() {
+    // The port, and the brackets of an IPv6 address, are not the host.
+    let host = match host.strip_prefix('[') {
+        Some(h) => h.split(']').next().unwrap_or(""),
+        None => host.split(':').next().unwrap_or(""),
+    };
+    if host.is_empty() || host.starts_with('-') {
         return false;
     }
-    let with_port = if host.starts_with('[') || host.rsplit_once(':').is_some() {
-        host.to_string()
-    } else {
-        format!("{host}:80")
-    };
-    with_port
-        .to_socket_addrs()
-        .map(|mut a| a.next().is_some())
-        .unwrap_or(false)
+    let cmd = crate::process::Cmd::new(
+        "getent",
+        &["ahosts", host],
+        std::time::Duration::from_secs(10),
+    );
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    crate::process::run(&cmd, crate::process::Output::Bytes(4096), &stop)
+        .is_ok_and(|f| f.success() && !f.stdout.is_empty())
 }
 
 /// Reads what `apt` needs from `root` (nothing without an `apt` key).
@@ -699,7 +709,7 @@ pub fn gather(root: &Root, cfg: &CloudConfig, os_id: &str) -> Result<AptFacts> {
                     urls.extend(dns_candidates(os_id, kind, fqdn.as_deref()));
                 }
                 // The first that resolves is taken; the rest need no look-up.
-                if let Some(u) = urls.into_iter().find(|u| resolves(u)) {
+                if let Some(u) = urls.into_iter().find(|u| resolves(root, u)) {
                     resolvable.insert(u);
                 }
             }
@@ -1586,6 +1596,21 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A mirror host is never resolved for another root (its box has no network, and the
+    /// static binary must not resolve through glibc's NSS): nothing resolves there.
+    #[test]
+    fn nothing_resolves_for_another_root() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::new(dir.path()).unwrap();
+        for url in [
+            "http://localhost/debian",
+            "http://[::1]:80/",
+            "http://127.0.0.1/",
+        ] {
+            assert!(!resolves(&root, url), "{url}");
+        }
+    }
     use crate::cloud_config::document;
     use crate::cloud_config::read::Severity;
 
