@@ -31,12 +31,10 @@ pub fn leftovers(net: &Network, devices: &[Device], configs: &[ConfigFile]) -> V
         .iter()
         .filter(|c| !written_by_vmcust(&c.text))
         .filter(|c| {
-            net.interfaces.iter().zip(devices).any(|(iface, dev)| {
-                mentions_mac(&c.text, iface.mac)
-                    || mentions_word(&c.text, &dev.name)
-                    || named_after(&c.path, &dev.name)
-                    || claims(&c.path, &c.text, &dev.name)
-            })
+            net.interfaces
+                .iter()
+                .zip(devices)
+                .any(|(iface, dev)| concerns(c, iface.mac, dev))
         })
         .map(|c| Action::Rename {
             from: c.path.clone(),
@@ -44,6 +42,22 @@ pub fn leftovers(net: &Network, devices: &[Device], configs: &[ConfigFile]) -> V
             purpose: "leftover configuration for one of our interfaces, moved aside",
         })
         .collect()
+}
+
+/// Whether `c` is about the NIC with `mac`, configured as `dev`: it names the MAC, or
+/// names, is named after or would claim the device by any name the NIC carries — the one
+/// we give it and, when a `set-name` renames it, the kernel's (networkd matches `Name=`
+/// against the NIC's alternative names too, so a template's `Name=en*` still takes a NIC
+/// renamed `eth0`, whose predictable name stays an altname).
+fn concerns(c: &ConfigFile, mac: MacAddr, dev: &Device) -> bool {
+    mentions_mac(&c.text, mac)
+        || std::iter::once(&dev.name)
+            .chain(dev.kernel_name.as_ref())
+            .any(|name| {
+                mentions_word(&c.text, name)
+                    || named_after(&c.path, name)
+                    || claims(&c.path, &c.text, name)
+            })
 }
 
 /// Where a file moved aside goes: `<dir>/.vmcust-disabled/<name>`.
@@ -113,6 +127,31 @@ mod tests {
         assert!(mentions_mac("mac-address=00:50:56:A6:8C:08", mac));
         assert!(mentions_mac("HWADDR=00-50-56-a6-8c-08", mac));
         assert!(!mentions_mac("HWADDR=00:50:56:a6:8c:09", mac));
+    }
+
+    /// A NIC renamed by `set-name` keeps its predictable name as an altname, which a
+    /// template's `Name=en*` still matches: the file is moved aside (it was not, and a
+    /// CAPV node booted on the template's DHCP).
+    #[test]
+    fn a_renamed_nic_is_claimed_by_its_kernel_name_too() {
+        let mac: MacAddr = "00:50:56:aa:bb:01".parse().unwrap();
+        let template = ConfigFile {
+            path: PathBuf::from("/etc/systemd/network/01-template.network"),
+            text: "[Match]\nName=en*\n\n[Network]\nDHCP=yes\n".into(),
+        };
+        let id = |s: &str| crate::model::InterfaceId::parse(s).unwrap();
+        let renamed = Device {
+            name: id("eth0"),
+            from_system: false,
+            set_name: true,
+            kernel_name: Some(id("ens3")),
+        };
+        assert!(concerns(&template, mac, &renamed));
+        let unknown_kernel_name = Device {
+            kernel_name: None,
+            ..renamed
+        };
+        assert!(!concerns(&template, mac, &unknown_kernel_name));
     }
 
     #[test]
