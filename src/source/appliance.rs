@@ -266,6 +266,8 @@ impl PropertyMap {
                 mac,
                 set_name: None,
                 wake_on_lan: false,
+                mtu: None,
+                accept_ra: None,
                 ipv4,
                 ipv6: Ipv6Config::Auto,
                 routes,

@@ -123,6 +123,8 @@ fn network(nics: &[Nic], spec: &Spec) -> Result<Network, InvalidValue> {
                 mac: nic.mac,
                 set_name: None,
                 wake_on_lan: false,
+                mtu: None,
+                accept_ra: None,
                 ipv4: ipv4(nic)?,
                 ipv6,
                 routes,

@@ -21,7 +21,7 @@ use serde_norway::Value;
 
 use crate::model::{
     Dns, DnsName, Gateway, Glob, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr,
-    MatchedInterface, NameServer, Network, NicAddr4, NicAddr6, NicSelector, Route,
+    MatchedInterface, Mtu, NameServer, Network, NicAddr4, NicAddr6, NicSelector, Route,
 };
 
 /// A network config that cannot be translated; the message names the offending entry.
@@ -139,6 +139,10 @@ struct Builder {
     set_name: Option<InterfaceId>,
     /// `wakeonlan` (netplan v2 only).
     wake_on_lan: bool,
+    /// `mtu`.
+    mtu: Option<Mtu>,
+    /// `accept-ra` (netplan v2 only).
+    accept_ra: Option<bool>,
 }
 
 impl Builder {
@@ -154,7 +158,18 @@ impl Builder {
             dhcp_dns: true,
             set_name: None,
             wake_on_lan: false,
+            mtu: None,
+            accept_ra: None,
         }
+    }
+
+    /// Takes the `mtu` at `path`, checked to be 68-65535.
+    fn mtu(&mut self, path: &str, n: Option<u64>) -> Result<(), NetworkConfigError> {
+        self.mtu = match n {
+            Some(n) => Some(Mtu::new(n).map_err(|e| err(format!("{path}: {e}")))?),
+            None => None,
+        };
+        Ok(())
     }
 
     fn address(&mut self, path: &str, net: IpNet) -> Result<(), NetworkConfigError> {
@@ -206,6 +221,8 @@ impl Builder {
             mac,
             set_name: self.set_name,
             wake_on_lan: self.wake_on_lan,
+            mtu: self.mtu,
+            accept_ra: self.accept_ra,
             ipv4,
             ipv6,
             routes: self.routes,
@@ -223,6 +240,8 @@ impl Builder {
             selector,
             set_name: self.set_name,
             wake_on_lan: self.wake_on_lan,
+            mtu: self.mtu,
+            accept_ra: self.accept_ra,
             position: 0,
             ipv4,
             ipv6,
@@ -484,6 +503,10 @@ struct V2Nameservers {
 struct V2Overrides {
     #[serde(default, deserialize_with = "lenient_bool")]
     use_dns: Option<bool>,
+    /// The other keys (`use-ntp`, `route-metric`, …): vmcust renders none of them, and
+    /// each one is named in a warning rather than dropped unsaid.
+    #[serde(flatten)]
+    other: BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -494,6 +517,9 @@ struct V2Ethernet {
     set_name: Option<String>,
     #[serde(default, deserialize_with = "lenient_bool")]
     wakeonlan: Option<bool>,
+    mtu: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    accept_ra: Option<bool>,
     #[serde(default, deserialize_with = "lenient_bool")]
     dhcp4: Option<bool>,
     #[serde(default, deserialize_with = "lenient_bool")]
@@ -575,6 +601,20 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
         let mut b = Builder::new(path.clone());
         b.set_name = set_name.clone();
         b.wake_on_lan = eth.wakeonlan.unwrap_or(false);
+        b.mtu(&format!("{path}.mtu"), eth.mtu)?;
+        b.accept_ra = eth.accept_ra;
+        for (key, o) in [
+            ("dhcp4-overrides", &eth.dhcp4_overrides),
+            ("dhcp6-overrides", &eth.dhcp6_overrides),
+        ] {
+            if let Some(o) = o.as_ref().filter(|o| !o.other.is_empty()) {
+                let keys: Vec<&str> = o.other.keys().map(String::as_str).collect();
+                warnings.push(format!(
+                    "{path}.{key}: ignoring unsupported keys {} (only use-dns is applied)",
+                    keys.join(", ")
+                ));
+            }
+        }
         b.dhcp4 = eth.dhcp4.unwrap_or(false);
         b.dhcp6 = eth.dhcp6.unwrap_or(false);
         for (n, a) in eth.addresses.iter().enumerate() {
@@ -668,6 +708,7 @@ struct V1Subnet {
 struct V1Physical {
     name: Option<String>,
     mac_address: Option<String>,
+    mtu: Option<u64>,
     #[serde(default)]
     subnets: Vec<V1Subnet>,
 }
@@ -710,6 +751,7 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
                 };
                 let path = format!("{path} ({name})");
                 let mut b = Builder::new(path.clone());
+                b.mtu(&format!("{path}.mtu"), phy.mtu)?;
                 for (k, s) in phy.subnets.into_iter().enumerate() {
                     v1_subnet(&mut b, &format!("{path}.subnets[{k}]"), s)?;
                 }
@@ -878,6 +920,67 @@ mod tests {
         let i = one("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n");
         assert_eq!(i.ipv4, Ipv4Config::Disabled);
         assert_eq!(i.ipv6, Ipv6Config::Auto);
+    }
+
+    /// The link keys CAPV sends per NIC (issue 32): `mtu` and `accept-ra` are taken,
+    /// and `dhcp*-overrides` keys vmcust does not apply are named, never dropped unsaid.
+    #[test]
+    fn capv_link_keys_are_taken_and_unapplied_overrides_named() {
+        let doc = "version: 2\nethernets:\n  id0:\n    match: {macaddress: '00:50:56:00:00:0a'}\n    set-name: eth0\n    dhcp4: true\n    dhcp6: false\n    mtu: 9000\n    accept-ra: false\n    dhcp4-overrides: {use-dns: false, use-ntp: false, route-metric: 100}\n    dhcp6-overrides: {use-dns: true}\n";
+        let t = translate(&yaml(doc)).unwrap();
+        let i = &t.network.as_ref().unwrap().interfaces[0];
+        assert_eq!(i.mtu.map(Mtu::get), Some(9000));
+        assert_eq!(i.accept_ra, Some(false));
+        assert!(!i.dhcp_dns);
+        assert!(
+            !t.warnings
+                .iter()
+                .any(|w| w.contains("mtu") || w.contains("accept-ra")),
+            "{:?}",
+            t.warnings
+        );
+        assert_eq!(
+            t.warnings,
+            ["ethernets.id0.dhcp4-overrides: ignoring unsupported keys route-metric, use-ntp (only use-dns is applied)"]
+        );
+
+        // Absent keys leave the NIC's MTU and the stack's RA default alone.
+        let i = one("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n    accept-ra: yes\n");
+        assert_eq!(i.mtu, None);
+        assert_eq!(i.accept_ra, Some(true));
+
+        // v1 physical entries carry mtu too (cloud-init's v1 schema); null is unset.
+        let i = one("version: 1\nconfig:\n  - {type: physical, name: eth0, mac_address: '00:50:56:00:00:03', mtu: 1400}\n");
+        assert_eq!(i.mtu.map(Mtu::get), Some(1400));
+        let i = one("version: 1\nconfig:\n  - {type: physical, name: eth0, mac_address: '00:50:56:00:00:03', mtu: null}\n");
+        assert_eq!(i.mtu, None);
+    }
+
+    #[test]
+    fn mtu_out_of_range_is_refused_naming_the_key() {
+        for (doc, at) in [
+            ("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n    mtu: 67\n", "ethernets.e.mtu"),
+            ("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n    mtu: 65536\n", "ethernets.e.mtu"),
+            ("version: 1\nconfig:\n  - {type: physical, name: eth0, mtu: 0}\n", "config[0] (eth0).mtu"),
+        ] {
+            let e = translate(&yaml(doc)).unwrap_err().to_string();
+            assert!(e.contains(at) && e.contains("68-65535"), "{e}");
+        }
+        for doc in [
+            "version: 2\nethernets:\n  e:\n    mtu: -1\n",
+            "version: 2\nethernets:\n  e:\n    mtu: big\n",
+            "version: 2\nethernets:\n  e:\n    accept-ra: maybe\n",
+        ] {
+            let e = translate(&yaml(doc)).unwrap_err().to_string();
+            assert!(e.contains("ethernets.e"), "{e}");
+        }
+        for ok in ["68", "65535"] {
+            let doc = format!("version: 2\nethernets:\n  e:\n    match: {{macaddress: '00:50:56:00:00:02'}}\n    mtu: {ok}\n");
+            assert_eq!(
+                one(&doc).mtu.map(|m| m.get().to_string()).as_deref(),
+                Some(ok)
+            );
+        }
     }
 
     /// The selector each v2 `match` shape keeps, and which shapes are keyed by MAC now.

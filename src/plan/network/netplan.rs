@@ -44,6 +44,9 @@ pub struct Ethernet {
     /// Wake-on-LAN (magic packet) on.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub wakeonlan: bool,
+    /// Link MTU in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u16>,
     /// `manual` keeps the device down at boot (ONBOOT=no).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub activation_mode: Option<&'static str>,
@@ -58,7 +61,7 @@ pub struct Ethernet {
     /// DHCPv6 options.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dhcp6_overrides: Option<DhcpOverrides>,
-    /// Router advertisements; false only when IPv6 is disabled.
+    /// Router advertisements: the source's `accept-ra`, false when IPv6 is disabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept_ra: Option<bool>,
     /// Link-local families; empty disables IPv6 link-local addresses.
@@ -160,6 +163,9 @@ fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
     if eth.wakeonlan {
         w.bool_field(indent, "wakeonlan", true);
     }
+    if let Some(mtu) = eth.mtu {
+        w.plain_field(indent, "mtu", mtu);
+    }
     if let Some(mode) = eth.activation_mode {
         w.str_field(indent, "activation-mode", mode);
     }
@@ -244,6 +250,7 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         },
         set_name: dev.pinned().then(|| dev.name.to_string()),
         wakeonlan: iface.wake_on_lan,
+        mtu: iface.mtu.map(|m| m.get()),
         activation_mode: (!iface.start_on_boot).then_some("manual"),
         dhcp4,
         dhcp4_overrides: if dhcp4 { no_dhcp_dns() } else { None },
@@ -253,7 +260,11 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         } else {
             None
         },
-        accept_ra: v6_disabled.then_some(false),
+        accept_ra: if v6_disabled {
+            Some(false)
+        } else {
+            iface.accept_ra
+        },
         link_local: v6_disabled.then(Vec::new),
         addresses,
         routes: iface
@@ -300,6 +311,7 @@ mod tests {
             },
             set_name: None,
             wakeonlan: false,
+            mtu: None,
             activation_mode: None,
             dhcp4: true,
             dhcp4_overrides: None,
@@ -319,6 +331,7 @@ mod tests {
         let full = Ethernet {
             set_name: Some("ens192".into()),
             wakeonlan: false,
+            mtu: Some(9000),
             activation_mode: Some("manual"),
             dhcp4: false,
             dhcp4_overrides: Some(DhcpOverrides { use_dns: false }),

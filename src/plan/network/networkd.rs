@@ -66,10 +66,15 @@ fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue>
     let mut w = IniWriter::new(FORMAT, HEADER);
     w.section("Match")?;
     w.set("MACAddress", iface.mac)?;
+    if !iface.start_on_boot || iface.mtu.is_some() {
+        w.section("Link")?;
+    }
+    if let Some(mtu) = iface.mtu {
+        w.set("MTUBytes", mtu)?;
+    }
     if !iface.start_on_boot {
         // ONBOOT=no: keep it down until someone runs `networkctl up`, and do not let
         // network-online.target wait for it.
-        w.section("Link")?;
         w.set("ActivationPolicy", "manual")?;
         w.set("RequiredForOnline", "no")?;
     }
@@ -84,6 +89,8 @@ fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue>
     if iface.ipv6 == Ipv6Config::Disabled {
         w.set("LinkLocalAddressing", "no")?;
         w.set("IPv6AcceptRA", "no")?;
+    } else if let Some(ra) = iface.accept_ra {
+        w.set("IPv6AcceptRA", if ra { "yes" } else { "no" })?;
     }
     if let Ipv4Config::Static(nets) = &iface.ipv4 {
         for n in nets {

@@ -263,6 +263,8 @@ mod tests {
             dns: Dns::default(),
             dhcp_dns: true,
             wake_on_lan: false,
+            mtu: None,
+            accept_ra: None,
         }
     }
 
@@ -404,6 +406,8 @@ mod tests {
             mac: mac.parse().unwrap(),
             set_name: None,
             wake_on_lan: false,
+            mtu: None,
+            accept_ra: None,
             ipv4: Ipv4Config::Dhcp,
             ipv6: Ipv6Config::Auto,
             routes: Vec::new(),
