@@ -42,8 +42,8 @@ fn netplan_generate_accepts_our_files_and_keeps_every_setting() {
     }
 }
 
-/// `mtu` and `accept-ra` survive netplan's generator: its networkd files carry
-/// `MTUBytes=` and `IPv6AcceptRA=` for each NIC.
+/// `mtu`, `accept-ra` and the DHCP overrides survive netplan's generator: its networkd
+/// files carry `MTUBytes=` and `IPv6AcceptRA=` for each NIC, and the overrides.
 #[test]
 fn netplan_generate_keeps_mtu_and_accept_ra() {
     require_tool("netplan", "netplan.io");
@@ -76,5 +76,10 @@ fn netplan_generate_keeps_mtu_and_accept_ra() {
             text.contains(&format!("IPv6AcceptRA={ra}")),
             "{name}: {text}"
         );
+    }
+    // The DHCPv4 overrides reach networkd's [DHCPv4] section.
+    let text = text_of("ens192");
+    for line in ["RouteMetric=100", "Hostname=node-a"] {
+        assert!(text.contains(line), "ens192 lacks {line}: {text}");
     }
 }

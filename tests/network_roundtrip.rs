@@ -70,6 +70,8 @@ fn interface(mac: &'static str) -> impl Strategy<Value = Interface> {
             wake_on_lan: false,
             mtu: None,
             accept_ra: None,
+            dhcp4_overrides: Default::default(),
+            dhcp6_overrides: Default::default(),
             ipv4: Ipv4Config::Static(v4),
             ipv6: match v6 {
                 Some(a) => Ipv6Config::Static(vec![a]),

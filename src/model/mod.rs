@@ -177,6 +177,12 @@ pub struct MatchedInterface {
     /// stack's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept_ra: Option<bool>,
+    /// `dhcp4-overrides` beyond `use-dns` (which is [`Self::dhcp_dns`]).
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp4_overrides: DhcpOverrides,
+    /// `dhcp6-overrides` beyond `use-dns`.
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp6_overrides: DhcpOverrides,
 }
 
 impl MatchedInterface {
@@ -231,6 +237,8 @@ impl MatchedInterface {
             wake_on_lan: self.wake_on_lan,
             mtu: self.mtu,
             accept_ra: self.accept_ra,
+            dhcp4_overrides: self.dhcp4_overrides.clone(),
+            dhcp6_overrides: self.dhcp6_overrides.clone(),
             ipv4: self.ipv4.clone(),
             ipv6: self.ipv6.clone(),
             routes: self.routes.clone(),
@@ -262,6 +270,12 @@ pub struct Interface {
     /// stack's default.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept_ra: Option<bool>,
+    /// `dhcp4-overrides` beyond `use-dns` (which is [`Self::dhcp_dns`]).
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp4_overrides: DhcpOverrides,
+    /// `dhcp6-overrides` beyond `use-dns`.
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp6_overrides: DhcpOverrides,
     /// IPv4 configuration.
     pub ipv4: Ipv4Config,
     /// IPv6 configuration.
@@ -305,6 +319,43 @@ impl Mtu {
 impl std::fmt::Display for Mtu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.0.fmt(f)
+    }
+}
+
+/// What a DHCP client takes from or sends to the server (netplan's
+/// `dhcp4-overrides`/`dhcp6-overrides`); `None` leaves the stack's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DhcpOverrides {
+    /// `use-domains`: search domains from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_domains: Option<bool>,
+    /// `use-hostname`: the host name from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_hostname: Option<bool>,
+    /// `use-mtu`: the MTU from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_mtu: Option<bool>,
+    /// `use-ntp`: NTP servers from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_ntp: Option<bool>,
+    /// `use-routes`: routes from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_routes: Option<bool>,
+    /// `send-hostname`: the machine's host name is sent to the server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_hostname: Option<bool>,
+    /// `hostname`: the name sent instead of the machine's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<HostName>,
+    /// `route-metric`: the metric of routes learned over DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route_metric: Option<u32>,
+}
+
+impl DhcpOverrides {
+    /// True when no override is set.
+    pub fn is_empty(&self) -> bool {
+        *self == DhcpOverrides::default()
     }
 }
 

@@ -268,6 +268,8 @@ impl PropertyMap {
                 wake_on_lan: false,
                 mtu: None,
                 accept_ra: None,
+                dhcp4_overrides: Default::default(),
+                dhcp6_overrides: Default::default(),
                 ipv4,
                 ipv6: Ipv6Config::Auto,
                 routes,

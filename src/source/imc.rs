@@ -125,6 +125,8 @@ fn network(nics: &[Nic], spec: &Spec) -> Result<Network, InvalidValue> {
                 wake_on_lan: false,
                 mtu: None,
                 accept_ra: None,
+                dhcp4_overrides: Default::default(),
+                dhcp6_overrides: Default::default(),
                 ipv4: ipv4(nic)?,
                 ipv6,
                 routes,

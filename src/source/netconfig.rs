@@ -20,8 +20,9 @@ use serde::Deserialize;
 use serde_norway::Value;
 
 use crate::model::{
-    Dns, DnsName, Gateway, Glob, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr,
-    MatchedInterface, Mtu, NameServer, Network, NicAddr4, NicAddr6, NicSelector, Route,
+    DhcpOverrides, Dns, DnsName, Gateway, Glob, HostName, Interface, InterfaceId, Ipv4Config,
+    Ipv6Config, MacAddr, MatchedInterface, Mtu, NameServer, Network, NicAddr4, NicAddr6,
+    NicSelector, Route,
 };
 
 /// A network config that cannot be translated; the message names the offending entry.
@@ -143,6 +144,9 @@ struct Builder {
     mtu: Option<Mtu>,
     /// `accept-ra` (netplan v2 only).
     accept_ra: Option<bool>,
+    /// `dhcp4-overrides`/`dhcp6-overrides` beyond `use-dns` (netplan v2 only).
+    dhcp4_overrides: DhcpOverrides,
+    dhcp6_overrides: DhcpOverrides,
 }
 
 impl Builder {
@@ -160,6 +164,8 @@ impl Builder {
             wake_on_lan: false,
             mtu: None,
             accept_ra: None,
+            dhcp4_overrides: DhcpOverrides::default(),
+            dhcp6_overrides: DhcpOverrides::default(),
         }
     }
 
@@ -223,6 +229,8 @@ impl Builder {
             wake_on_lan: self.wake_on_lan,
             mtu: self.mtu,
             accept_ra: self.accept_ra,
+            dhcp4_overrides: self.dhcp4_overrides,
+            dhcp6_overrides: self.dhcp6_overrides,
             ipv4,
             ipv6,
             routes: self.routes,
@@ -242,6 +250,8 @@ impl Builder {
             wake_on_lan: self.wake_on_lan,
             mtu: self.mtu,
             accept_ra: self.accept_ra,
+            dhcp4_overrides: self.dhcp4_overrides,
+            dhcp6_overrides: self.dhcp6_overrides,
             position: 0,
             ipv4,
             ipv6,
@@ -503,10 +513,57 @@ struct V2Nameservers {
 struct V2Overrides {
     #[serde(default, deserialize_with = "lenient_bool")]
     use_dns: Option<bool>,
-    /// The other keys (`use-ntp`, `route-metric`, …): vmcust renders none of them, and
-    /// each one is named in a warning rather than dropped unsaid.
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_domains: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_hostname: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_mtu: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_ntp: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_routes: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    send_hostname: Option<bool>,
+    hostname: Option<String>,
+    route_metric: Option<u32>,
+    /// Keys netplan does not define: named in a warning, never dropped unsaid.
     #[serde(flatten)]
     other: BTreeMap<String, Value>,
+}
+
+impl V2Overrides {
+    /// The overrides, the host name checked; and the keys set, for the warning.
+    fn take(&self, path: &str) -> Result<(DhcpOverrides, Vec<&'static str>), NetworkConfigError> {
+        let hostname = match &self.hostname {
+            Some(h) => Some(HostName::parse(h).map_err(|e| err(format!("{path}.hostname: {e}")))?),
+            None => None,
+        };
+        let o = DhcpOverrides {
+            use_domains: self.use_domains,
+            use_hostname: self.use_hostname,
+            use_mtu: self.use_mtu,
+            use_ntp: self.use_ntp,
+            use_routes: self.use_routes,
+            send_hostname: self.send_hostname,
+            hostname,
+            route_metric: self.route_metric,
+        };
+        let set = [
+            ("hostname", o.hostname.is_some()),
+            ("route-metric", o.route_metric.is_some()),
+            ("send-hostname", o.send_hostname.is_some()),
+            ("use-domains", o.use_domains.is_some()),
+            ("use-hostname", o.use_hostname.is_some()),
+            ("use-mtu", o.use_mtu.is_some()),
+            ("use-ntp", o.use_ntp.is_some()),
+            ("use-routes", o.use_routes.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect();
+        Ok((o, set))
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -603,16 +660,33 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
         b.wake_on_lan = eth.wakeonlan.unwrap_or(false);
         b.mtu(&format!("{path}.mtu"), eth.mtu)?;
         b.accept_ra = eth.accept_ra;
-        for (key, o) in [
-            ("dhcp4-overrides", &eth.dhcp4_overrides),
-            ("dhcp6-overrides", &eth.dhcp6_overrides),
+        for (key, o, six) in [
+            ("dhcp4-overrides", &eth.dhcp4_overrides, false),
+            ("dhcp6-overrides", &eth.dhcp6_overrides, true),
         ] {
-            if let Some(o) = o.as_ref().filter(|o| !o.other.is_empty()) {
+            let Some(o) = o else { continue };
+            let at = format!("{path}.{key}");
+            if !o.other.is_empty() {
                 let keys: Vec<&str> = o.other.keys().map(String::as_str).collect();
+                warnings.push(format!("{at}: ignoring unknown keys {}", keys.join(", ")));
+            }
+            let (taken, set) = o.take(&at)?;
+            if !set.is_empty() {
+                // networkd's [DHCPv6] has no MTU, routes, metric or host name to send.
+                let v6_only = if six {
+                    "; networkd applies use-domains, use-hostname and use-ntp only"
+                } else {
+                    ""
+                };
                 warnings.push(format!(
-                    "{path}.{key}: ignoring unsupported keys {} (only use-dns is applied)",
-                    keys.join(", ")
+                    "{at}: {} applied by the netplan and networkd renderers only{v6_only}; the others ignore them",
+                    set.join(", ")
                 ));
+            }
+            if six {
+                b.dhcp6_overrides = taken;
+            } else {
+                b.dhcp4_overrides = taken;
             }
         }
         b.dhcp4 = eth.dhcp4.unwrap_or(false);
@@ -941,7 +1015,29 @@ mod tests {
         );
         assert_eq!(
             t.warnings,
-            ["ethernets.id0.dhcp4-overrides: ignoring unsupported keys route-metric, use-ntp (only use-dns is applied)"]
+            ["ethernets.id0.dhcp4-overrides: route-metric, use-ntp applied by the netplan and networkd renderers only; the others ignore them"]
+        );
+        assert_eq!(i.dhcp4_overrides.use_ntp, Some(false));
+        assert_eq!(i.dhcp4_overrides.route_metric, Some(100));
+        assert!(i.dhcp6_overrides.is_empty());
+
+        // A key netplan does not define is named too; a bad host name is refused.
+        let t = translate(&yaml("version: 2\nethernets:\n  e:\n    dhcp6: true\n    dhcp6-overrides: {use-ntp: no, frobnicate: 1}\n")).unwrap();
+        assert_eq!(
+            t.warnings,
+            [
+                "ethernets.e.dhcp6-overrides: ignoring unknown keys frobnicate",
+                "ethernets.e.dhcp6-overrides: use-ntp applied by the netplan and networkd renderers only; networkd applies use-domains, use-hostname and use-ntp only; the others ignore them",
+            ]
+        );
+        let e = translate(&yaml(
+            "version: 2\nethernets:\n  e:\n    dhcp4-overrides: {hostname: 'a b'}\n",
+        ))
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("ethernets.e.dhcp4-overrides.hostname"),
+            "{e}"
         );
 
         // Absent keys leave the NIC's MTU and the stack's RA default alone.

@@ -552,7 +552,7 @@ pub fn shows_route(routes: &str, to: &str, via: &str, metric: Option<u32>) -> bo
 
 /// A network config v2 in CAPV's per-NIC shape with the link keys (`mtu`,
 /// `accept-ra`, `dhcp4-overrides`) on the example root's three NICs: DHCPv4 with RA
-/// off, static IPv4 and IPv6 with RA on, and static IPv4 with IPv6 left to router
+/// off and CAPV's overrides, static IPv4 and IPv6 with RA on, and static IPv4 with IPv6 left to router
 /// advertisements that are turned off.
 pub fn link_keys_network() -> Network {
     let doc = "version: 2
@@ -562,7 +562,7 @@ ethernets:
     dhcp4: true
     mtu: 9000
     accept-ra: false
-    dhcp4-overrides: {use-dns: false}
+    dhcp4-overrides: {use-dns: false, use-ntp: false, use-mtu: true, route-metric: 100, send-hostname: true, hostname: node-a}
   id1:
     match: {macaddress: '00:50:56:a6:ef:7d'}
     addresses: [10.0.0.5/24, 'fd00::5/64']
@@ -577,6 +577,9 @@ ethernets:
 ";
     let value: serde_norway::Value = serde_norway::from_str(doc).unwrap();
     let t = vmcust::source::netconfig::translate(&value).unwrap();
-    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    assert_eq!(
+        t.warnings,
+        ["ethernets.id0.dhcp4-overrides: hostname, route-metric, send-hostname, use-mtu, use-ntp applied by the netplan and networkd renderers only; the others ignore them"]
+    );
     t.network.unwrap()
 }

@@ -265,6 +265,8 @@ mod tests {
             wake_on_lan: false,
             mtu: None,
             accept_ra: None,
+            dhcp4_overrides: Default::default(),
+            dhcp6_overrides: Default::default(),
         }
     }
 
@@ -408,6 +410,8 @@ mod tests {
             wake_on_lan: false,
             mtu: None,
             accept_ra: None,
+            dhcp4_overrides: Default::default(),
+            dhcp6_overrides: Default::default(),
             ipv4: Ipv4Config::Dhcp,
             ipv6: Ipv6Config::Auto,
             routes: Vec::new(),
