@@ -300,7 +300,8 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
             other: OtherOverrides {
                 use_domains: o.use_domains,
                 use_hostname: o.use_hostname,
-                use_mtu: o.use_mtu,
+                // A fixed MTU wins: networkd drops UseMTU= beside MTUBytes= anyway.
+                use_mtu: o.use_mtu.filter(|_| iface.mtu.is_none()),
                 use_ntp: o.use_ntp,
                 use_routes: o.use_routes,
                 send_hostname: o.send_hostname,

@@ -129,8 +129,10 @@ fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue>
         ];
         // [DHCPv6] has no such keys (systemd.network(5)); the reader's warning says so.
         if section == "DHCPv4" {
+            // A fixed MTU wins: networkd drops UseMTU= beside MTUBytes= with a complaint.
+            let use_mtu = o.use_mtu.filter(|_| iface.mtu.is_none());
             flags.extend([
-                ("UseMTU", o.use_mtu),
+                ("UseMTU", use_mtu),
                 ("UseRoutes", o.use_routes),
                 ("SendHostname", o.send_hostname),
             ]);
