@@ -3,13 +3,16 @@
 //! spec's MAC inside a fresh namespace, `ifup` runs against the rendered
 //! `interfaces.d/50-vmcust`, and `ip addr` / `ip route` must show the static addresses
 //! and every gateway with its metric. DHCP interfaces are left out: the namespace has
-//! no DHCP server. Needs root, `ip` (iproute2) and `ifup` (ifupdown).
+//! no DHCP server. The link keys network must also get its MTUs and `accept_ra`. Needs
+//! root, `ip` (iproute2) and `ifup` (ifupdown).
 
 mod support;
 
 use std::path::Path;
 
-use support::network::{example_names, expected, render_tree, shows_route, specs, Netns};
+use support::network::{
+    example_names, expected, link_keys_network, render_tree, shows_route, specs, Netns,
+};
 use support::{require_root, require_tool};
 use vmcust::model::{Ipv4Config, Ipv6Config};
 use vmcust::plan::network::Renderer;
@@ -21,7 +24,9 @@ fn ifup_configures_static_addresses_and_gateways_from_our_files() {
     require_tool("ifup", "ifupdown");
     let names = example_names();
     let mut checked = 0;
-    for (spec, net) in specs() {
+    // The example specs, and the link keys (MTU, accept-ra).
+    let link_keys = ("link-keys".to_string(), link_keys_network());
+    for (spec, net) in specs().into_iter().chain([link_keys]) {
         let tree = render_tree(&net, Renderer::Eni);
         let eni = tree.path().join("etc/network/interfaces.d/50-vmcust");
         let state = tempfile::tempdir().unwrap();
@@ -56,6 +61,18 @@ fn ifup_configures_static_addresses_and_gateways_from_our_files() {
                     found,
                     "{spec}: route {to} via {via} metric {metric:?} missing on {name}:\n{routes}"
                 );
+            }
+            if let Some(mtu) = iface.mtu {
+                let link = ns.exec("ip", &["-o", "link", "show", "dev", name]);
+                assert!(
+                    link.contains(&format!(" mtu {mtu} ")),
+                    "{spec}: mtu {mtu} missing on {name}:\n{link}"
+                );
+            }
+            if let Some(ra) = iface.accept_ra {
+                let path = format!("/proc/sys/net/ipv6/conf/{name}/accept_ra");
+                let got = ns.exec("cat", &[&path]);
+                assert_eq!(got.trim(), if ra { "1" } else { "0" }, "{spec}: {path}");
             }
             checked += 1;
         }

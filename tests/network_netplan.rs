@@ -6,7 +6,7 @@ mod support;
 
 use std::process::Command;
 
-use support::network::{expected, parse_networkd, render_tree, specs, Summary};
+use support::network::{expected, link_keys_network, parse_networkd, render_tree, specs, Summary};
 use support::{files, require_tool};
 use vmcust::plan::network::Renderer;
 
@@ -39,5 +39,47 @@ fn netplan_generate_accepts_our_files_and_keeps_every_setting() {
             }
         }
         assert_eq!(got, expected(&net), "netplan's networkd output for {spec}");
+    }
+}
+
+/// `mtu`, `accept-ra` and the DHCP overrides survive netplan's generator: its networkd
+/// files carry `MTUBytes=` and `IPv6AcceptRA=` for each NIC, and the overrides.
+#[test]
+fn netplan_generate_keeps_mtu_and_accept_ra() {
+    require_tool("netplan", "netplan.io");
+    let tree = render_tree(&link_keys_network(), Renderer::Netplan);
+    let out = Command::new("netplan")
+        .arg("generate")
+        .arg("--root-dir")
+        .arg(tree.path())
+        .output()
+        .expect("running netplan generate");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "netplan generate failed: {stderr}");
+    let generated = files(&tree.path().join("run/systemd/network"));
+    let text_of = |name: &str| -> String {
+        generated
+            .iter()
+            .filter(|(p, _)| p.to_string_lossy().contains(name))
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (name, mtu, ra) in [
+        ("ens192", "9000", "no"),
+        ("ens224", "1400", "yes"),
+        ("ens256", "1280", "no"),
+    ] {
+        let text = text_of(name);
+        assert!(text.contains(&format!("MTUBytes={mtu}")), "{name}: {text}");
+        assert!(
+            text.contains(&format!("IPv6AcceptRA={ra}")),
+            "{name}: {text}"
+        );
+    }
+    // The DHCPv4 overrides reach networkd's [DHCPv4] section.
+    let text = text_of("ens192");
+    for line in ["RouteMetric=100", "Hostname=node-a"] {
+        assert!(text.contains(line), "ens192 lacks {line}: {text}");
     }
 }

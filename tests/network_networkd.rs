@@ -4,7 +4,8 @@
 //! `/etc/systemd/network` and `/sys` is read-only, which tells networkd that no udev
 //! will announce the devices). The static addresses and every gateway with its metric
 //! must appear, an ONBOOT=no interface must stay down, and networkd must not complain
-//! about any line of our files. Needs root and the Debian package systemd.
+//! about any line of our files; the link keys network gets its MTUs. Needs root and the
+//! Debian package systemd.
 
 mod support;
 
@@ -12,7 +13,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use support::network::{example_names, expected, render_tree, shows_route, specs, Netns};
+use support::network::{
+    example_names, expected, link_keys_network, render_tree, shows_route, specs, Netns,
+};
 use support::{require_root, require_tool};
 use vmcust::plan::network::Renderer;
 
@@ -62,7 +65,9 @@ fn systemd_networkd_applies_our_files() {
         "{NETWORKD} is missing; install the Debian package systemd"
     );
     let names = example_names();
-    for (spec, net) in specs() {
+    // The example specs, and the link keys (MTU, accept-ra, DHCPv4 overrides).
+    let link_keys = ("link-keys".to_string(), link_keys_network());
+    for (spec, net) in specs().into_iter().chain([link_keys]) {
         let tree = render_tree(&net, Renderer::Networkd);
         let ns = Netns::new("networkd");
         ns.exec("ip", &["link", "set", "lo", "up"]);
@@ -75,7 +80,7 @@ fn systemd_networkd_applies_our_files() {
                 .map(|(n, _)| n.clone())
                 .unwrap();
             ns.add_nic(&name, &mac, &format!("vmcpeer{i}"));
-            nics.push((name, mac, iface.start_on_boot));
+            nics.push((name, mac, iface.start_on_boot, iface.mtu));
         }
         let log = tree.path().join("networkd.log");
         let networkd = Networkd::start(&ns, &tree.path().join("etc/systemd/network"), &log);
@@ -84,9 +89,15 @@ fn systemd_networkd_applies_our_files() {
         let deadline = Instant::now() + Duration::from_secs(15);
         let missing = loop {
             let mut missing = Vec::new();
-            for (name, mac, on_boot) in &nics {
+            for (name, mac, on_boot, mtu) in &nics {
                 if !on_boot {
                     continue;
+                }
+                if let Some(mtu) = mtu {
+                    let link = ns.exec("ip", &["-o", "link", "show", "dev", name]);
+                    if !link.contains(&format!(" mtu {mtu} ")) {
+                        missing.push(format!("mtu {mtu} on {name}"));
+                    }
                 }
                 let addrs = ns.exec("ip", &["-o", "addr", "show", "dev", name]);
                 for a in &want.addresses[mac] {
@@ -114,7 +125,7 @@ fn systemd_networkd_applies_our_files() {
             missing.is_empty(),
             "{spec}: networkd did not configure {missing:?}; its log:\n{log_text}"
         );
-        for (name, _, on_boot) in &nics {
+        for (name, _, on_boot, _) in &nics {
             if !on_boot {
                 let link = ns.exec("ip", &["-o", "link", "show", "dev", name]);
                 assert!(

@@ -11,7 +11,7 @@ use std::fs;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use support::network::{expected, parse_nm, render_tree, specs, Summary};
+use support::network::{expected, link_keys_network, parse_nm, render_tree, specs, Summary};
 use support::{files, require_tool};
 use vmcust::plan::network::Renderer;
 
@@ -110,5 +110,32 @@ fn our_drop_in_adds_to_an_existing_no_auto_default() {
     assert!(line.contains("*"), "{line}");
     for iface in &net.interfaces {
         assert!(line.contains(&iface.mac.to_string()), "{line}");
+    }
+}
+
+/// `mtu` and the IPv6 method `accept-ra` decides survive NetworkManager's own reading
+/// of the keyfiles.
+#[test]
+fn networkmanager_keeps_mtu_and_the_accept_ra_method() {
+    require_tool("nmcli", "network-manager");
+    let tree = render_tree(&link_keys_network(), Renderer::NetworkManager);
+    let profiles = files(tree.path());
+    for (name, mtu, method) in [
+        ("ens192", "9000", "link-local"),
+        ("ens224", "1400", "auto"),
+        ("ens256", "1280", "link-local"),
+    ] {
+        let (_, text) = profiles
+            .iter()
+            .find(|(p, _)| {
+                p.to_string_lossy()
+                    .ends_with(&format!("vmcust-{name}.nmconnection"))
+            })
+            .unwrap_or_else(|| panic!("no profile for {name}"));
+        let read = nmcli_roundtrip(text).unwrap_or_else(|e| panic!("{name}: nmcli rejects: {e}"));
+        let ini: String = read.lines().map(|l| format!("{}\n", l.trim())).collect();
+        assert!(ini.contains(&format!("mtu={mtu}\n")), "{name}: {read}");
+        let v6 = ini.split("[ipv6]").nth(1).unwrap_or_default();
+        assert!(v6.contains(&format!("method={method}\n")), "{name}: {read}");
     }
 }

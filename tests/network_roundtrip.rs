@@ -68,6 +68,10 @@ fn interface(mac: &'static str) -> impl Strategy<Value = Interface> {
             mac: mac.parse::<MacAddr>().unwrap(),
             set_name: None,
             wake_on_lan: false,
+            mtu: None,
+            accept_ra: None,
+            dhcp4_overrides: Default::default(),
+            dhcp6_overrides: Default::default(),
             ipv4: Ipv4Config::Static(v4),
             ipv6: match v6 {
                 Some(a) => Ipv6Config::Static(vec![a]),

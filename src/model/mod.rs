@@ -170,6 +170,19 @@ pub struct MatchedInterface {
     /// `wakeonlan`: the selected NICs wake the VM on a magic packet.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub wake_on_lan: bool,
+    /// `mtu`: the link MTU of each selected NIC; `None` keeps the NIC's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Mtu>,
+    /// `accept-ra`: whether IPv6 router advertisements are accepted; `None` leaves the
+    /// stack's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accept_ra: Option<bool>,
+    /// `dhcp4-overrides` beyond `use-dns` (which is [`Self::dhcp_dns`]).
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp4_overrides: DhcpOverrides,
+    /// `dhcp6-overrides` beyond `use-dns`.
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp6_overrides: DhcpOverrides,
 }
 
 impl MatchedInterface {
@@ -222,6 +235,10 @@ impl MatchedInterface {
             mac,
             set_name: self.set_name.clone(),
             wake_on_lan: self.wake_on_lan,
+            mtu: self.mtu,
+            accept_ra: self.accept_ra,
+            dhcp4_overrides: self.dhcp4_overrides.clone(),
+            dhcp6_overrides: self.dhcp6_overrides.clone(),
             ipv4: self.ipv4.clone(),
             ipv6: self.ipv6.clone(),
             routes: self.routes.clone(),
@@ -246,6 +263,19 @@ pub struct Interface {
     /// `wakeonlan`: the NIC wakes the VM on a magic packet.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub wake_on_lan: bool,
+    /// `mtu`: the link MTU; `None` keeps the NIC's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Mtu>,
+    /// `accept-ra`: whether IPv6 router advertisements are accepted; `None` leaves the
+    /// stack's default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accept_ra: Option<bool>,
+    /// `dhcp4-overrides` beyond `use-dns` (which is [`Self::dhcp_dns`]).
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp4_overrides: DhcpOverrides,
+    /// `dhcp6-overrides` beyond `use-dns`.
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp6_overrides: DhcpOverrides,
     /// IPv4 configuration.
     pub ipv4: Ipv4Config,
     /// IPv6 configuration.
@@ -258,6 +288,75 @@ pub struct Interface {
     pub dhcp_dns: bool,
     /// Bring the interface up at boot.
     pub start_on_boot: bool,
+}
+
+/// A link MTU in bytes: 68 (the least IPv4 allows) to 65535.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Mtu(u16);
+
+impl Mtu {
+    /// The least MTU: IPv4's minimum datagram a link must carry (RFC 791).
+    pub const MIN: u16 = 68;
+
+    /// `n` when it is 68-65535, else why not.
+    pub fn new(n: u64) -> Result<Self, String> {
+        match u16::try_from(n) {
+            Ok(v) if v >= Self::MIN => Ok(Mtu(v)),
+            _ => Err(format!(
+                "mtu {n} is out of range; give {}-65535 bytes",
+                Self::MIN
+            )),
+        }
+    }
+
+    /// The MTU in bytes.
+    pub fn get(self) -> u16 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for Mtu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// What a DHCP client takes from or sends to the server (netplan's
+/// `dhcp4-overrides`/`dhcp6-overrides`); `None` leaves the stack's default.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct DhcpOverrides {
+    /// `use-domains`: search domains from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_domains: Option<bool>,
+    /// `use-hostname`: the host name from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_hostname: Option<bool>,
+    /// `use-mtu`: the MTU from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_mtu: Option<bool>,
+    /// `use-ntp`: NTP servers from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_ntp: Option<bool>,
+    /// `use-routes`: routes from DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_routes: Option<bool>,
+    /// `send-hostname`: the machine's host name is sent to the server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_hostname: Option<bool>,
+    /// `hostname`: the name sent instead of the machine's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<HostName>,
+    /// `route-metric`: the metric of routes learned over DHCP.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route_metric: Option<u32>,
+}
+
+impl DhcpOverrides {
+    /// True when no override is set.
+    pub fn is_empty(&self) -> bool {
+        *self == DhcpOverrides::default()
+    }
 }
 
 /// How an interface gets its IPv4 address.

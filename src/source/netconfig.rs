@@ -20,8 +20,9 @@ use serde::Deserialize;
 use serde_norway::Value;
 
 use crate::model::{
-    Dns, DnsName, Gateway, Glob, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr,
-    MatchedInterface, NameServer, Network, NicAddr4, NicAddr6, NicSelector, Route,
+    DhcpOverrides, Dns, DnsName, Gateway, Glob, HostName, Interface, InterfaceId, Ipv4Config,
+    Ipv6Config, MacAddr, MatchedInterface, Mtu, NameServer, Network, NicAddr4, NicAddr6,
+    NicSelector, Route,
 };
 
 /// A network config that cannot be translated; the message names the offending entry.
@@ -139,6 +140,13 @@ struct Builder {
     set_name: Option<InterfaceId>,
     /// `wakeonlan` (netplan v2 only).
     wake_on_lan: bool,
+    /// `mtu`.
+    mtu: Option<Mtu>,
+    /// `accept-ra` (netplan v2 only).
+    accept_ra: Option<bool>,
+    /// `dhcp4-overrides`/`dhcp6-overrides` beyond `use-dns` (netplan v2 only).
+    dhcp4_overrides: DhcpOverrides,
+    dhcp6_overrides: DhcpOverrides,
 }
 
 impl Builder {
@@ -154,7 +162,20 @@ impl Builder {
             dhcp_dns: true,
             set_name: None,
             wake_on_lan: false,
+            mtu: None,
+            accept_ra: None,
+            dhcp4_overrides: DhcpOverrides::default(),
+            dhcp6_overrides: DhcpOverrides::default(),
         }
+    }
+
+    /// Takes the `mtu` at `path`, checked to be 68-65535.
+    fn mtu(&mut self, path: &str, n: Option<u64>) -> Result<(), NetworkConfigError> {
+        self.mtu = match n {
+            Some(n) => Some(Mtu::new(n).map_err(|e| err(format!("{path}: {e}")))?),
+            None => None,
+        };
+        Ok(())
     }
 
     fn address(&mut self, path: &str, net: IpNet) -> Result<(), NetworkConfigError> {
@@ -206,6 +227,10 @@ impl Builder {
             mac,
             set_name: self.set_name,
             wake_on_lan: self.wake_on_lan,
+            mtu: self.mtu,
+            accept_ra: self.accept_ra,
+            dhcp4_overrides: self.dhcp4_overrides,
+            dhcp6_overrides: self.dhcp6_overrides,
             ipv4,
             ipv6,
             routes: self.routes,
@@ -223,6 +248,10 @@ impl Builder {
             selector,
             set_name: self.set_name,
             wake_on_lan: self.wake_on_lan,
+            mtu: self.mtu,
+            accept_ra: self.accept_ra,
+            dhcp4_overrides: self.dhcp4_overrides,
+            dhcp6_overrides: self.dhcp6_overrides,
             position: 0,
             ipv4,
             ipv6,
@@ -484,6 +513,57 @@ struct V2Nameservers {
 struct V2Overrides {
     #[serde(default, deserialize_with = "lenient_bool")]
     use_dns: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_domains: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_hostname: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_mtu: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_ntp: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    use_routes: Option<bool>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    send_hostname: Option<bool>,
+    hostname: Option<String>,
+    route_metric: Option<u32>,
+    /// Keys netplan does not define: named in a warning, never dropped unsaid.
+    #[serde(flatten)]
+    other: BTreeMap<String, Value>,
+}
+
+impl V2Overrides {
+    /// The overrides, the host name checked; and the keys set, for the warning.
+    fn take(&self, path: &str) -> Result<(DhcpOverrides, Vec<&'static str>), NetworkConfigError> {
+        let hostname = match &self.hostname {
+            Some(h) => Some(HostName::parse(h).map_err(|e| err(format!("{path}.hostname: {e}")))?),
+            None => None,
+        };
+        let o = DhcpOverrides {
+            use_domains: self.use_domains,
+            use_hostname: self.use_hostname,
+            use_mtu: self.use_mtu,
+            use_ntp: self.use_ntp,
+            use_routes: self.use_routes,
+            send_hostname: self.send_hostname,
+            hostname,
+            route_metric: self.route_metric,
+        };
+        let set = [
+            ("hostname", o.hostname.is_some()),
+            ("route-metric", o.route_metric.is_some()),
+            ("send-hostname", o.send_hostname.is_some()),
+            ("use-domains", o.use_domains.is_some()),
+            ("use-hostname", o.use_hostname.is_some()),
+            ("use-mtu", o.use_mtu.is_some()),
+            ("use-ntp", o.use_ntp.is_some()),
+            ("use-routes", o.use_routes.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect();
+        Ok((o, set))
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -494,6 +574,9 @@ struct V2Ethernet {
     set_name: Option<String>,
     #[serde(default, deserialize_with = "lenient_bool")]
     wakeonlan: Option<bool>,
+    mtu: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    accept_ra: Option<bool>,
     #[serde(default, deserialize_with = "lenient_bool")]
     dhcp4: Option<bool>,
     #[serde(default, deserialize_with = "lenient_bool")]
@@ -575,6 +658,37 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
         let mut b = Builder::new(path.clone());
         b.set_name = set_name.clone();
         b.wake_on_lan = eth.wakeonlan.unwrap_or(false);
+        b.mtu(&format!("{path}.mtu"), eth.mtu)?;
+        b.accept_ra = eth.accept_ra;
+        for (key, o, six) in [
+            ("dhcp4-overrides", &eth.dhcp4_overrides, false),
+            ("dhcp6-overrides", &eth.dhcp6_overrides, true),
+        ] {
+            let Some(o) = o else { continue };
+            let at = format!("{path}.{key}");
+            if !o.other.is_empty() {
+                let keys: Vec<&str> = o.other.keys().map(String::as_str).collect();
+                warnings.push(format!("{at}: ignoring unknown keys {}", keys.join(", ")));
+            }
+            let (taken, set) = o.take(&at)?;
+            if !set.is_empty() {
+                // networkd's [DHCPv6] has no MTU, routes, metric or host name to send.
+                let v6_only = if six {
+                    "; networkd applies use-domains, use-hostname and use-ntp only"
+                } else {
+                    ""
+                };
+                warnings.push(format!(
+                    "{at}: {} applied by the netplan and networkd renderers only{v6_only}; the others ignore them",
+                    set.join(", ")
+                ));
+            }
+            if six {
+                b.dhcp6_overrides = taken;
+            } else {
+                b.dhcp4_overrides = taken;
+            }
+        }
         b.dhcp4 = eth.dhcp4.unwrap_or(false);
         b.dhcp6 = eth.dhcp6.unwrap_or(false);
         for (n, a) in eth.addresses.iter().enumerate() {
@@ -668,6 +782,7 @@ struct V1Subnet {
 struct V1Physical {
     name: Option<String>,
     mac_address: Option<String>,
+    mtu: Option<u64>,
     #[serde(default)]
     subnets: Vec<V1Subnet>,
 }
@@ -710,6 +825,7 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
                 };
                 let path = format!("{path} ({name})");
                 let mut b = Builder::new(path.clone());
+                b.mtu(&format!("{path}.mtu"), phy.mtu)?;
                 for (k, s) in phy.subnets.into_iter().enumerate() {
                     v1_subnet(&mut b, &format!("{path}.subnets[{k}]"), s)?;
                 }
@@ -878,6 +994,89 @@ mod tests {
         let i = one("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n");
         assert_eq!(i.ipv4, Ipv4Config::Disabled);
         assert_eq!(i.ipv6, Ipv6Config::Auto);
+    }
+
+    /// The link keys CAPV sends per NIC (issue 32): `mtu` and `accept-ra` are taken,
+    /// and `dhcp*-overrides` keys vmcust does not apply are named, never dropped unsaid.
+    #[test]
+    fn capv_link_keys_are_taken_and_unapplied_overrides_named() {
+        let doc = "version: 2\nethernets:\n  id0:\n    match: {macaddress: '00:50:56:00:00:0a'}\n    set-name: eth0\n    dhcp4: true\n    dhcp6: false\n    mtu: 9000\n    accept-ra: false\n    dhcp4-overrides: {use-dns: false, use-ntp: false, route-metric: 100}\n    dhcp6-overrides: {use-dns: true}\n";
+        let t = translate(&yaml(doc)).unwrap();
+        let i = &t.network.as_ref().unwrap().interfaces[0];
+        assert_eq!(i.mtu.map(Mtu::get), Some(9000));
+        assert_eq!(i.accept_ra, Some(false));
+        assert!(!i.dhcp_dns);
+        assert!(
+            !t.warnings
+                .iter()
+                .any(|w| w.contains("mtu") || w.contains("accept-ra")),
+            "{:?}",
+            t.warnings
+        );
+        assert_eq!(
+            t.warnings,
+            ["ethernets.id0.dhcp4-overrides: route-metric, use-ntp applied by the netplan and networkd renderers only; the others ignore them"]
+        );
+        assert_eq!(i.dhcp4_overrides.use_ntp, Some(false));
+        assert_eq!(i.dhcp4_overrides.route_metric, Some(100));
+        assert!(i.dhcp6_overrides.is_empty());
+
+        // A key netplan does not define is named too; a bad host name is refused.
+        let t = translate(&yaml("version: 2\nethernets:\n  e:\n    dhcp6: true\n    dhcp6-overrides: {use-ntp: no, frobnicate: 1}\n")).unwrap();
+        assert_eq!(
+            t.warnings,
+            [
+                "ethernets.e.dhcp6-overrides: ignoring unknown keys frobnicate",
+                "ethernets.e.dhcp6-overrides: use-ntp applied by the netplan and networkd renderers only; networkd applies use-domains, use-hostname and use-ntp only; the others ignore them",
+            ]
+        );
+        let e = translate(&yaml(
+            "version: 2\nethernets:\n  e:\n    dhcp4-overrides: {hostname: 'a b'}\n",
+        ))
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("ethernets.e.dhcp4-overrides.hostname"),
+            "{e}"
+        );
+
+        // Absent keys leave the NIC's MTU and the stack's RA default alone.
+        let i = one("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n    accept-ra: yes\n");
+        assert_eq!(i.mtu, None);
+        assert_eq!(i.accept_ra, Some(true));
+
+        // v1 physical entries carry mtu too (cloud-init's v1 schema); null is unset.
+        let i = one("version: 1\nconfig:\n  - {type: physical, name: eth0, mac_address: '00:50:56:00:00:03', mtu: 1400}\n");
+        assert_eq!(i.mtu.map(Mtu::get), Some(1400));
+        let i = one("version: 1\nconfig:\n  - {type: physical, name: eth0, mac_address: '00:50:56:00:00:03', mtu: null}\n");
+        assert_eq!(i.mtu, None);
+    }
+
+    #[test]
+    fn mtu_out_of_range_is_refused_naming_the_key() {
+        for (doc, at) in [
+            ("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n    mtu: 67\n", "ethernets.e.mtu"),
+            ("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n    mtu: 65536\n", "ethernets.e.mtu"),
+            ("version: 1\nconfig:\n  - {type: physical, name: eth0, mtu: 0}\n", "config[0] (eth0).mtu"),
+        ] {
+            let e = translate(&yaml(doc)).unwrap_err().to_string();
+            assert!(e.contains(at) && e.contains("68-65535"), "{e}");
+        }
+        for doc in [
+            "version: 2\nethernets:\n  e:\n    mtu: -1\n",
+            "version: 2\nethernets:\n  e:\n    mtu: big\n",
+            "version: 2\nethernets:\n  e:\n    accept-ra: maybe\n",
+        ] {
+            let e = translate(&yaml(doc)).unwrap_err().to_string();
+            assert!(e.contains("ethernets.e"), "{e}");
+        }
+        for ok in ["68", "65535"] {
+            let doc = format!("version: 2\nethernets:\n  e:\n    match: {{macaddress: '00:50:56:00:00:02'}}\n    mtu: {ok}\n");
+            assert_eq!(
+                one(&doc).mtu.map(|m| m.get().to_string()).as_deref(),
+                Some(ok)
+            );
+        }
     }
 
     /// The selector each v2 `match` shape keeps, and which shapes are keyed by MAC now.

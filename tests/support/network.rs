@@ -549,3 +549,37 @@ pub fn shows_route(routes: &str, to: &str, via: &str, metric: Option<u32>) -> bo
             && metric.is_none_or(|m| l.contains(&format!(" metric {m}")))
     })
 }
+
+/// A network config v2 in CAPV's per-NIC shape with the link keys (`mtu`,
+/// `accept-ra`, `dhcp4-overrides`) on the example root's three NICs: DHCPv4 with RA
+/// off and CAPV's overrides, static IPv4 and IPv6 with RA on, and static IPv4 with IPv6 left to router
+/// advertisements that are turned off.
+pub fn link_keys_network() -> Network {
+    let doc = "version: 2
+ethernets:
+  id0:
+    match: {macaddress: '00:50:56:a6:8c:08'}
+    dhcp4: true
+    mtu: 9000
+    accept-ra: false
+    dhcp4-overrides: {use-dns: false, use-ntp: false, use-mtu: true, route-metric: 100, send-hostname: true, hostname: node-a}
+  id1:
+    match: {macaddress: '00:50:56:a6:ef:7d'}
+    addresses: [10.0.0.5/24, 'fd00::5/64']
+    gateway4: 10.0.0.1
+    mtu: 1400
+    accept-ra: true
+  id2:
+    match: {macaddress: '00:50:56:a6:5a:de'}
+    addresses: [10.1.0.5/24]
+    mtu: 1280
+    accept-ra: false
+";
+    let value: serde_norway::Value = serde_norway::from_str(doc).unwrap();
+    let t = vmcust::source::netconfig::translate(&value).unwrap();
+    assert_eq!(
+        t.warnings,
+        ["ethernets.id0.dhcp4-overrides: hostname, route-metric, send-hostname, use-mtu, use-ntp applied by the netplan and networkd renderers only; the others ignore them"]
+    );
+    t.network.unwrap()
+}

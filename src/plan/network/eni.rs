@@ -103,6 +103,31 @@ fn stanzas(
         // Neither family configured: the device still comes up, with no address.
         stanzas.push(("inet manual".into(), Vec::new()));
     }
+    if let Some(mtu) = iface.mtu {
+        // ifupdown sets the MTU itself for static and manual stanzas only
+        // (interfaces(5)); for dhcp and auto the link is set before it comes up.
+        if stanzas[0].0.ends_with(" static") || stanzas[0].0.ends_with(" manual") {
+            shared.insert(0, format!("mtu {mtu}"));
+        } else {
+            shared.insert(0, format!("pre-up ip link set dev {name} mtu {mtu}"));
+        }
+    }
+    if let (Some(ra), false) = (iface.accept_ra, iface.ipv6 == Ipv6Config::Disabled) {
+        let value = u8::from(ra);
+        let mut inet6 = stanzas
+            .iter_mut()
+            .filter(|(head, _)| head.starts_with("inet6 "))
+            .peekable();
+        if inet6.peek().is_none() {
+            // No inet6 stanza (the kernel's SLAAC): set the sysctl ifupdown would.
+            shared.push(format!(
+                "pre-up sysctl -q -w net.ipv6.conf.{name}.accept_ra={value}"
+            ));
+        }
+        for (_, options) in inet6 {
+            options.push(format!("accept_ra {value}"));
+        }
+    }
     stanzas[0].1.append(&mut shared);
     for (head, options) in stanzas {
         writeln!(out, "iface {name} {head}").unwrap();

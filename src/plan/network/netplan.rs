@@ -44,6 +44,9 @@ pub struct Ethernet {
     /// Wake-on-LAN (magic packet) on.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub wakeonlan: bool,
+    /// Link MTU in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u16>,
     /// `manual` keeps the device down at boot (ONBOOT=no).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub activation_mode: Option<&'static str>,
@@ -58,7 +61,7 @@ pub struct Ethernet {
     /// DHCPv6 options.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dhcp6_overrides: Option<DhcpOverrides>,
-    /// Router advertisements; false only when IPv6 is disabled.
+    /// Router advertisements: the source's `accept-ra`, false when IPv6 is disabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accept_ra: Option<bool>,
     /// Link-local families; empty disables IPv6 link-local addresses.
@@ -83,11 +86,45 @@ pub struct Match {
 }
 
 /// `dhcp4-overrides` / `dhcp6-overrides`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct DhcpOverrides {
     /// Whether DNS servers from DHCP are used.
-    pub use_dns: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_dns: Option<bool>,
+    /// The source's other overrides, in netplan's key order.
+    #[serde(flatten)]
+    pub other: OtherOverrides,
+}
+
+/// The overrides besides `use-dns`, passed through as the source gave them.
+#[derive(Debug, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct OtherOverrides {
+    /// `use-domains`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_domains: Option<bool>,
+    /// `use-hostname`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_hostname: Option<bool>,
+    /// `use-mtu`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_mtu: Option<bool>,
+    /// `use-ntp`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_ntp: Option<bool>,
+    /// `use-routes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_routes: Option<bool>,
+    /// `send-hostname`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub send_hostname: Option<bool>,
+    /// `hostname`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// `route-metric`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route_metric: Option<u32>,
 }
 
 /// One route.
@@ -149,6 +186,30 @@ pub fn to_yaml(doc: &NetplanDoc) -> String {
     w.finish()
 }
 
+/// The fields of an overrides block, in declaration order.
+fn write_overrides(w: &mut BlockWriter, indent: usize, o: &DhcpOverrides) {
+    let x = &o.other;
+    for (key, v) in [
+        ("use-dns", o.use_dns),
+        ("use-domains", x.use_domains),
+        ("use-hostname", x.use_hostname),
+        ("use-mtu", x.use_mtu),
+        ("use-ntp", x.use_ntp),
+        ("use-routes", x.use_routes),
+        ("send-hostname", x.send_hostname),
+    ] {
+        if let Some(v) = v {
+            w.bool_field(indent, key, v);
+        }
+    }
+    if let Some(h) = &x.hostname {
+        w.str_field(indent, "hostname", h);
+    }
+    if let Some(m) = x.route_metric {
+        w.plain_field(indent, "route-metric", m);
+    }
+}
+
 /// The fields of `eth` at `indent`, in declaration order, skipping what serde would skip.
 fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
     let inner = indent + 2;
@@ -160,20 +221,23 @@ fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
     if eth.wakeonlan {
         w.bool_field(indent, "wakeonlan", true);
     }
+    if let Some(mtu) = eth.mtu {
+        w.plain_field(indent, "mtu", mtu);
+    }
     if let Some(mode) = eth.activation_mode {
         w.str_field(indent, "activation-mode", mode);
     }
     w.bool_field(indent, "dhcp4", eth.dhcp4);
     if let Some(o) = &eth.dhcp4_overrides {
         w.key(indent, "dhcp4-overrides");
-        w.bool_field(inner, "use-dns", o.use_dns);
+        write_overrides(w, inner, o);
     }
     if let Some(dhcp6) = eth.dhcp6 {
         w.bool_field(indent, "dhcp6", dhcp6);
     }
     if let Some(o) = &eth.dhcp6_overrides {
         w.key(indent, "dhcp6-overrides");
-        w.bool_field(inner, "use-dns", o.use_dns);
+        write_overrides(w, inner, o);
     }
     if let Some(accept_ra) = eth.accept_ra {
         w.bool_field(indent, "accept-ra", accept_ra);
@@ -228,7 +292,24 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         Ipv6Config::Dhcp => Some(true),
         Ipv6Config::Static(_) | Ipv6Config::Disabled => Some(false),
     };
-    let no_dhcp_dns = || (!iface.dhcp_dns).then_some(DhcpOverrides { use_dns: false });
+    // An overrides block when DNS from DHCP is off or the source set other overrides.
+    let overrides = |o: &crate::model::DhcpOverrides| {
+        let use_dns = (!iface.dhcp_dns).then_some(false);
+        (use_dns.is_some() || !o.is_empty()).then(|| DhcpOverrides {
+            use_dns,
+            other: OtherOverrides {
+                use_domains: o.use_domains,
+                use_hostname: o.use_hostname,
+                // A fixed MTU wins: networkd drops UseMTU= beside MTUBytes= anyway.
+                use_mtu: o.use_mtu.filter(|_| iface.mtu.is_none()),
+                use_ntp: o.use_ntp,
+                use_routes: o.use_routes,
+                send_hostname: o.send_hostname,
+                hostname: o.hostname.as_ref().map(text),
+                route_metric: o.route_metric,
+            },
+        })
+    };
     let v6_disabled = iface.ipv6 == Ipv6Config::Disabled;
     let mut addresses: Vec<String> = Vec::new();
     if let Ipv4Config::Static(nets) = &iface.ipv4 {
@@ -244,16 +325,25 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         },
         set_name: dev.pinned().then(|| dev.name.to_string()),
         wakeonlan: iface.wake_on_lan,
+        mtu: iface.mtu.map(|m| m.get()),
         activation_mode: (!iface.start_on_boot).then_some("manual"),
         dhcp4,
-        dhcp4_overrides: if dhcp4 { no_dhcp_dns() } else { None },
-        dhcp6,
-        dhcp6_overrides: if dhcp6 == Some(true) {
-            no_dhcp_dns()
+        dhcp4_overrides: if dhcp4 {
+            overrides(&iface.dhcp4_overrides)
         } else {
             None
         },
-        accept_ra: v6_disabled.then_some(false),
+        dhcp6,
+        dhcp6_overrides: if dhcp6 == Some(true) {
+            overrides(&iface.dhcp6_overrides)
+        } else {
+            None
+        },
+        accept_ra: if v6_disabled {
+            Some(false)
+        } else {
+            iface.accept_ra
+        },
         link_local: v6_disabled.then(Vec::new),
         addresses,
         routes: iface
@@ -300,6 +390,7 @@ mod tests {
             },
             set_name: None,
             wakeonlan: false,
+            mtu: None,
             activation_mode: None,
             dhcp4: true,
             dhcp4_overrides: None,
@@ -319,11 +410,24 @@ mod tests {
         let full = Ethernet {
             set_name: Some("ens192".into()),
             wakeonlan: false,
+            mtu: Some(9000),
             activation_mode: Some("manual"),
             dhcp4: false,
-            dhcp4_overrides: Some(DhcpOverrides { use_dns: false }),
+            dhcp4_overrides: Some(DhcpOverrides {
+                use_dns: Some(false),
+                other: OtherOverrides {
+                    use_ntp: Some(false),
+                    send_hostname: Some(true),
+                    hostname: Some("yes".into()),
+                    route_metric: Some(100),
+                    ..OtherOverrides::default()
+                },
+            }),
             dhcp6: Some(true),
-            dhcp6_overrides: Some(DhcpOverrides { use_dns: true }),
+            dhcp6_overrides: Some(DhcpOverrides {
+                use_dns: Some(true),
+                ..DhcpOverrides::default()
+            }),
             accept_ra: Some(false),
             link_local: Some(Vec::new()),
             addresses: vec!["10.0.0.5/24".into(), "fc00::5/64".into()],

@@ -66,10 +66,15 @@ fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue>
     let mut w = IniWriter::new(FORMAT, HEADER);
     w.section("Match")?;
     w.set("MACAddress", iface.mac)?;
+    if !iface.start_on_boot || iface.mtu.is_some() {
+        w.section("Link")?;
+    }
+    if let Some(mtu) = iface.mtu {
+        w.set("MTUBytes", mtu)?;
+    }
     if !iface.start_on_boot {
         // ONBOOT=no: keep it down until someone runs `networkctl up`, and do not let
         // network-online.target wait for it.
-        w.section("Link")?;
         w.set("ActivationPolicy", "manual")?;
         w.set("RequiredForOnline", "no")?;
     }
@@ -84,6 +89,8 @@ fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue>
     if iface.ipv6 == Ipv6Config::Disabled {
         w.set("LinkLocalAddressing", "no")?;
         w.set("IPv6AcceptRA", "no")?;
+    } else if let Some(ra) = iface.accept_ra {
+        w.set("IPv6AcceptRA", if ra { "yes" } else { "no" })?;
     }
     if let Ipv4Config::Static(nets) = &iface.ipv4 {
         for n in nets {
@@ -102,12 +109,45 @@ fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue>
     if !dns.search.is_empty() {
         w.set("Domains", words(FORMAT, "Domains", &dns.search)?)?;
     }
-    if !iface.dhcp_dns {
-        for (on, section) in [(dhcp4, "DHCPv4"), (dhcp6, "DHCPv6")] {
-            if on {
-                w.section(section)?;
-                w.set("UseDNS", "no")?;
-                w.set("UseDomains", "no")?;
+    for (on, section, o) in [
+        (dhcp4, "DHCPv4", &iface.dhcp4_overrides),
+        (dhcp6, "DHCPv6", &iface.dhcp6_overrides),
+    ] {
+        if !on || (iface.dhcp_dns && o.is_empty()) {
+            continue;
+        }
+        w.section(section)?;
+        let yes_no = |b: bool| if b { "yes" } else { "no" };
+        if !iface.dhcp_dns {
+            w.set("UseDNS", "no")?;
+        }
+        let use_domains = o.use_domains.or((!iface.dhcp_dns).then_some(false));
+        let mut flags = vec![
+            ("UseDomains", use_domains),
+            ("UseHostname", o.use_hostname),
+            ("UseNTP", o.use_ntp),
+        ];
+        // [DHCPv6] has no such keys (systemd.network(5)); the reader's warning says so.
+        if section == "DHCPv4" {
+            // A fixed MTU wins: networkd drops UseMTU= beside MTUBytes= with a complaint.
+            let use_mtu = o.use_mtu.filter(|_| iface.mtu.is_none());
+            flags.extend([
+                ("UseMTU", use_mtu),
+                ("UseRoutes", o.use_routes),
+                ("SendHostname", o.send_hostname),
+            ]);
+        }
+        for (key, v) in flags {
+            if let Some(v) = v {
+                w.set(key, yes_no(v))?;
+            }
+        }
+        if section == "DHCPv4" {
+            if let Some(h) = &o.hostname {
+                w.set("Hostname", h)?;
+            }
+            if let Some(m) = o.route_metric {
+                w.set("RouteMetric", m)?;
             }
         }
     }

@@ -74,6 +74,9 @@ fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> Result<String, Uns
         // NM_SETTING_WIRED_WAKE_ON_LAN_MAGIC.
         w.set("wake-on-lan", 64)?;
     }
+    if let Some(mtu) = iface.mtu {
+        w.set("mtu", mtu)?;
+    }
 
     let dns = merged_dns(&iface.dns, &net.dns);
     let (v4_method, v4_addrs) = match &iface.ipv4 {
@@ -81,10 +84,19 @@ fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> Result<String, Uns
         Ipv4Config::Static(nets) => ("manual", nets.iter().map(|n| n.to_string()).collect()),
         Ipv4Config::Disabled => ("disabled", Vec::new()),
     };
+    // accept-ra: NetworkManager has no switch of its own, the method decides. `auto`
+    // takes router advertisements, `link-local` and `manual` do not; `dhcp` takes
+    // them for routes whatever accept-ra says.
+    let static6 = if iface.accept_ra == Some(true) {
+        "auto"
+    } else {
+        "manual"
+    };
     let (v6_method, v6_addrs) = match &iface.ipv6 {
+        Ipv6Config::Auto if iface.accept_ra == Some(false) => ("link-local", Vec::new()),
         Ipv6Config::Auto => ("auto", Vec::new()),
         Ipv6Config::Dhcp => ("dhcp", Vec::new()),
-        Ipv6Config::Static(nets) => ("manual", nets.iter().map(|n| n.to_string()).collect()),
+        Ipv6Config::Static(nets) => (static6, nets.iter().map(|n| n.to_string()).collect()),
         Ipv6Config::Disabled => ("disabled", Vec::new()),
     };
     // NetworkManager keeps DNS per family and refuses DNS on a disabled family, so

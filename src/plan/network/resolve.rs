@@ -263,6 +263,10 @@ mod tests {
             dns: Dns::default(),
             dhcp_dns: true,
             wake_on_lan: false,
+            mtu: None,
+            accept_ra: None,
+            dhcp4_overrides: Default::default(),
+            dhcp6_overrides: Default::default(),
         }
     }
 
@@ -404,6 +408,10 @@ mod tests {
             mac: mac.parse().unwrap(),
             set_name: None,
             wake_on_lan: false,
+            mtu: None,
+            accept_ra: None,
+            dhcp4_overrides: Default::default(),
+            dhcp6_overrides: Default::default(),
             ipv4: Ipv4Config::Dhcp,
             ipv6: Ipv6Config::Auto,
             routes: Vec::new(),

@@ -96,7 +96,9 @@ fn ifcfg(
     match &iface.ipv6 {
         Ipv6Config::Auto => {
             kv("IPV6INIT", "yes")?;
-            kv("IPV6_AUTOCONF", "yes")?;
+            // Router advertisements are all this method has: accept-ra false leaves
+            // the link-local address only.
+            kv("IPV6_AUTOCONF", yes(iface.accept_ra != Some(false)))?;
         }
         Ipv6Config::Dhcp => {
             kv("IPV6INIT", "yes")?;
@@ -126,6 +128,11 @@ fn ifcfg(
             kv("IPV6_DISABLED", "yes")?;
         }
     }
+    // With IPV6_AUTOCONF=no, initscripts accept router advertisements (for routes)
+    // only when told to; cloud-init writes the same key.
+    if let (Ipv6Config::Dhcp | Ipv6Config::Static(_), Some(ra)) = (&iface.ipv6, iface.accept_ra) {
+        kv("IPV6_FORCE_ACCEPT_RA", yes(ra))?;
+    }
     if let Some(gw) = gw6 {
         kv("IPV6_DEFAULTGW", &gw.via.to_string())?;
         if let Some(m) = gw.metric {
@@ -142,6 +149,9 @@ fn ifcfg(
     if iface.wake_on_lan {
         // ethtool's arguments, run by ifup-eth and read by NetworkManager's ifcfg-rh.
         kv("ETHTOOL_OPTS", "wol g")?;
+    }
+    if let Some(mtu) = iface.mtu {
+        kv("MTU", &mtu.to_string())?;
     }
     Ok(w.finish())
 }

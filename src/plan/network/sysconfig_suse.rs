@@ -106,6 +106,9 @@ fn ifcfg(iface: &Interface) -> Result<String, UnsafeValue> {
         // wicked runs ethtool with these arguments (ifcfg(5)).
         w.set("ETHTOOL_OPTIONS", "wol g")?;
     }
+    if let Some(mtu) = iface.mtu {
+        w.set("MTU", mtu.to_string())?;
+    }
     Ok(w.finish())
 }
 

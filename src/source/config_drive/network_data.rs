@@ -154,13 +154,14 @@ pub fn translate(json: &[u8]) -> Result<Translated, String> {
         mac.trim()
             .parse::<MacAddr>()
             .map_err(|e| format!("{at}: ethernet_mac_address: {e}"))?;
-        if let Some(mtu) = &link.mtu {
-            if !mtu.is_null() && mtu.as_u64() != Some(1500) {
-                warnings.push(format!(
-                    "{at}: mtu {mtu} is not set by vmcust (the NIC keeps its own)"
-                ));
-            }
-        }
+        // Set as cloud-init's converter passes it on; the range is checked with the
+        // other v1 values.
+        let mtu = match &link.mtu {
+            None | Some(serde_json::Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or_else(|| {
+                format!("{at}: mtu {v} is not a number of bytes; give 68-65535 or null")
+            })?),
+        };
         let name = link.name.clone().unwrap_or_else(|| link.id.clone());
         let mut subnets = Vec::new();
         for (j, net) in doc.networks.iter().enumerate() {
@@ -224,12 +225,16 @@ pub fn translate(json: &[u8]) -> Result<Translated, String> {
             subnets.push(map(subnet));
         }
         names.push((format!("config[{i}] ({name})"), at));
-        config.push(map(vec![
+        let mut physical = vec![
             ("type", s("physical")),
             ("name", s(&name)),
             ("mac_address", s(mac.trim())),
             ("subnets", Value::Sequence(subnets)),
-        ]));
+        ];
+        if let Some(mtu) = mtu {
+            physical.push(("mtu", Value::Number(mtu.into())));
+        }
+        config.push(map(physical));
     }
     for (j, net) in doc.networks.iter().enumerate() {
         if !doc.links.iter().any(|l| l.id == net.link) {
