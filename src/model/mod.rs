@@ -323,8 +323,10 @@ impl std::fmt::Display for Mtu {
 }
 
 /// What a DHCP client takes from or sends to the server (netplan's
-/// `dhcp4-overrides`/`dhcp6-overrides`); `None` leaves the stack's default.
+/// `dhcp4-overrides`/`dhcp6-overrides`, under netplan's names, in netplan's key order:
+/// the netplan renderer writes it as it is); `None` leaves the stack's default.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct DhcpOverrides {
     /// `use-domains`: search domains from DHCP.
     #[serde(skip_serializing_if = "Option::is_none")]

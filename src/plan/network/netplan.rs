@@ -94,37 +94,7 @@ pub struct DhcpOverrides {
     pub use_dns: Option<bool>,
     /// The source's other overrides, in netplan's key order.
     #[serde(flatten)]
-    pub other: OtherOverrides,
-}
-
-/// The overrides besides `use-dns`, passed through as the source gave them.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub struct OtherOverrides {
-    /// `use-domains`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub use_domains: Option<bool>,
-    /// `use-hostname`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub use_hostname: Option<bool>,
-    /// `use-mtu`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub use_mtu: Option<bool>,
-    /// `use-ntp`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub use_ntp: Option<bool>,
-    /// `use-routes`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub use_routes: Option<bool>,
-    /// `send-hostname`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub send_hostname: Option<bool>,
-    /// `hostname`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<String>,
-    /// `route-metric`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub route_metric: Option<u32>,
+    pub other: crate::model::DhcpOverrides,
 }
 
 /// One route.
@@ -203,7 +173,7 @@ fn write_overrides(w: &mut BlockWriter, indent: usize, o: &DhcpOverrides) {
         }
     }
     if let Some(h) = &x.hostname {
-        w.str_field(indent, "hostname", h);
+        w.str_field(indent, "hostname", h.as_str());
     }
     if let Some(m) = x.route_metric {
         w.plain_field(indent, "route-metric", m);
@@ -297,16 +267,10 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         let use_dns = (!iface.dhcp_dns).then_some(false);
         (use_dns.is_some() || !o.is_empty()).then(|| DhcpOverrides {
             use_dns,
-            other: OtherOverrides {
-                use_domains: o.use_domains,
-                use_hostname: o.use_hostname,
+            other: crate::model::DhcpOverrides {
                 // A fixed MTU wins: networkd drops UseMTU= beside MTUBytes= anyway.
                 use_mtu: o.use_mtu.filter(|_| iface.mtu.is_none()),
-                use_ntp: o.use_ntp,
-                use_routes: o.use_routes,
-                send_hostname: o.send_hostname,
-                hostname: o.hostname.as_ref().map(text),
-                route_metric: o.route_metric,
+                ..o.clone()
             },
         })
     };
@@ -415,12 +379,12 @@ mod tests {
             dhcp4: false,
             dhcp4_overrides: Some(DhcpOverrides {
                 use_dns: Some(false),
-                other: OtherOverrides {
+                other: crate::model::DhcpOverrides {
                     use_ntp: Some(false),
                     send_hostname: Some(true),
-                    hostname: Some("yes".into()),
+                    hostname: Some(crate::model::HostName::parse("yes").unwrap()),
                     route_metric: Some(100),
-                    ..OtherOverrides::default()
+                    ..crate::model::DhcpOverrides::default()
                 },
             }),
             dhcp6: Some(true),
