@@ -330,9 +330,53 @@ impl Root {
         }
     }
 
+    /// `path` opened with `flags` by the kernel following every symlink on the way as
+    /// [`Root::resolve`] follows them: within the root (`RESOLVE_IN_ROOT`: an absolute
+    /// target and `..` stay beneath it), and no magic link of `/proc`. One system call
+    /// where the walk costs an `lstat` and a path rebuilt per component and a `readlink`
+    /// per link (the NICs' facts read every file of `/sys/class/net/*` through links).
+    /// [`Direct::Resolve`] where the kernel cannot settle it (no `openat2`, a loop).
+    fn open_in_root(&self, path: &Path, flags: nix::fcntl::OFlag) -> Direct {
+        use nix::errno::Errno;
+        use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
+
+        if !OPENAT2_WORKS.load(Ordering::Relaxed) {
+            return Direct::Resolve;
+        }
+        let mut relative = PathBuf::new();
+        for c in path.components() {
+            match c {
+                Component::Normal(p) => relative.push(p),
+                Component::ParentDir => relative.push(".."),
+                Component::RootDir | Component::CurDir => {}
+                Component::Prefix(_) => return Direct::Resolve,
+            }
+        }
+        if relative.as_os_str().is_empty() {
+            return Direct::Resolve;
+        }
+        let how = OpenHow::new()
+            .flags(flags | OFlag::O_CLOEXEC)
+            .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+        match openat2(self.handle.as_fd(), &relative, how) {
+            Ok(fd) => Direct::Open(File::from(fd)),
+            Err(Errno::ENOENT) => Direct::Missing,
+            Err(_) => Direct::Resolve,
+        }
+    }
+
+    /// [`Root::open_direct`], then [`Root::open_in_root`] where a symlink or `..` is on
+    /// the way: `path` opened following links inside the root.
+    fn open_following(&self, path: &Path, flags: nix::fcntl::OFlag) -> Direct {
+        match self.open_direct(path, flags) {
+            Direct::Resolve => self.open_in_root(path, flags),
+            settled => settled,
+        }
+    }
+
     /// `path` opened for reading (following symlinks inside the root); `None` if absent.
     fn open_read(&self, path: &Path) -> io::Result<Option<File>> {
-        match self.open_direct(path, nix::fcntl::OFlag::O_RDONLY) {
+        match self.open_following(path, nix::fcntl::OFlag::O_RDONLY) {
             Direct::Open(f) => Ok(Some(f)),
             Direct::Missing => Ok(None),
             Direct::Resolve => match File::open(self.resolve(path, true)?) {
@@ -345,7 +389,7 @@ impl Root {
 
     /// What is at `path` (following symlinks inside the root); `None` if absent.
     fn metadata(&self, path: &Path) -> Option<fs::Metadata> {
-        match self.open_direct(path, nix::fcntl::OFlag::O_PATH) {
+        match self.open_following(path, nix::fcntl::OFlag::O_PATH) {
             Direct::Open(f) => f.metadata().ok(),
             Direct::Missing => None,
             Direct::Resolve => fs::metadata(self.resolve(path, true).ok()?).ok(),
@@ -1054,6 +1098,12 @@ mod tests {
         std::os::unix::fs::symlink("/usr/lib/real", d.join("etc/abs")).unwrap();
         std::os::unix::fs::symlink("nowhere", d.join("etc/dangling")).unwrap();
         std::os::unix::fs::symlink("hosts", d.join("etc/last")).unwrap();
+        // Out of the root by `..` and by an absolute climb: both stay beneath it.
+        std::os::unix::fs::symlink("../../../../../usr/lib/real", d.join("etc/up")).unwrap();
+        std::os::unix::fs::symlink("/../../etc", d.join("etc/climb")).unwrap();
+        std::os::unix::fs::symlink("loop-b", d.join("etc/loop-a")).unwrap();
+        std::os::unix::fs::symlink("loop-a", d.join("etc/loop-b")).unwrap();
+        std::os::unix::fs::symlink("/proc/self/root", d.join("etc/magic")).unwrap();
         // What the general way says: resolve, then look at the host path.
         let resolved = |p: &str| {
             let real = root.resolve(Path::new(p), true).unwrap();
@@ -1077,6 +1127,11 @@ mod tests {
             "/etc/last",
             "/etc/ssh/../hosts",
             "/etc/ssh",
+            "/etc/up/f",
+            "/etc/climb/hosts",
+            "/etc/rel/../real/f",
+            "/etc/abs/../../../../etc/hosts",
+            "/etc/magic/etc/hosts",
         ] {
             let read = root.read(Path::new(p)).map_err(|e| e.kind());
             let direct = (read, root.is_file(Path::new(p)), root.is_dir(Path::new(p)));
@@ -1096,7 +1151,17 @@ mod tests {
             assert!(matches!(missing, Direct::Missing));
             let linked = root.open_direct(Path::new("/etc/rel/f"), nix::fcntl::OFlag::O_RDONLY);
             assert!(matches!(linked, Direct::Resolve));
+            // Through links, the kernel settles it in the root in one call too.
+            for p in ["/etc/rel/f", "/etc/abs/f", "/etc/up/f", "/etc/ssh/../hosts"] {
+                let followed = root.open_following(Path::new(p), nix::fcntl::OFlag::O_RDONLY);
+                assert!(matches!(followed, Direct::Open(_)), "{p}");
+            }
+            let looped = root.open_following(Path::new("/etc/loop-a"), nix::fcntl::OFlag::O_RDONLY);
+            assert!(matches!(looped, Direct::Resolve));
         }
+        // A loop is an error both ways.
+        assert!(root.read(Path::new("/etc/loop-a")).is_err());
+        assert!(root.resolve(Path::new("/etc/loop-a"), true).is_err());
     }
 
     /// The one-call lookup and the component walk agree on every shape of path: plain,
