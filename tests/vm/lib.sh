@@ -490,6 +490,13 @@ write_files:
     defer: true
 runcmd:
   - [sh, -c, 'echo run >> /var/lib/vmtest-runcmd-runs']
+apt:
+  preserve_sources_list: true
+  sources:
+    vmtest:
+      source: deb [trusted=yes] file:/opt/vmtest-extra ./
+mounts:
+  - [tmpfs, /mnt/vmtest, tmpfs, 'size=1m', '0', '0']
 CC
     } | base64 -w0 >"$g/guestinfo.userdata"
     printf 'base64' >"$g/guestinfo.userdata.encoding"
@@ -502,6 +509,8 @@ grep -h alice /etc/sudoers.d/* >"$out/sudoers.txt" 2>&1
 stat -c '%a %U:%G %n' /etc/vmtest/site.conf /home/alice/welcome.txt >"$out/files.txt" 2>&1
 cat /etc/vmtest/site.conf /home/alice/welcome.txt >>"$out/files.txt" 2>&1
 cp /var/lib/vmtest-bootcmd-runs /var/lib/vmtest-runcmd-runs "$out/" 2>&1
+cat /etc/apt/sources.list.d/vmtest.list >"$out/apt-source.txt" 2>&1
+findmnt -n -o FSTYPE,TARGET /mnt/vmtest >"$out/mounts.txt" 2>&1
 AFTER
 }
 
@@ -517,4 +526,6 @@ check_compare_cloud_config() {
     check "boot $n: the files hold what was written" has "$n" files.txt '^welcome alice$'
     check "boot $n: bootcmd ran once" test "$(wc -l <"$(r "$n" vmtest-bootcmd-runs)")" -eq 1
     check "boot $n: runcmd ran once" test "$(wc -l <"$(r "$n" vmtest-runcmd-runs)")" -eq 1
+    check "boot $n: the apt source is in its list file" has "$n" apt-source.txt '^deb \[trusted=yes\] file:/opt/vmtest-extra \./$'
+    check "boot $n: the tmpfs of mounts is mounted" has "$n" mounts.txt '^tmpfs +/mnt/vmtest$'
 }

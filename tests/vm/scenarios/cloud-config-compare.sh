@@ -7,7 +7,7 @@
 # lib.sh) on the networkd template, applied natively. cloud-init-cloud-config gives the
 # same bytes to Debian's cloud-init on the same image.
 stack=networkd
-describe="guestinfo #cloud-config (users, key, sudo, files, bootcmd, runcmd) applied natively: vmcust's side of --compare-cloud-init"
+describe="guestinfo #cloud-config (users, key, sudo, files, bootcmd, runcmd, apt source, mounts) applied natively: vmcust's side of --compare-cloud-init"
 scenario_prepare() { compare_cloud_config; }
 scenario_boots() { boot 1; }
 scenario_checks() {

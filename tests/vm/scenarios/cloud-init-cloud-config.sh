@@ -12,7 +12,7 @@ variant=cloud-init
 # reach the stand-in's store (on VMware it would see guestinfo.metadata): the kernel
 # command line names the data source it would have found.
 scenario_kernel_args="ci.ds=VMware"
-describe="Debian's cloud-init 22.4 (no vmcust) on cloud-config-compare's guestinfo: users, key, sudo, files, bootcmd, runcmd checked; unit times recorded for --compare-cloud-init"
+describe="Debian's cloud-init 22.4 (no vmcust) on cloud-config-compare's guestinfo: users, key, sudo, files, bootcmd, runcmd, apt source, mounts checked; unit times recorded for --compare-cloud-init"
 scenario_prepare() { compare_cloud_config; }
 scenario_boots() { boot 1; }
 scenario_checks() {
