@@ -446,19 +446,22 @@ pub fn parse_filesystems(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node:
                 continue 'entries;
             }
         }
+        // cloud-init's schema takes such an entry and fails it at boot: left out here.
         if f.device.is_empty() {
-            r.error(
+            r.not_applied(
                 item,
                 &at,
-                "has no device; write device: /dev/… or a device_aliases name",
+                "an entry without a device (cloud-init fails it at boot)",
+                "write device: /dev/… or a device_aliases name",
             );
             continue;
         }
         if f.filesystem.is_none() && f.cmd.is_none() {
-            r.error(
+            r.not_applied(
                 item,
                 &at,
-                "has neither filesystem nor cmd; write filesystem: ext4 (or a cmd)",
+                "an entry with neither filesystem nor cmd (cloud-init: \"No way to create filesystem\")",
+                "write filesystem: ext4 (or a cmd)",
             );
             continue;
         }
@@ -1693,11 +1696,6 @@ mod tests {
                 "write true, false, remove",
             ),
             ("disk_setup: {/dev/sdb: {overwrite: 1}}", "true or false"),
-            ("fs_setup: [{filesystem: ext4}]", "has no device"),
-            (
-                "fs_setup: [{device: /dev/sdb}]",
-                "neither filesystem nor cmd",
-            ),
             (
                 "fs_setup: [{device: /dev/sdb, filesystem: 'ext4; reboot'}]",
                 "not a file system type",
@@ -1718,6 +1716,21 @@ mod tests {
         assert!(p.iter().all(|p| p.severity == Severity::Unknown), "{p:?}");
         assert!(p[0].message.contains("Only simply partitioning"), "{p:?}");
         assert_eq!(c.disk_setup, Some(vec![]));
+        // So is an fs_setup entry without a device, or without filesystem and cmd.
+        for (doc, want) in [
+            ("fs_setup: [{filesystem: ext4}]", "without a device"),
+            (
+                "fs_setup: [{device: /dev/sdb}]",
+                "neither filesystem nor cmd",
+            ),
+        ] {
+            let (c, p) = document::from_text(doc);
+            assert!(
+                p.len() == 1 && p[0].severity == Severity::Unknown && p[0].message.contains(want),
+                "{doc}: {p:?}"
+            );
+            assert_eq!(c.fs_setup, Some(vec![]));
+        }
     }
 
     #[test]
