@@ -283,6 +283,12 @@ fn module_cases() -> Vec<ModuleCase> {
         ),
         case("growpart", "#cloud-config\ngrowpart: {mode: auto}\n"),
         case("resizefs", "#cloud-config\nresize_rootfs: true\n"),
+        // A scratch root is not the running system: partitioning and mkfs are refused
+        // there (they would reach the build machine's disks), and shown as such.
+        case(
+            "disk_setup",
+            "#cloud-config\ndevice_aliases: {data: /dev/sdb}\ndisk_setup: {data: {table_type: gpt, layout: [50, [50, 82]]}}\nfs_setup: [{device: data.1, filesystem: ext4, label: data}, {device: data.2, filesystem: swap}]\n",
+        ),
         case(
             "mounts",
             "#cloud-config\nmounts: [[sdb, /data], ['LABEL=logs', '/srv/my logs', ext4], [sdc]]\nswap: {size: auto}\n",

@@ -24,7 +24,7 @@ pub mod userdata;
 use serde::Serialize;
 
 use modules::{
-    accounts, apt_configure, ca_certs, growpart, mounts, ntp,
+    accounts, apt_configure, ca_certs, disk_setup, growpart, mounts, ntp,
     package_update_upgrade_install as packages, power_state_change as power, resizefs, resolv_conf,
     update_etc_hosts, vendor_data, write_files,
 };
@@ -88,6 +88,15 @@ pub struct CloudConfig {
     pub growpart: Option<growpart::Growpart>,
     /// `resize_rootfs` (unset: true).
     pub resize_rootfs: Option<resizefs::ResizeRootfs>,
+    /// `disk_setup` (cloud-init's `cc_disk_setup`), in document order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disk_setup: Option<Vec<disk_setup::Disk>>,
+    /// `fs_setup`, in order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fs_setup: Option<Vec<disk_setup::Filesystem>>,
+    /// `device_aliases`: name → `/dev/` path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_aliases: Option<std::collections::BTreeMap<String, String>>,
     /// `mounts` (cloud-init's `cc_mounts`), in order.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mounts: Option<Vec<mounts::Entry>>,

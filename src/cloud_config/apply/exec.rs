@@ -48,7 +48,12 @@ pub struct Program<'a> {
 /// Runs `p` inside `root` until it ends, its timeout passes or `stop` is set; notes the
 /// run in the stage's [`journal`](super::journal) for the instance's record.
 pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
-    let (end, exit_status) = run_noted(root, p, stop);
+    run_with_input(root, p, &[], stop)
+}
+
+/// [`run`], the program reading `stdin` on its standard input (`sfdisk`'s script).
+pub(crate) fn run_with_input(root: &Root, p: &Program, stdin: &[u8], stop: &AtomicBool) -> RunEnd {
+    let (end, exit_status) = run_noted(root, p, stdin, stop);
     let command = if p.hide_args {
         format!("{} ({} arguments, not shown)", p.program, p.args.len())
     } else {
@@ -95,7 +100,7 @@ fn quoted_args(p: &Program) -> String {
 }
 
 /// [`run`], with the program's exit status when it exited.
-fn run_noted(root: &Root, p: &Program, stop: &AtomicBool) -> (RunEnd, Option<i32>) {
+fn run_noted(root: &Root, p: &Program, stdin: &[u8], stop: &AtomicBool) -> (RunEnd, Option<i32>) {
     let live = root.path() == Path::new("/");
     let present = root.is_file(Path::new(p.program));
     if !present {
@@ -114,7 +119,7 @@ fn run_noted(root: &Root, p: &Program, stop: &AtomicBool) -> (RunEnd, Option<i32
         env: p.env.clone(),
         timeout: p.timeout,
         grace: Duration::from_secs(5),
-        stdin: Vec::new(),
+        stdin: stdin.to_vec(),
     };
     let mut tail: VecDeque<String> = VecDeque::new();
     let mut logged = 0usize;

@@ -66,6 +66,9 @@ pub struct CcFacts {
     /// What `mounts` needs (fstab, mount points, devices, swap), when the document has
     /// `mounts` or `swap`.
     pub mounts: Option<crate::cloud_config::modules::mounts::MountFacts>,
+    /// What `disk_setup` and `fs_setup` need (the devices they name, probed on the
+    /// running system), when the document has them.
+    pub disk_setup: Option<crate::cloud_config::modules::disk_setup::DiskSetupFacts>,
 }
 
 /// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
@@ -170,6 +173,7 @@ impl CcFacts {
             files,
             hostname_file: root.is_file(Path::new("/etc/hostname")),
             mounts: crate::cloud_config::modules::mounts::gather(root, cfg),
+            disk_setup: crate::cloud_config::modules::disk_setup::gather(root, cfg),
         })
     }
 

@@ -15,6 +15,7 @@ pub mod apt_configure;
 pub mod apt_pipelining;
 pub mod bootcmd;
 pub mod ca_certs;
+pub mod disk_setup;
 pub mod final_message;
 pub mod growpart;
 pub mod keyboard;
@@ -252,6 +253,22 @@ pub static TABLE: &[Module] = &[
         programs: growpart::programs,
     },
     // cloud-init's init stage: growpart, resizefs, disk_setup, mounts, set_hostname.
+    Module {
+        name: "disk_setup",
+        keys: &[
+            key(&["disk_setup"], disk_setup::parse_disks),
+            key(&["fs_setup"], disk_setup::parse_filesystems),
+            key(&["device_aliases"], disk_setup::parse_aliases),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Early,
+        run: Run::Body {
+            run: disk_setup::run,
+            reads_root: true,
+        },
+        preview: Some(disk_setup::preview),
+        programs: disk_setup::programs,
+    },
     Module {
         name: "mounts",
         keys: &[
@@ -700,12 +717,9 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "cloud_config_modules",
     "cloud_final_modules",
     "cloud_init_modules",
-    "device_aliases",
     "disable_ec2_metadata",
-    "disk_setup",
     "drivers",
     "fan",
-    "fs_setup",
     "grub-dpkg",
     "grub_dpkg",
     "landscape",

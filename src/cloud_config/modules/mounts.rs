@@ -454,6 +454,20 @@ pub(crate) fn resolve(name: &str, sys: &dyn Fn(&str) -> bool) -> Option<String> 
     }
 }
 
+/// An entry's device with a `device_aliases` name replaced by its device (`data.2` with
+/// `data: /dev/sdb` → `/dev/sdb.2`), as cloud-init's `sanitize_devname` does.
+pub(crate) fn aliased(name: &str, aliases: &BTreeMap<String, String>) -> String {
+    let (dev, part) = match name.rsplit_once('.') {
+        Some((d, p)) => (d, Some(p)),
+        None => (name, None),
+    };
+    match (aliases.get(dev), part) {
+        (Some(d), Some(p)) => format!("{d}.{p}"),
+        (Some(d), None) => d.clone(),
+        (None, _) => name.to_string(),
+    }
+}
+
 /// A new fstab line, its fields unescaped.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Line {
@@ -815,9 +829,10 @@ pub(crate) fn gather(root: &crate::root::Root, cfg: &CloudConfig) -> Option<Moun
     }
     if live {
         let sys = |p: &str| Path::new("/sys/block").join(p).exists();
+        let aliases = cfg.device_aliases.clone().unwrap_or_default();
         for e in entries {
             if let Some(Some(name)) = e.first() {
-                if let Some(d) = resolve(name, &sys) {
+                if let Some(d) = resolve(&aliased(name, &aliases), &sys) {
                     f.devices.insert(name.clone(), d);
                 }
             }
@@ -1187,6 +1202,20 @@ mod tests {
             ("/dev/../etc", None),
         ] {
             assert_eq!(resolve(name, &sys).as_deref(), want, "{name}");
+        }
+    }
+
+    #[test]
+    fn device_aliases_name_entries() {
+        let aliases: BTreeMap<String, String> =
+            [("data".to_string(), "/dev/sdb".to_string())].into();
+        for (name, want) in [
+            ("data", "/dev/sdb"),
+            ("data.2", "/dev/sdb.2"),
+            ("sdc", "sdc"),
+            ("other.1", "other.1"),
+        ] {
+            assert_eq!(aliased(name, &aliases), want, "{name}");
         }
     }
 
