@@ -322,6 +322,14 @@ fn module_cases() -> Vec<ModuleCase> {
             "set_passwords",
             "#cloud-config\nusers: []\nchpasswd: {expire: false, users: [{name: root, password: 'S3cret-pw', type: text}]}\n",
         ),
+        // Ubuntu only: cloud-init skips it by distro elsewhere.
+        ModuleCase {
+            setup: |vm| {
+                os_release(vm, "ubuntu");
+                fake_program(vm, "/usr/bin/snap");
+            },
+            ..case("snap", "#cloud-config\nsnap: {commands: [[install, hello], 'snap list']}\n")
+        },
         case("keyboard", "#cloud-config\nkeyboard: {layout: de, variant: nodeadkeys}\n"),
         ModuleCase {
             setup: |vm| {
@@ -335,6 +343,17 @@ fn module_cases() -> Vec<ModuleCase> {
                 fs::write(vm.path("/etc/locale.gen"), "# de_DE.UTF-8 UTF-8\n").unwrap();
             },
             ..case("locale", "#cloud-config\nlocale: de_DE.UTF-8\n")
+        },
+        // RHEL and Fedora only; the stand-in says the system is registered.
+        ModuleCase {
+            setup: |vm| {
+                os_release(vm, "rhel");
+                fake_program(vm, "/usr/sbin/subscription-manager");
+            },
+            ..case(
+                "rh_subscription",
+                "#cloud-config\nrh_subscription: {username: joe, password: 'S3cret-pw', auto_attach: true}\n",
+            )
         },
         ModuleCase {
             setup: |vm| fake_program(vm, "/usr/bin/dnf"),
@@ -395,6 +414,16 @@ fn module_cases() -> Vec<ModuleCase> {
             "write_files_deferred",
             "#cloud-config\nwrite_files: [{path: /etc/motd.d/later, content: bye, defer: true}]\n",
         ),
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/bin/ansible");
+                fake_program(vm, "/usr/bin/ansible-pull");
+            },
+            ..case(
+                "ansible",
+                "#cloud-config\nansible: {install_method: distro, package_name: ansible-core, pull: [{url: 'https://git.example/pb.git', playbook_names: [site.yml]}]}\n",
+            )
+        },
         // Owned by a user the same document creates: the plan knows the accounts the
         // boot applies before any module runs.
         case(
