@@ -347,8 +347,13 @@ fn module_cases() -> Vec<ModuleCase> {
         // RHEL and Fedora only; the stand-in says the system is registered.
         ModuleCase {
             setup: |vm| {
+                use std::os::unix::fs::PermissionsExt;
                 os_release(vm, "rhel");
-                fake_program(vm, "/usr/sbin/subscription-manager");
+                // Not registered: `identity` fails, so `register` runs with the password.
+                let p = vm.path("/usr/sbin/subscription-manager");
+                fs::create_dir_all(p.parent().unwrap()).unwrap();
+                fs::write(&p, "#!/bin/sh\n[ \"$1\" = identity ] && exit 1\necho 'ID: 42'\n").unwrap();
+                fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
             },
             ..case(
                 "rh_subscription",
@@ -582,6 +587,14 @@ fn every_cloud_config_module_does_what_plan_shows() {
             .cloned()
             .collect();
         let log = format!("{}{}", text(&early.stderr), text(&late.stderr));
+        // The cases' passwords (chpasswd's, rh_subscription's) reach no plan and no log.
+        for shown in [&log, &report.to_string()] {
+            assert!(
+                !shown.contains("S3cret-pw"),
+                "{}: a password shown\n{shown}",
+                c.module
+            );
+        }
         let ran: BTreeSet<String> = vmcust::cloud_config::modules::TABLE
             .iter()
             .filter(|m| log.contains(&format!("vmcust: cloud-config {}: ", m.name)))
