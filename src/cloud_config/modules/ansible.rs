@@ -492,9 +492,13 @@ pub fn shlex_quote(word: &str) -> String {
 }
 
 /// `argv` as `run_user` runs it: cloud-init's `su - <user> -c "[cd <dir> && ]env
-/// PATH=$PATH <quoted argv>"`.
+/// PATH=$PATH <quoted argv>"` (the directory quoted too).
 pub fn as_user(user: &str, argv: &[String], cwd: Option<&str>) -> Vec<String> {
-    let dir = cwd.map(|d| format!("cd {d} && ")).unwrap_or_default();
+    // cloud-init writes the directory unquoted; quoted, a plain path reads the same and
+    // one with a space or a `;` stays one path.
+    let dir = cwd
+        .map(|d| format!("cd {} && ", shlex_quote(d)))
+        .unwrap_or_default();
     let words: Vec<String> = argv.iter().map(|w| shlex_quote(w)).collect();
     vec![
         "su".into(),
@@ -931,6 +935,10 @@ mod tests {
         assert_eq!(
             playbook_command(&a.setup_controller.as_ref().unwrap().run_ansible[1]),
             ["ansible-playbook", "y.yml", "--become-user=root"]
+        );
+        assert_eq!(
+            as_user("ops", &["x".to_string()], Some("/srv/my pb;reboot"))[4],
+            "cd '/srv/my pb;reboot' && env PATH=$PATH x"
         );
         let r = &a.setup_controller.as_ref().unwrap().run_ansible[0];
         assert_eq!(
