@@ -595,6 +595,23 @@ fn every_cloud_config_module_does_what_plan_shows() {
                 c.module
             );
         }
+        // Nor the records of the run (status, query, the module records); the copy of
+        // the user-data itself is root's alone, as cloud-init keeps it.
+        for p in support::walk(&vm.path("/var/lib/vmcust")) {
+            if p.file_name().is_some_and(|n| n == "user-data") {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600, "{}", p.display());
+                continue;
+            }
+            let bytes = fs::read(&p).unwrap_or_default();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("S3cret-pw"),
+                "{}: a password in {}",
+                c.module,
+                p.display()
+            );
+        }
         let ran: BTreeSet<String> = vmcust::cloud_config::modules::TABLE
             .iter()
             .filter(|m| log.contains(&format!("vmcust: cloud-config {}: ", m.name)))
