@@ -149,8 +149,8 @@ fn a_key_vmcust_does_not_apply_ends_degraded() {
 /// refused whole and nothing changes.
 #[test]
 fn what_is_not_applied_is_named_everywhere_with_the_nearest_offer_or_refused() {
-    let doc = "#cloud-config\nusers: [{name: erin}]\nsnap: {commands: [[snap, install, hello]]}\nntp: {ntp_client: myntpclient}\n";
-    let hint = "install snaps with runcmd:";
+    let doc = "#cloud-config\nusers: [{name: erin}]\nlxd: {init: {storage_backend: dir}}\nntp: {ntp_client: myntpclient}\n";
+    let hint = "install lxd with packages: and run lxd init --preseed with runcmd:";
     let vm = vm_with_accounts();
     user_data(&vm, doc);
     let plan = text(&vm.vmcust(&["plan"]).stdout);
@@ -192,7 +192,7 @@ fn what_is_not_applied_is_named_everywhere_with_the_nearest_offer_or_refused() {
     let err = text(&early.stderr);
     assert_eq!(early.status.code(), Some(65), "{err}");
     assert!(
-        err.contains("cloud_config_unknown = refuse") && err.contains("snap"),
+        err.contains("cloud_config_unknown = refuse") && err.contains("lxd"),
         "{err}"
     );
     let mut after = vm.state();
@@ -230,7 +230,7 @@ fn plan_shows_the_accounts_and_what_is_not_applied() {
     let vm = vm_with_accounts();
     user_data(
         &vm,
-        "#cloud-config\ngroups: [ops]\nusers: [{name: dave, groups: [ops]}]\nsnap: {commands: [ls]}\n",
+        "#cloud-config\ngroups: [ops]\nusers: [{name: dave, groups: [ops]}]\nlxd: {init: {storage_backend: dir}}\n",
     );
     let out = Command::new(env!("CARGO_BIN_EXE_vmcust"))
         .args(["plan", "--root"])
@@ -245,7 +245,7 @@ fn plan_shows_the_accounts_and_what_is_not_applied() {
     assert!(plan.contains("cloud-config groups: ops"), "{plan}");
     assert!(plan.contains("/etc/passwd"), "{plan}");
     assert!(
-        plan.contains("not applied: ") && plan.contains("snap"),
+        plan.contains("not applied: ") && plan.contains("lxd"),
         "{plan}"
     );
 }

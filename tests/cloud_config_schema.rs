@@ -70,7 +70,7 @@ fn what_is_not_applied_exits_2_with_the_nearest_offer_or_65_when_refused() {
         "ud.yaml",
         b"#cloud-config
 runcmd: [ls]
-snap: {commands: [[snap, install, hello]]}
+lxd: {init: {storage_backend: dir}}
 ntp: {ntp_client: myntpclient}
 ",
     );
@@ -81,7 +81,7 @@ ntp: {ntp_client: myntpclient}
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let got = text(&out.stdout);
     assert!(
-        got.contains(&format!("{f}:3: snap: a cloud-init key vmcust does not implement; not applied (the customization ends degraded): install snaps with runcmd:")),
+        got.contains(&format!("{f}:3: lxd: a cloud-init key vmcust does not implement; not applied (the customization ends degraded): install lxd with packages: and run lxd init --preseed with runcmd:")),
         "{got}"
     );
     assert!(

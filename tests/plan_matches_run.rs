@@ -328,6 +328,14 @@ fn module_cases() -> Vec<ModuleCase> {
             "set_passwords",
             "#cloud-config\nusers: []\nchpasswd: {expire: false, users: [{name: root, password: 'S3cret-pw', type: text}]}\n",
         ),
+        // Ubuntu only: cloud-init skips it by distro elsewhere.
+        ModuleCase {
+            setup: |vm| {
+                os_release(vm, "ubuntu");
+                fake_program(vm, "/usr/bin/snap");
+            },
+            ..case("snap", "#cloud-config\nsnap: {commands: [[install, hello], 'snap list']}\n")
+        },
         case("keyboard", "#cloud-config\nkeyboard: {layout: de, variant: nodeadkeys}\n"),
         ModuleCase {
             setup: |vm| {
@@ -341,6 +349,22 @@ fn module_cases() -> Vec<ModuleCase> {
                 fs::write(vm.path("/etc/locale.gen"), "# de_DE.UTF-8 UTF-8\n").unwrap();
             },
             ..case("locale", "#cloud-config\nlocale: de_DE.UTF-8\n")
+        },
+        // RHEL and Fedora only; the stand-in says the system is registered.
+        ModuleCase {
+            setup: |vm| {
+                use std::os::unix::fs::PermissionsExt;
+                os_release(vm, "rhel");
+                // Not registered: `identity` fails, so `register` runs with the password.
+                let p = vm.path("/usr/sbin/subscription-manager");
+                fs::create_dir_all(p.parent().unwrap()).unwrap();
+                fs::write(&p, "#!/bin/sh\n[ \"$1\" = identity ] && exit 1\necho 'ID: 42'\n").unwrap();
+                fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+            },
+            ..case(
+                "rh_subscription",
+                "#cloud-config\nrh_subscription: {username: joe, password: 'S3cret-pw', auto_attach: true}\n",
+            )
         },
         ModuleCase {
             setup: |vm| fake_program(vm, "/usr/bin/dnf"),
@@ -401,6 +425,16 @@ fn module_cases() -> Vec<ModuleCase> {
             "write_files_deferred",
             "#cloud-config\nwrite_files: [{path: /etc/motd.d/later, content: bye, defer: true}]\n",
         ),
+        ModuleCase {
+            setup: |vm| {
+                fake_program(vm, "/usr/bin/ansible");
+                fake_program(vm, "/usr/bin/ansible-pull");
+            },
+            ..case(
+                "ansible",
+                "#cloud-config\nansible: {install_method: distro, package_name: ansible-core, pull: [{url: 'https://git.example/pb.git', playbook_names: [site.yml]}]}\n",
+            )
+        },
         // Owned by a user the same document creates: the plan knows the accounts the
         // boot applies before any module runs.
         case(
@@ -559,6 +593,31 @@ fn every_cloud_config_module_does_what_plan_shows() {
             .cloned()
             .collect();
         let log = format!("{}{}", text(&early.stderr), text(&late.stderr));
+        // The cases' passwords (chpasswd's, rh_subscription's) reach no plan and no log.
+        for shown in [&log, &report.to_string()] {
+            assert!(
+                !shown.contains("S3cret-pw"),
+                "{}: a password shown\n{shown}",
+                c.module
+            );
+        }
+        // Nor the records of the run (status, query, the module records); the copy of
+        // the user-data itself is root's alone, as cloud-init keeps it.
+        for p in support::walk(&vm.path("/var/lib/vmcust")) {
+            if p.file_name().is_some_and(|n| n == "user-data") {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, 0o600, "{}", p.display());
+                continue;
+            }
+            let bytes = fs::read(&p).unwrap_or_default();
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("S3cret-pw"),
+                "{}: a password in {}",
+                c.module,
+                p.display()
+            );
+        }
         let ran: BTreeSet<String> = vmcust::cloud_config::modules::TABLE
             .iter()
             .filter(|m| log.contains(&format!("vmcust: cloud-config {}: ", m.name)))

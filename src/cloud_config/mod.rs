@@ -133,6 +133,16 @@ pub struct CloudConfig {
     /// `zypper`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zypper: Option<modules::zypper_add_repo::Zypper>,
+    /// `snap` (Ubuntu only, as cloud-init).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snap: Option<modules::snap::Snap>,
+    /// `ansible`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ansible: Option<modules::ansible::Ansible>,
+    /// `rh_subscription` (RHEL and Fedora only, as cloud-init; its password never
+    /// serializes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rh_subscription: Option<modules::rh_subscription::RhSubscription>,
     /// The accounts engine's keys, raw.
     pub accounts: Vec<accounts::RawModule>,
     /// `ssh_deletekeys`, `ssh_genkeytypes`: what clone hygiene does with the host keys.

@@ -48,12 +48,41 @@ pub struct Program<'a> {
 /// Runs `p` inside `root` until it ends, its timeout passes or `stop` is set; notes the
 /// run in the stage's [`journal`](super::journal) for the instance's record.
 pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
-    run_with_input(root, p, &[], stop)
+    run_in(root, p, None, &[], None, stop)
 }
 
 /// [`run`], the program reading `stdin` on its standard input (`sfdisk`'s script).
 pub(crate) fn run_with_input(root: &Root, p: &Program, stdin: &[u8], stop: &AtomicBool) -> RunEnd {
-    let (end, exit_status) = run_noted(root, p, stdin, stop);
+    run_in(root, p, None, stdin, None, stop)
+}
+
+/// Standard output lines [`run_capturing`] keeps at most.
+pub const CAPTURED_LINES: usize = 4096;
+
+/// Runs `p` as [`run`] does, in the directory `cwd` (inside the root) when given, and
+/// hands back its standard output's lines (the first [`CAPTURED_LINES`]), for a module
+/// that reads a tool's answer (`subscription-manager list`, `ansible-pull --version`).
+pub(crate) fn run_capturing(
+    root: &Root,
+    p: &Program,
+    cwd: Option<&str>,
+    stop: &AtomicBool,
+) -> (RunEnd, Vec<String>) {
+    let mut lines = Vec::new();
+    let end = run_in(root, p, cwd, &[], Some(&mut lines), stop);
+    (end, lines)
+}
+
+/// [`run`] in `cwd`, reading `stdin`, standard output kept in `stdout` when given.
+fn run_in(
+    root: &Root,
+    p: &Program,
+    cwd: Option<&str>,
+    stdin: &[u8],
+    stdout: Option<&mut Vec<String>>,
+    stop: &AtomicBool,
+) -> RunEnd {
+    let (end, exit_status) = run_noted(root, p, cwd, stdin, stdout, stop);
     let command = if p.hide_args {
         format!("{} ({} arguments, not shown)", p.program, p.args.len())
     } else {
@@ -100,7 +129,14 @@ fn quoted_args(p: &Program) -> String {
 }
 
 /// [`run`], with the program's exit status when it exited.
-fn run_noted(root: &Root, p: &Program, stdin: &[u8], stop: &AtomicBool) -> (RunEnd, Option<i32>) {
+fn run_noted(
+    root: &Root,
+    p: &Program,
+    cwd: Option<&str>,
+    stdin: &[u8],
+    mut stdout: Option<&mut Vec<String>>,
+    stop: &AtomicBool,
+) -> (RunEnd, Option<i32>) {
     let live = root.path() == Path::new("/");
     let present = root.is_file(Path::new(p.program));
     if !present {
@@ -115,7 +151,7 @@ fn run_noted(root: &Root, p: &Program, stdin: &[u8], stop: &AtomicBool) -> (RunE
     let cmd = Cmd {
         program: p.program.into(),
         args: p.args.clone(),
-        cwd: None,
+        cwd: cwd.map(Into::into),
         env: p.env.clone(),
         timeout: p.timeout,
         grace: Duration::from_secs(5),
@@ -125,6 +161,11 @@ fn run_noted(root: &Root, p: &Program, stdin: &[u8], stop: &AtomicBool) -> (RunE
     let mut logged = 0usize;
     let module = p.module;
     let mut take = |stream: process::Stream, line: String| {
+        if let Some(out) = stdout.as_deref_mut() {
+            if stream == process::Stream::Stdout && out.len() < CAPTURED_LINES {
+                out.push(line.clone());
+            }
+        }
         if logged < LOGGED_LINES {
             tracing::info!(module, stream = stream.name(), "{line}");
         }

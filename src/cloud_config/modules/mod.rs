@@ -11,6 +11,7 @@
 //! ([`accounts`]) and planned by `src/plan/accounts` with the engine's plan.
 
 pub mod accounts;
+pub mod ansible;
 pub mod apt_configure;
 pub mod apt_pipelining;
 pub mod bootcmd;
@@ -26,9 +27,11 @@ pub mod package_update_upgrade_install;
 pub mod power_state_change;
 pub mod resizefs;
 pub mod resolv_conf;
+pub mod rh_subscription;
 pub mod rsyslog;
 pub mod runcmd;
 pub mod set_hostname;
+pub mod snap;
 pub mod ssh_host_keys;
 pub mod timezone;
 pub mod update_etc_hosts;
@@ -405,6 +408,20 @@ pub static TABLE: &[Module] = &[
         preview: None,
         programs: no_programs,
     },
+    // cloud-init's config stage starts with snap (Ubuntu only: skipped by distro
+    // elsewhere).
+    Module {
+        name: "snap",
+        keys: &[key(&["snap"], snap::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: snap::run,
+            reads_root: true,
+        },
+        preview: Some(snap::preview),
+        programs: snap::programs,
+    },
     // cloud-init's config stage: keyboard, then locale (Debian, SUSE; RHEL has locale
     // only), then the repository modules, then ntp.
     Module {
@@ -433,6 +450,20 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(locale::preview),
         programs: locale::programs,
+    },
+    // RHEL's config stage: locale, then rh_subscription (RHEL and Fedora only: skipped
+    // by distro elsewhere), then the repository modules.
+    Module {
+        name: "rh_subscription",
+        keys: &[key(&["rh_subscription"], rh_subscription::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: rh_subscription::run,
+            reads_root: true,
+        },
+        preview: Some(rh_subscription::preview),
+        programs: rh_subscription::programs,
     },
     // Debian's: apt_pipelining, then apt_configure, before ntp (which may install a
     // package) and the final stage's packages.
@@ -549,6 +580,20 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(write_files::preview_deferred),
         programs: no_programs,
+    },
+    // Debian's final stage runs ansible after write_files_deferred (and puppet, chef),
+    // before the script modules; RHEL's the same way.
+    Module {
+        name: "ansible",
+        keys: &[key(&["ansible"], ansible::parse)],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: ansible::run,
+            reads_root: true,
+        },
+        preview: Some(ansible::preview),
+        programs: ansible::programs,
     },
     script_module(
         "scripts_vendor",
@@ -708,7 +753,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "apt_proxy",
     "apt_sources",
     "allow_public_ssh_keys",
-    "ansible",
     "apk_repos",
     "authkey_hash",
     "autoinstall",
@@ -733,10 +777,8 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "puppet",
     "random_seed",
     "reporting",
-    "rh_subscription",
     "rpi",
     "salt_minion",
-    "snap",
     "spacewalk",
     "ssh",
     "ssh_fp_console_blacklist",
