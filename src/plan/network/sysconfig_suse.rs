@@ -11,7 +11,10 @@
 //! A VLAN is an `ifcfg-<vlan>` with `ETHERDEVICE=` (its link's device) and `VLAN_ID=`
 //! (ifcfg-vlan(5)), and its own `ifroute-<vlan>`.
 //!
-//! Reference: SUSE's ifcfg(5), ifcfg-vlan(5), ifroute(5), netconfig(8).
+//! `accept-ra` has no ifcfg key: it goes to `/etc/sysctl.d/70-vmcust-net.conf`, whose
+//! per-interface settings wicked takes into the interface's configuration.
+//!
+//! Reference: SUSE's ifcfg(5), ifcfg-vlan(5), ifsysctl(5), ifroute(5), netconfig(8).
 
 use std::fmt::Write as _;
 
@@ -69,8 +72,47 @@ pub fn render(
             purpose: "network routes (SUSE ifroute)",
         });
     }
+    if let Some(text) = sysctl_file(net, devices, &vlans)? {
+        actions.push(Action::WriteFile {
+            path: SYSCTL_FILE.into(),
+            mode: 0o644,
+            contents: Contents::text(text),
+            purpose: "IPv6 router advertisements per interface (sysctl, read by wicked)",
+        });
+    }
     actions.extend(config_file(net, devices, config)?);
     Ok(actions)
+}
+
+/// Where `accept-ra` goes: ifcfg has no key for it, and wicked takes per-interface
+/// IPv6 settings from the system's sysctl files (`/etc/sysctl.d/*.conf`, since SLES 12
+/// SP1) into each interface's configuration, as systemd-sysctl applies them when the
+/// interface appears (ifsysctl(5)).
+pub const SYSCTL_FILE: &str = "/etc/sysctl.d/70-vmcust-net.conf";
+
+/// The sysctl file with `net/ipv6/conf/<dev>/accept_ra` for every interface and VLAN
+/// whose `accept-ra` is set (0 whenever its IPv6 is disabled); `None` when none is.
+/// The slash form keeps a VLAN's dotted name (`eth0.100`) one key component.
+fn sysctl_file(
+    net: &Network,
+    devices: &[Device],
+    vlans: &[VlanDevice<'_>],
+) -> Result<Option<String>, UnsafeValue> {
+    let all = net
+        .interfaces
+        .iter()
+        .zip(devices.iter().map(|d| &d.name))
+        .chain(vlans.iter().map(|v| (&v.iface, &v.vlan.name)));
+    let mut out = HEADER.to_string();
+    let mut any = false;
+    for (iface, name) in all {
+        let Some(ra) = iface.accept_ra else { continue };
+        let on = ra && iface.ipv6 != Ipv6Config::Disabled;
+        let name = word("sysctl", "interface", name)?;
+        writeln!(out, "net/ipv6/conf/{name}/accept_ra = {}", u8::from(on)).unwrap();
+        any = true;
+    }
+    Ok(any.then_some(out))
 }
 
 /// wicked's BOOTPROTO for the two families. `+` variants (`dhcp4`, `dhcp6`, `dhcp`)
