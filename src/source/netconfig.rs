@@ -2,7 +2,8 @@
 //! translated into the engine's [`Network`].
 //!
 //! The engine's interfaces are keyed by MAC address. An entry that names only a MAC (v2
-//! `match: {macaddress: …}`, v1 `mac_address`) becomes such an interface here. Any other
+//! `match: {macaddress: …}`, v1 `mac_address`) becomes such an interface here; a v1
+//! `name` beside the `mac_address` is that NIC's `set-name`, as cloud-init reads v1. Any other
 //! entry (v2 `match` by `name` glob, `driver`, several keys, or no `match` at all so that
 //! the id is the name; v1 `name` without `mac_address`) keeps its validated selector in
 //! [`Network::matched`] and is resolved against the root's real interfaces at plan time
@@ -958,6 +959,12 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
                 };
                 let path = format!("{path} ({name})");
                 let mut b = Builder::new(path.clone());
+                // With a MAC, `name` is the name the NIC is given (cloud-init's v1: the
+                // set-name of that MAC), whatever the kernel calls it now.
+                if let (Some(n), Some(_)) = (&phy.name, mac) {
+                    b.set_name =
+                        Some(kernel_name(n).map_err(|e| err(format!("{path}.name: {e}")))?);
+                }
                 b.mtu(&format!("{path}.mtu"), phy.mtu)?;
                 for (k, s) in phy.subnets.into_iter().enumerate() {
                     v1_subnet(&mut b, &format!("{path}.subnets[{k}]"), s)?;
