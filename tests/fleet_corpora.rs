@@ -2,7 +2,7 @@
 //! shape the tool's code writes it (own test values): Cluster API vSphere (kubeadm node
 //! user-data with `## template: jinja`, base64 guestinfo metadata with `set-name`), VM
 //! Service (gzip+base64 metadata and user-data, `public-keys` as one string, FQDN host
-//! names), Terraform's `extra_config` (base64 metadata, gzip+base64 MIME user-data from
+//! names, `vlans`), Terraform's `extra_config` (base64 metadata, gzip+base64 MIME user-data from
 //! `cloudinit_config`), Packer's `cidata` NoCloud CD (`cd_content`, JSON `meta-data`) and
 //! Rancher's vSphere driver (a `cidata` CD with a one-line `meta-data`).
 //!
@@ -386,7 +386,8 @@ fn cluster_api_vsphere_kubeadm_node() {
 
 // ------------------------------------------------------------------ VM Service
 
-/// vm-operator's metadata: keys sorted, FQDN host names, `public-keys` as one string.
+/// vm-operator's metadata: keys sorted, FQDN host names, `public-keys` as one string,
+/// a VLAN on the NIC (`vlans`, with `id` and `link`).
 fn vmservice_metadata() -> String {
     format!(
         r#"hostname: db-01.corp.example.test
@@ -403,6 +404,15 @@ network:
       nameservers: {{}}
       set-name: eth0
   version: 2
+  vlans:
+    eth0.100:
+      accept-ra: false
+      addresses:
+      - 10.100.0.21/24
+      dhcp4: false
+      dhcp6: false
+      id: 100
+      link: eth0
 public-keys: "{KEY_CAPI}\n{KEY_OPS}"
 wait-on-network:
   ipv4: true
@@ -452,6 +462,12 @@ fn vm_service_cloudinit_guestinfo_transport() {
     assert_eq!(
         read(&vm, "/etc/vmservice/db.conf"),
         "max_connections = 200\n"
+    );
+    // The VLAN reaches the stack, on the renamed NIC.
+    let netplan = read(&vm, "/etc/netplan/50-vmcust.yaml");
+    assert!(
+        netplan.contains("  vlans:\n    eth0.100:\n      id: 100\n      link: eth0\n"),
+        "{netplan}"
     );
     let data = instance_data(&vm);
     assert_eq!(

@@ -144,3 +144,103 @@ fn systemd_networkd_applies_our_files() {
         );
     }
 }
+
+/// The VLANs (`vlans`): networkd loads our `.netdev` files as VLANs, each link's file
+/// (matched by the MAC its VLANs share) requests its VLAN and configures the link,
+/// without a complaint about any of our files. Where the kernel has 802.1Q (this
+/// machine's has not), the VLANs must also appear with their id, addresses, routes and
+/// MTU, and the link's address must stay off them.
+#[test]
+fn systemd_networkd_creates_the_vlans() {
+    require_root("systemd-networkd in a network namespace");
+    require_tool("ip", "iproute2");
+    require_tool("unshare", "util-linux");
+    let net = support::network::vlan_network();
+    let tree = render_tree(&net, Renderer::Networkd);
+    let ns = Netns::new("networkd-vlan");
+    ns.exec("ip", &["link", "set", "lo", "up"]);
+    // The names the files give them (no udev here to apply the `.link` rename).
+    ns.add_nic("eth0", "00:50:56:a6:8c:08", "vmcpeer0");
+    ns.add_nic("ens224", "00:50:56:a6:ef:7d", "vmcpeer1");
+    let kernel_vlans = Command::new("ip")
+        .args([
+            "netns", "exec", &ns.0, "ip", "link", "add", "link", "vmcpeer0",
+        ])
+        .args(["name", "vmcprobe", "type", "vlan", "id", "4094"])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if kernel_vlans {
+        ns.exec("ip", &["link", "del", "vmcprobe"]);
+    }
+    let log = tree.path().join("networkd.log");
+    let networkd = Networkd::start(&ns, &tree.path().join("etc/systemd/network"), &log);
+    let mut want: Vec<(&str, &str)> = vec![("eth0", " 10.0.0.5/24 "), ("ens224", " 10.2.0.5/24 ")];
+    if kernel_vlans {
+        want.extend([
+            ("eth0.100", "vlan protocol 802.1Q id 100 "),
+            ("eth0.100", " 10.100.0.5/24 "),
+            ("eth0.100", " fd00:100::5/64 "),
+            ("eth0.100", " mtu 1400 "),
+            ("storage", "vlan protocol 802.1Q id 200 "),
+            ("storage", " 10.200.0.5/24 "),
+        ]);
+    }
+    let log_lines = [
+        "eth0.100: loaded \"vlan\"",
+        "storage: loaded \"vlan\"",
+        "eth0: Requested stacked netdev 'eth0.100'",
+        "ens224: Requested stacked netdev 'storage'",
+    ];
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let missing = loop {
+        let mut missing = Vec::new();
+        for (dev, item) in &want {
+            let shown = Command::new("ip")
+                .args([
+                    "netns", "exec", &ns.0, "ip", "-d", "addr", "show", "dev", dev,
+                ])
+                .output()
+                .unwrap();
+            let shown = String::from_utf8_lossy(&shown.stdout).replace('\n', " ");
+            if !shown.contains(item) {
+                missing.push(format!("{item:?} on {dev}"));
+            }
+        }
+        let log_text = std::fs::read_to_string(&log).unwrap_or_default();
+        for l in log_lines {
+            if !log_text.contains(l) {
+                missing.push(format!("log line {l:?}"));
+            }
+        }
+        if missing.is_empty() || Instant::now() > deadline {
+            break missing;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    drop(networkd);
+    let log_text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        missing.is_empty(),
+        "networkd did not configure {missing:?}; its log:\n{log_text}"
+    );
+    if kernel_vlans {
+        let routes = ns.exec("ip", &["route", "show", "dev", "eth0.100"]);
+        assert!(
+            shows_route(&routes, "192.168.0.0/16", "10.100.0.254", Some(50)),
+            "{routes}"
+        );
+        // The link's address stays on the link: its file does not match the VLAN.
+        let vlan = ns.exec("ip", &["-o", "addr", "show", "dev", "eth0.100"]);
+        assert!(!vlan.contains(" 10.0.0.5/24 "), "{vlan}");
+    }
+    let complaints: Vec<&str> = log_text
+        .lines()
+        .filter(|l| l.contains("10-vmcust-") && (l.contains(".network:") || l.contains(".netdev:")))
+        .collect();
+    assert!(
+        complaints.is_empty(),
+        "networkd complains about our files: {complaints:#?}"
+    );
+}

@@ -107,6 +107,7 @@ fn network() -> impl Strategy<Value = Network> {
                 interfaces: std::iter::once(first).chain(second).collect(),
                 dns: Dns { servers, search },
                 matched: Vec::new(),
+                vlans: Vec::new(),
             }
         })
 }

@@ -264,3 +264,67 @@ fn a_name_another_nic_has_is_refused() {
         }
     }
 }
+
+/// Network config v1: a `physical` entry's `name` with a `mac_address` is the name that
+/// NIC gets (cloud-init's v1, where it is the set-name), so each renderer renames the
+/// NIC as for a v2 `set-name` and configures it under the new name.
+const V1_NAMED: &str = "version: 1
+config:
+  - type: physical
+    name: eth0
+    mac_address: '00:50:56:a6:8c:08'
+    subnets:
+      - type: static
+        address: 10.20.0.2/24
+        gateway: 10.20.0.1
+";
+
+#[test]
+fn a_v1_name_with_a_mac_renames_the_nic_on_every_renderer() {
+    for r in support::network::renderers() {
+        let root = scratch_root();
+        let out = vmcust("plan", root.path(), V1_NAMED, r.name());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", r.name());
+        let got = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            got.contains("ip link set dev ens192 name eth0"),
+            "{}: no live rename\n{got}",
+            r.name()
+        );
+        assert!(
+            !got.contains("ens192.") && !got.contains("-ens192"),
+            "{}: a file still names ens192\n{got}",
+            r.name()
+        );
+        // The mechanism each stack renames by, and the address on the new name.
+        let (rename, file) = match r {
+            Renderer::Netplan => ("set-name: eth0", "    eth0:\n"),
+            Renderer::Networkd => ("Name=eth0", "10-vmcust-eth0.network"),
+            Renderer::NetworkManager => ("NAME=\"eth0\"", "vmcust-eth0.nmconnection"),
+            Renderer::Sysconfig => ("NAME=\"eth0\"", "ifcfg-eth0"),
+            Renderer::Eni => ("NAME=\"eth0\"", "iface eth0 inet static"),
+            Renderer::Suse => ("NAME=\"eth0\"", "ifcfg-eth0"),
+        };
+        for want in [rename, file, "10.20.0.2"] {
+            assert!(got.contains(want), "{}: no {want}\n{got}", r.name());
+        }
+    }
+    // A v1 entry with a MAC and no name keeps the kernel's name: nothing is renamed.
+    let unnamed = V1_NAMED.replace("    name: eth0\n", "");
+    let root = scratch_root();
+    let out = vmcust("plan", root.path(), &unnamed, "networkd");
+    let got = String::from_utf8(out.stdout).unwrap();
+    assert!(!got.contains("name eth0"), "{got}");
+    assert!(got.contains("10-vmcust-ens192.network"), "{got}");
+    // A name the kernel cannot take is refused, naming the entry.
+    let bad = V1_NAMED.replace("name: eth0", "name: averyveryverylongname");
+    let out = vmcust("plan", scratch_root().path(), &bad, "networkd");
+    assert_eq!(out.status.code(), Some(65));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config[0] (averyveryverylongname).name:")
+            && err.contains("cannot name a NIC"),
+        "{err}"
+    );
+}

@@ -215,3 +215,57 @@ fn a_missing_config_is_created_and_a_missing_mac_is_an_error() {
     let err = plan_network(&net, &facts(r), Some(Renderer::Suse)).unwrap_err();
     assert!(matches!(err, NetworkError::MacNotFound { .. }), "{err:?}");
 }
+
+/// `accept-ra` (SUSE has no ifcfg key for it) goes to a sysctl file wicked reads per
+/// interface; the real `systemd-sysctl` (which applies it when a NIC appears) takes
+/// every line: in a network namespace with the link keys network's three NICs, each
+/// NIC's `accept_ra` becomes what the source says.
+#[test]
+fn accept_ra_is_a_sysctl_systemd_sysctl_applies() {
+    support::require_root("ip netns");
+    support::require_tool("ip", "iproute2");
+    const SYSCTL: &str = "/usr/lib/systemd/systemd-sysctl";
+    assert!(
+        Path::new(SYSCTL).is_file(),
+        "{SYSCTL} is missing; install the Debian package systemd"
+    );
+    let net = support::network::link_keys_network();
+    let tree = support::network::render_tree(&net, Renderer::Suse);
+    let file = tree.path().join("etc/sysctl.d/70-vmcust-net.conf");
+    let text = fs::read_to_string(&file).unwrap();
+    assert_eq!(
+        text,
+        format!(
+            "{HEADER}net/ipv6/conf/ens192/accept_ra = 0\n\
+             net/ipv6/conf/ens224/accept_ra = 1\n\
+             net/ipv6/conf/ens256/accept_ra = 0\n"
+        )
+    );
+    let ns = support::network::Netns::new("suse-sysctl");
+    let want = [
+        ("ens192", "00:50:56:a6:8c:08", "0"),
+        ("ens224", "00:50:56:a6:ef:7d", "1"),
+        ("ens256", "00:50:56:a6:5a:de", "0"),
+    ];
+    for (i, (name, mac, _)) in want.iter().enumerate() {
+        ns.add_nic(name, mac, &format!("vmcpeer{i}"));
+        // The opposite of what the file says, so that applying it shows.
+        let flip = if want[i].2 == "0" { "1" } else { "0" };
+        ns.exec(
+            "sysctl",
+            &[
+                "-q",
+                "-w",
+                &format!("net/ipv6/conf/{name}/accept_ra={flip}"),
+            ],
+        );
+    }
+    ns.exec(SYSCTL, &[file.to_str().unwrap()]);
+    for (name, _, value) in want {
+        let got = ns.exec(
+            "cat",
+            &[&format!("/proc/sys/net/ipv6/conf/{name}/accept_ra")],
+        );
+        assert_eq!(got.trim(), value, "{name}");
+    }
+}

@@ -142,6 +142,12 @@ pub fn print_report(
             for m in &prepared.network_matches {
                 println!("network   {}", m.line());
             }
+            for v in prepared.customization.network.iter().flat_map(|n| &n.vlans) {
+                println!(
+                    "network   vlan {}: id {} on ethernets.{}",
+                    v.name, v.vlan_id, v.link_entry
+                );
+            }
             print!("{}", render_text(&report.actions, &prepared.steps, planned))
         }
         Format::Json => println!("{}", serde_json::to_string_pretty(&report)?),

@@ -204,6 +204,17 @@ fn summary(g: &crate::source::Gathered) -> String {
         for m in &net.matched {
             let _ = writeln!(out, "  {}", m.describe());
         }
+        for v in &net.vlans {
+            let _ = writeln!(
+                out,
+                "  vlan {}: id {} on ethernets.{}: ipv4 {}; ipv6 {}",
+                v.name,
+                v.vlan_id,
+                v.link_entry,
+                v.ipv4.describe(),
+                v.ipv6.describe()
+            );
+        }
         if !net.dns.is_empty() {
             let _ = writeln!(out, "  dns {}", dns_text(&net.dns));
         }

@@ -96,6 +96,113 @@ pub struct Network {
     /// at plan time (`plan::network::resolve`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub matched: Vec<MatchedInterface>,
+    /// VLAN devices on top of the interfaces, in the source's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vlans: Vec<Vlan>,
+}
+
+/// An 802.1Q VLAN id: 0 to 4094 (4095 is reserved), as netplan and the kernel take it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct VlanId(u16);
+
+impl VlanId {
+    /// The highest id a VLAN can have.
+    pub const MAX: u16 = 4094;
+
+    /// The id `n`, or why it cannot be one.
+    pub fn new(n: u64) -> Result<Self, String> {
+        match u16::try_from(n) {
+            Ok(id) if id <= Self::MAX => Ok(VlanId(id)),
+            _ => Err(format!(
+                "{n} is not a VLAN id; use 0-{} (4095 is reserved)",
+                Self::MAX
+            )),
+        }
+    }
+
+    /// The number.
+    pub fn get(self) -> u16 {
+        self.0
+    }
+}
+
+impl std::fmt::Display for VlanId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// The interface a VLAN is stacked on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VlanLink {
+    /// The NIC with this MAC (an interface of [`Network::interfaces`]).
+    Mac(MacAddr),
+    /// The one NIC a matched entry (its [`MatchedInterface::entry`]) finds at plan time;
+    /// resolution turns it into [`VlanLink::Mac`].
+    Entry(String),
+}
+
+/// A VLAN device (netplan v2 `vlans`): a tagged link on top of one NIC, configured like
+/// an interface of its own.
+#[derive(Debug, Clone, Serialize)]
+pub struct Vlan {
+    /// The device's name (the `vlans` key), a name the kernel takes.
+    pub name: InterfaceId,
+    /// The 802.1Q tag.
+    pub vlan_id: VlanId,
+    /// The NIC it is stacked on.
+    pub link: VlanLink,
+    /// The source's name for the link (the `ethernets` key), for messages and `show`.
+    pub link_entry: String,
+    /// `mtu`: the VLAN device's MTU; `None` takes the link's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<Mtu>,
+    /// `accept-ra`, as on an interface.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accept_ra: Option<bool>,
+    /// `dhcp4-overrides` beyond `use-dns`.
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp4_overrides: DhcpOverrides,
+    /// `dhcp6-overrides` beyond `use-dns`.
+    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
+    pub dhcp6_overrides: DhcpOverrides,
+    /// IPv4 configuration.
+    pub ipv4: Ipv4Config,
+    /// IPv6 configuration.
+    pub ipv6: Ipv6Config,
+    /// Routes through the VLAN, default routes included.
+    pub routes: Vec<Route>,
+    /// DNS of the VLAN.
+    pub dns: Dns,
+    /// Whether DNS servers learned over DHCP are used.
+    pub dhcp_dns: bool,
+}
+
+impl Vlan {
+    /// The VLAN's addressing as an [`Interface`] named after the VLAN, so that the
+    /// renderers write its addresses, routes and DNS as they write a NIC's. `mac` is the
+    /// link's: a VLAN device carries its parent's MAC address, so no renderer may match
+    /// the VLAN by it.
+    pub fn interface(&self, mac: MacAddr) -> Interface {
+        Interface {
+            id: self.name.clone(),
+            mac,
+            set_name: None,
+            wake_on_lan: false,
+            mtu: self.mtu,
+            accept_ra: self.accept_ra,
+            dhcp4_overrides: self.dhcp4_overrides.clone(),
+            dhcp6_overrides: self.dhcp6_overrides.clone(),
+            ipv4: self.ipv4.clone(),
+            ipv6: self.ipv6.clone(),
+            routes: self.routes.clone(),
+            dns: self.dns.clone(),
+            dhcp_dns: self.dhcp_dns,
+            start_on_boot: true,
+        }
+    }
 }
 
 /// Which NICs an entry selects, as netplan's `match`: every property given must hold.
@@ -371,6 +478,29 @@ pub enum Ipv4Config {
     Static(Vec<NicAddr4>),
     /// No IPv4 at all on this interface.
     Disabled,
+}
+
+impl Ipv4Config {
+    /// `dhcp`, the addresses, or `off`, for `show`.
+    pub fn describe(&self) -> String {
+        match self {
+            Ipv4Config::Dhcp => "dhcp".to_string(),
+            Ipv4Config::Static(a) => join(a),
+            Ipv4Config::Disabled => "off".to_string(),
+        }
+    }
+}
+
+impl Ipv6Config {
+    /// `auto`, `dhcp`, the addresses, or `off`, for `show`.
+    pub fn describe(&self) -> String {
+        match self {
+            Ipv6Config::Auto => "auto".to_string(),
+            Ipv6Config::Dhcp => "dhcp".to_string(),
+            Ipv6Config::Static(a) => join(a),
+            Ipv6Config::Disabled => "off".to_string(),
+        }
+    }
 }
 
 /// How an interface gets its IPv6 addresses.

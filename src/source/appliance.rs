@@ -279,6 +279,7 @@ impl PropertyMap {
             }],
             dns,
             matched: Vec::new(),
+            vlans: Vec::new(),
         });
         Ok(())
     }

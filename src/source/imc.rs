@@ -140,6 +140,7 @@ fn network(nics: &[Nic], spec: &Spec) -> Result<Network, InvalidValue> {
         interfaces,
         dns,
         matched: Vec::new(),
+        vlans: Vec::new(),
     })
 }
 

@@ -2,13 +2,14 @@
 //! translated into the engine's [`Network`].
 //!
 //! The engine's interfaces are keyed by MAC address. An entry that names only a MAC (v2
-//! `match: {macaddress: …}`, v1 `mac_address`) becomes such an interface here. Any other
+//! `match: {macaddress: …}`, v1 `mac_address`) becomes such an interface here; a v1
+//! `name` beside the `mac_address` is that NIC's `set-name`, as cloud-init reads v1. Any other
 //! entry (v2 `match` by `name` glob, `driver`, several keys, or no `match` at all so that
 //! the id is the name; v1 `name` without `mac_address`) keeps its validated selector in
 //! [`Network::matched`] and is resolved against the root's real interfaces at plan time
-//! (`plan::network::resolve`): nothing is skipped. Bonds, bridges, VLANs and other device
-//! kinds are refused with an error: configuring only their members would leave a
-//! half-configured machine.
+//! (`plan::network::resolve`): nothing is skipped. v2 `vlans` become [`Vlan`]s on one of
+//! the ethernets. Bonds, bridges and other device kinds are refused with an error:
+//! configuring only their members would leave a half-configured machine.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -22,7 +23,7 @@ use serde_norway::Value;
 use crate::model::{
     DhcpOverrides, Dns, DnsName, Gateway, Glob, HostName, Interface, InterfaceId, Ipv4Config,
     Ipv6Config, MacAddr, MatchedInterface, Mtu, NameServer, Network, NicAddr4, NicAddr6,
-    NicSelector, Route,
+    NicSelector, Route, Vlan, VlanId, VlanLink,
 };
 
 /// A network config that cannot be translated; the message names the offending entry.
@@ -411,6 +412,7 @@ fn parse_to(path: &str, to: &str, via: Gateway) -> Result<IpNet, NetworkConfigEr
 fn finish(
     entries: Entries,
     dns: Dns,
+    vlans: Vec<Vlan>,
     mut warnings: Vec<String>,
 ) -> Result<Translated, NetworkConfigError> {
     let Entries {
@@ -437,6 +439,7 @@ fn finish(
             interfaces,
             dns,
             matched,
+            vlans,
         })
     };
     Ok(Translated { network, warnings })
@@ -607,13 +610,103 @@ fn kernel_name(n: &str) -> Result<InterfaceId, String> {
     Ok(id)
 }
 
-const V2_UNSUPPORTED: [&str; 6] = ["bonds", "bridges", "vlans", "wifis", "tunnels", "vrfs"];
+/// The addressing keys of a v2 device entry (an ethernet's or a VLAN's) at `path`,
+/// checked, with a warning for what some renderers leave out.
+fn v2_settings(
+    path: &str,
+    eth: &V2Ethernet,
+    warnings: &mut Vec<String>,
+) -> Result<Builder, NetworkConfigError> {
+    let mut b = Builder::new(path.to_string());
+    b.mtu(&format!("{path}.mtu"), eth.mtu)?;
+    b.accept_ra = eth.accept_ra;
+    for (key, o, six) in [
+        ("dhcp4-overrides", &eth.dhcp4_overrides, false),
+        ("dhcp6-overrides", &eth.dhcp6_overrides, true),
+    ] {
+        let Some(o) = o else { continue };
+        let at = format!("{path}.{key}");
+        if !o.other.is_empty() {
+            let keys: Vec<&str> = o.other.keys().map(String::as_str).collect();
+            warnings.push(format!("{at}: ignoring unknown keys {}", keys.join(", ")));
+        }
+        let (taken, set) = o.take(&at)?;
+        if !set.is_empty() {
+            // networkd's [DHCPv6] has no MTU, routes, metric or host name to send.
+            let v6_only = if six {
+                "; networkd applies use-domains, use-hostname and use-ntp only"
+            } else {
+                ""
+            };
+            warnings.push(format!(
+                "{at}: {} applied by the netplan and networkd renderers only{v6_only}; the others ignore them",
+                set.join(", ")
+            ));
+        }
+        if six {
+            b.dhcp6_overrides = taken;
+        } else {
+            b.dhcp4_overrides = taken;
+        }
+    }
+    b.dhcp4 = eth.dhcp4.unwrap_or(false);
+    b.dhcp6 = eth.dhcp6.unwrap_or(false);
+    for (n, a) in eth.addresses.iter().enumerate() {
+        let at = format!("{path}.addresses[{n}]");
+        let Value::String(s) = a else {
+            return Err(err(format!(
+                "{at}: expected \"address/prefix\"; address options are not supported"
+            )));
+        };
+        b.address(&at, parse_net(&at, s, None)?)?;
+    }
+    for (key, gw, v4) in [
+        ("gateway4", &eth.gateway4, true),
+        ("gateway6", &eth.gateway6, false),
+    ] {
+        if let Some(gw) = gw {
+            let at = format!("{path}.{key}");
+            let via = gateway(&at, gw)?;
+            if via.addr().is_ipv4() != v4 {
+                return Err(err(format!("{at}: {via} is of the wrong address family")));
+            }
+            b.default_route(via, None);
+        }
+    }
+    for (n, r) in eth.routes.iter().enumerate() {
+        let at = format!("{path}.routes[{n}]");
+        let (Some(to), Some(via)) = (&r.to, &r.via) else {
+            return Err(err(format!(
+                "{at}: routes need both to and via; on-link routes are not supported"
+            )));
+        };
+        let via = gateway(&format!("{at}.via"), via)?;
+        let to = parse_to(&at, to, via)?;
+        b.routes.push(Route {
+            to,
+            via,
+            metric: r.metric,
+        });
+    }
+    if let Some(ns) = &eth.nameservers {
+        b.name_servers(&format!("{path}.nameservers.addresses"), &ns.addresses)?;
+        b.search(&format!("{path}.nameservers.search"), &ns.search)?;
+    }
+    let use_dns4 = eth.dhcp4_overrides.as_ref().and_then(|o| o.use_dns);
+    let use_dns6 = eth.dhcp6_overrides.as_ref().and_then(|o| o.use_dns);
+    b.dhcp_dns = use_dns4 != Some(false) && use_dns6 != Some(false);
+    Ok(b)
+}
+
+const V2_UNSUPPORTED: [&str; 5] = ["bonds", "bridges", "wifis", "tunnels", "vrfs"];
 
 fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
     let mut warnings = Vec::new();
     for kind in V2_UNSUPPORTED {
         if config.get(kind).is_some_and(|v| !v.is_null()) {
-            return Err(err(format!("{kind} are not supported; only ethernets")));
+            return Err(err(format!(
+                "{kind} are not supported; only ethernets and vlans"
+            )));
         }
     }
     let ethernets = match config.get("ethernets") {
@@ -622,6 +715,9 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
         Some(_) => return Err(err("ethernets: expected a mapping of interface ids")),
     };
     let mut entries = Entries::default();
+    // The ethernets a VLAN may name as its link, by key, and every name a device takes.
+    let mut links: BTreeMap<String, VlanLink> = BTreeMap::new();
+    let mut names: BTreeMap<String, String> = BTreeMap::new();
     for (id, body) in &ethernets {
         let id = match id {
             Value::String(s) => s.clone(),
@@ -655,99 +751,137 @@ fn v2(config: &Value) -> Result<Translated, NetworkConfigError> {
             Some(n) => Some(kernel_name(n).map_err(|e| err(format!("{path}.set-name: {e}")))?),
             None => None,
         };
-        let mut b = Builder::new(path.clone());
+        let mut b = v2_settings(&path, &eth, &mut warnings)?;
         b.set_name = set_name.clone();
         b.wake_on_lan = eth.wakeonlan.unwrap_or(false);
-        b.mtu(&format!("{path}.mtu"), eth.mtu)?;
-        b.accept_ra = eth.accept_ra;
-        for (key, o, six) in [
-            ("dhcp4-overrides", &eth.dhcp4_overrides, false),
-            ("dhcp6-overrides", &eth.dhcp6_overrides, true),
-        ] {
-            let Some(o) = o else { continue };
-            let at = format!("{path}.{key}");
-            if !o.other.is_empty() {
-                let keys: Vec<&str> = o.other.keys().map(String::as_str).collect();
-                warnings.push(format!("{at}: ignoring unknown keys {}", keys.join(", ")));
-            }
-            let (taken, set) = o.take(&at)?;
-            if !set.is_empty() {
-                // networkd's [DHCPv6] has no MTU, routes, metric or host name to send.
-                let v6_only = if six {
-                    "; networkd applies use-domains, use-hostname and use-ntp only"
-                } else {
-                    ""
-                };
-                warnings.push(format!(
-                    "{at}: {} applied by the netplan and networkd renderers only{v6_only}; the others ignore them",
-                    set.join(", ")
-                ));
-            }
-            if six {
-                b.dhcp6_overrides = taken;
-            } else {
-                b.dhcp4_overrides = taken;
-            }
+        if let Some(n) = &set_name {
+            names.insert(n.to_string(), format!("{path}.set-name"));
         }
-        b.dhcp4 = eth.dhcp4.unwrap_or(false);
-        b.dhcp6 = eth.dhcp6.unwrap_or(false);
-        for (n, a) in eth.addresses.iter().enumerate() {
-            let at = format!("{path}.addresses[{n}]");
-            let Value::String(s) = a else {
-                return Err(err(format!(
-                    "{at}: expected \"address/prefix\"; address options are not supported"
-                )));
-            };
-            b.address(&at, parse_net(&at, s, None)?)?;
-        }
-        for (key, gw, v4) in [
-            ("gateway4", &eth.gateway4, true),
-            ("gateway6", &eth.gateway6, false),
-        ] {
-            if let Some(gw) = gw {
-                let at = format!("{path}.{key}");
-                let via = gateway(&at, gw)?;
-                if via.addr().is_ipv4() != v4 {
-                    return Err(err(format!("{at}: {via} is of the wrong address family")));
-                }
-                b.default_route(via, None);
-            }
-        }
-        for (n, r) in eth.routes.iter().enumerate() {
-            let at = format!("{path}.routes[{n}]");
-            let (Some(to), Some(via)) = (&r.to, &r.via) else {
-                return Err(err(format!(
-                    "{at}: routes need both to and via; on-link routes are not supported"
-                )));
-            };
-            let via = gateway(&format!("{at}.via"), via)?;
-            let to = parse_to(&at, to, via)?;
-            b.routes.push(Route {
-                to,
-                via,
-                metric: r.metric,
-            });
-        }
-        if let Some(ns) = &eth.nameservers {
-            b.name_servers(&format!("{path}.nameservers.addresses"), &ns.addresses)?;
-            b.search(&format!("{path}.nameservers.search"), &ns.search)?;
-        }
-        let use_dns4 = eth.dhcp4_overrides.as_ref().and_then(|o| o.use_dns);
-        let use_dns6 = eth.dhcp6_overrides.as_ref().and_then(|o| o.use_dns);
-        b.dhcp_dns = use_dns4 != Some(false) && use_dns6 != Some(false);
+        names.insert(id.clone(), path.clone());
         entries.push(match selector {
             NicSelector {
                 name: None,
                 mac: Some(mac),
                 driver,
             } if driver.is_empty() => {
+                links.insert(id.clone(), VlanLink::Mac(mac));
                 let name = set_name.map_or_else(|| id.clone(), |n| n.to_string());
                 b.keyed(&name, mac)?
             }
-            selector => b.matched(selector)?,
+            selector => {
+                links.insert(id.clone(), VlanLink::Entry(path.clone()));
+                b.matched(selector)?
+            }
         })?;
     }
-    finish(entries, Dns::default(), warnings)
+    let vlans = v2_vlans(config, &links, &mut names, &entries, &mut warnings)?;
+    finish(entries, Dns::default(), vlans, warnings)
+}
+
+/// A v2 `vlans` entry: the tag and the link, and the addressing keys of an ethernet.
+#[derive(Debug, Deserialize)]
+struct V2Vlan {
+    id: Option<u64>,
+    link: Option<String>,
+    #[serde(flatten)]
+    settings: V2Ethernet,
+}
+
+/// The v2 `vlans`, each checked: an id of 0-4094, a link that is one of the `ethernets`
+/// (`links`, by key), a name the kernel takes and no other device has (`names`: each
+/// name taken, with who has it), one VLAN per id and link.
+fn v2_vlans(
+    config: &Value,
+    links: &BTreeMap<String, VlanLink>,
+    names: &mut BTreeMap<String, String>,
+    entries: &Entries,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<Vlan>, NetworkConfigError> {
+    let vlans = match config.get("vlans") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::Mapping(m)) => m,
+        Some(_) => return Err(err("vlans: expected a mapping of VLAN names")),
+    };
+    let mut out: Vec<Vlan> = Vec::new();
+    for (name, body) in vlans {
+        let Value::String(name) = name else {
+            return Err(err(format!("vlans: key {name:?} is not a name")));
+        };
+        let path = format!("vlans.{name}");
+        if entries.interfaces.len() + entries.matched.len() + out.len() >= MAX_ENTRIES {
+            return Err(err(format!(
+                "more than {MAX_ENTRIES} interface and VLAN entries; a VM has far fewer"
+            )));
+        }
+        if body.is_null() {
+            return Err(err(format!(
+                "{path}: empty; a VLAN needs id (its 802.1Q tag) and link (its ethernet)"
+            )));
+        }
+        let v: V2Vlan = from_value(&path, body)?;
+        let vname = kernel_name(name).map_err(|e| err(format!("{path}: {e}")))?;
+        let Some(id) = v.id else {
+            return Err(err(format!(
+                "{path}: id is missing; give the VLAN's 802.1Q tag (0-4094)"
+            )));
+        };
+        let vlan_id = VlanId::new(id).map_err(|e| err(format!("{path}.id: {e}")))?;
+        let Some(link_key) = v.link else {
+            return Err(err(format!(
+                "{path}: link is missing; name the ethernet the VLAN is on"
+            )));
+        };
+        let Some(link) = links.get(&link_key) else {
+            let known: Vec<&str> = links.keys().map(String::as_str).collect();
+            return Err(err(format!(
+                "{path}.link: {} is not one of the ethernets ({}); a VLAN goes on a declared ethernet (bonds and bridges are not supported)",
+                crate::model::quote(&link_key),
+                if known.is_empty() { "there are none".to_string() } else { known.join(", ") }
+            )));
+        };
+        let e = &v.settings;
+        if e.matching.is_some() || e.set_name.is_some() || e.wakeonlan.is_some() {
+            return Err(err(format!(
+                "{path}: match, set-name and wakeonlan belong to the ethernet a VLAN is on ({link_key}), not to the VLAN"
+            )));
+        }
+        if let Some(other) = names.insert(name.clone(), path.clone()) {
+            return Err(err(format!(
+                "{path}: {other} has the name {name} too; give the VLAN a name of its own (such as {link_key}.{vlan_id})"
+            )));
+        }
+        if let Some(twin) = out.iter().find(|o| o.link == *link && o.vlan_id == vlan_id) {
+            return Err(err(format!(
+                "{path}: vlans.{} is VLAN {vlan_id} on {link_key} already; a link carries each id once",
+                twin.name
+            )));
+        }
+        if !e.other.is_empty() {
+            let keys: Vec<&str> = e.other.keys().map(String::as_str).collect();
+            warnings.push(format!(
+                "{path}: ignoring unsupported keys {}",
+                keys.join(", ")
+            ));
+        }
+        let b = v2_settings(&path, e, warnings)?;
+        let (ipv4, ipv6) = b.methods()?;
+        out.push(Vlan {
+            name: vname,
+            vlan_id,
+            link: link.clone(),
+            link_entry: link_key,
+            mtu: b.mtu,
+            accept_ra: b.accept_ra,
+            dhcp4_overrides: b.dhcp4_overrides,
+            dhcp6_overrides: b.dhcp6_overrides,
+            ipv4,
+            ipv6,
+            routes: b.routes,
+            dns: b.dns,
+            dhcp_dns: b.dhcp_dns,
+        });
+    }
+    Ok(out)
 }
 
 // ---------------------------------------------------------------- version 1
@@ -825,6 +959,12 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
                 };
                 let path = format!("{path} ({name})");
                 let mut b = Builder::new(path.clone());
+                // With a MAC, `name` is the name the NIC is given (cloud-init's v1: the
+                // set-name of that MAC), whatever the kernel calls it now.
+                if let (Some(n), Some(_)) = (&phy.name, mac) {
+                    b.set_name =
+                        Some(kernel_name(n).map_err(|e| err(format!("{path}.name: {e}")))?);
+                }
                 b.mtu(&format!("{path}.mtu"), phy.mtu)?;
                 for (k, s) in phy.subnets.into_iter().enumerate() {
                     v1_subnet(&mut b, &format!("{path}.subnets[{k}]"), s)?;
@@ -861,7 +1001,7 @@ fn v1(config: &Value) -> Result<Translated, NetworkConfigError> {
             }
         }
     }
-    finish(entries, dns, warnings)
+    finish(entries, dns, Vec::new(), warnings)
 }
 
 fn v1_subnet(b: &mut Builder, path: &str, s: V1Subnet) -> Result<(), NetworkConfigError> {

@@ -583,3 +583,39 @@ ethernets:
     );
     t.network.unwrap()
 }
+
+/// A network config v2 with VLANs (`vlans`, as VM Service sends them) on the example
+/// root: `eth0.100` on the NIC `id0` renames to `eth0` (a name ifupdown reads as
+/// `<link>.<id>`), with static IPv4 and IPv6, a gateway, a further route, DNS, an MTU
+/// and accept-ra off; `storage` (VLAN 200, a name that says nothing of its link) on
+/// `id1`, an entry matched by name at plan time.
+pub fn vlan_network() -> Network {
+    let doc = "version: 2
+ethernets:
+  id0:
+    match: {macaddress: '00:50:56:a6:8c:08'}
+    set-name: eth0
+    addresses: [10.0.0.5/24]
+  id1:
+    match: {name: ens224}
+    addresses: [10.2.0.5/24]
+vlans:
+  eth0.100:
+    id: 100
+    link: id0
+    addresses: [10.100.0.5/24, 'fd00:100::5/64']
+    gateway4: 10.100.0.1
+    routes: [{to: 192.168.0.0/16, via: 10.100.0.254, metric: 50}]
+    nameservers: {addresses: [10.100.0.2], search: [vlan.example]}
+    mtu: 1400
+    accept-ra: false
+  storage:
+    id: 200
+    link: id1
+    addresses: [10.200.0.5/24]
+";
+    let value: serde_norway::Value = serde_norway::from_str(doc).unwrap();
+    let t = vmcust::source::netconfig::translate(&value).unwrap();
+    assert!(t.warnings.is_empty(), "{:?}", t.warnings);
+    t.network.unwrap()
+}

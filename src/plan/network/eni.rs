@@ -4,11 +4,15 @@
 //! `resolvconf`; without it `/etc/resolv.conf` is written instead (see `resolv`).
 //!
 //! ifupdown matches interfaces by name only, so the name comes from the MAC via the
-//! root's `/sys/class/net`. Reference: interfaces(5).
+//! root's `/sys/class/net`. A VLAN is its own stanzas after the NICs': ifupdown creates
+//! one named `<link>.<id>` by itself; one with another name gets the `ip link add` that
+//! creates it as a `pre-up`. Reference: interfaces(5).
 
 use std::fmt::Write as _;
 
-use super::{merged_dns, split_default, written_by_vmcust, Device, HEADER};
+use super::{
+    merged_dns, split_default, vlan_devices, written_by_vmcust, Device, VlanDevice, HEADER,
+};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network, Route};
 use crate::plan::writer::{word, words, UnsafeValue};
 use crate::plan::{Action, Contents};
@@ -33,7 +37,19 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
     let mut out = HEADER.to_string();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         out.push('\n');
-        stanzas(&mut out, iface, &word(FORMAT, "iface", &dev.name)?, net)?;
+        stanzas(
+            &mut out,
+            iface,
+            &word(FORMAT, "iface", &dev.name)?,
+            None,
+            net,
+        )?;
+    }
+    // After the NICs: `ifup -a` brings a VLAN's link up first.
+    for v in vlan_devices(net, devices) {
+        out.push('\n');
+        let name = word(FORMAT, "iface", &v.vlan.name)?;
+        stanzas(&mut out, &v.iface, &name, Some(&v), net)?;
     }
     Ok(vec![Action::WriteFile {
         path: ENI_FILE.into(),
@@ -49,6 +65,7 @@ fn stanzas(
     out: &mut String,
     iface: &Interface,
     name: &str,
+    vlan: Option<&VlanDevice<'_>>,
     net: &Network,
 ) -> Result<(), UnsafeValue> {
     if iface.start_on_boot {
@@ -58,6 +75,18 @@ fn stanzas(
     // stanza.
     let dns = merged_dns(&iface.dns, &net.dns);
     let mut shared = Vec::new();
+    if let Some(v) = vlan {
+        let link = word(FORMAT, "vlan-raw-device", &v.parent.name)?;
+        let id = v.vlan.vlan_id;
+        // ifupdown creates a VLAN named <link>.<id> itself (interfaces(5), "VLAN
+        // INTERFACES"); any other name is created here, the link brought up first.
+        if name != format!("{link}.{id}") {
+            shared.push(format!(
+                "pre-up ip link show dev {name} >/dev/null 2>&1 || {{ ip link set dev {link} up && ip link add link {link} name {name} type vlan id {id}; }}"
+            ));
+            shared.push(format!("post-down ip link del dev {name}"));
+        }
+    }
     if iface.ipv6 == Ipv6Config::Disabled {
         shared.push(format!(
             "pre-up sysctl -q -w net.ipv6.conf.{name}.disable_ipv6=1"

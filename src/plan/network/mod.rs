@@ -21,7 +21,7 @@ use super::Action;
 use crate::facts::NetworkFacts;
 use std::collections::BTreeMap;
 
-use crate::model::{Dns, Interface, InterfaceId, MacAddr, Network, Route};
+use crate::model::{Dns, Interface, InterfaceId, MacAddr, Network, Route, Vlan, VlanLink};
 
 /// First line of every file vmcust renders, so people know where it came from; also how
 /// a later run tells its own files from a template's leftovers.
@@ -137,6 +137,31 @@ pub enum NetworkError {
         /// Who has the name already.
         other: String,
     },
+    /// A VLAN's link is none of the interfaces configured.
+    #[error(
+        "vlans.{vlan}: its link {link} is not an interface this customization configures; \
+         link a VLAN to one of the ethernets"
+    )]
+    VlanLink {
+        /// The VLAN's name.
+        vlan: String,
+        /// The link it names.
+        link: String,
+    },
+    /// A VLAN's name is the name of another device.
+    #[error(
+        "vlans.{vlan}: {other} has that name too; give the VLAN a name of its own (such as {link}.{id})"
+    )]
+    VlanNameTaken {
+        /// The VLAN's name.
+        vlan: String,
+        /// Who has the name.
+        other: String,
+        /// The link's device name, for the suggestion.
+        link: String,
+        /// The VLAN id, for the suggestion.
+        id: u16,
+    },
     /// A value cannot be written in the renderer's format.
     #[error(transparent)]
     Unsafe(#[from] UnsafeValue),
@@ -173,6 +198,7 @@ pub fn plan_network(
     let resolved = resolve::resolve(net, facts.links.as_deref())?;
     let net = &resolved.network;
     let devices = resolve_devices(net, facts)?;
+    check_vlans(net, &devices)?;
     let entry = match renderer {
         Some(r) => r.entry(),
         None => renderers::choose(None, facts)?.renderer.entry(),
@@ -204,6 +230,16 @@ pub struct Device {
 }
 
 impl Device {
+    /// The device of a VLAN: a name the stack creates, pinned to no MAC.
+    pub fn vlan(v: &Vlan) -> Device {
+        Device {
+            name: v.name.clone(),
+            from_system: false,
+            set_name: false,
+            kernel_name: None,
+        }
+    }
+
     /// Whether the files pin [`Device::name`] to the MAC: a name the root has, or one
     /// a `set-name` gives.
     pub fn pinned(&self) -> bool {
@@ -271,6 +307,87 @@ pub fn resolve_devices(net: &Network, facts: &NetworkFacts) -> Result<Vec<Device
     Ok(devices)
 }
 
+/// A VLAN as the renderers write it: its device name and tag, the device it is stacked
+/// on, and its addressing as an interface ([`Vlan::interface`]).
+#[derive(Debug, Clone)]
+pub struct VlanDevice<'a> {
+    /// The VLAN.
+    pub vlan: &'a Vlan,
+    /// The device of its link.
+    pub parent: &'a Device,
+    /// Its addressing, named after the VLAN, with the link's MAC.
+    pub iface: Interface,
+}
+
+/// The VLANs of a resolved `net` with their links' devices (`devices`, one per
+/// interface), in the source's order. [`check_vlans`] has made sure every link is there.
+pub fn vlan_devices<'a>(net: &'a Network, devices: &'a [Device]) -> Vec<VlanDevice<'a>> {
+    net.vlans
+        .iter()
+        .filter_map(|v| {
+            let VlanLink::Mac(mac) = &v.link else {
+                return None;
+            };
+            let (iface, parent) = net
+                .interfaces
+                .iter()
+                .zip(devices)
+                .find(|(i, _)| i.mac == *mac)?;
+            Some(VlanDevice {
+                vlan: v,
+                parent,
+                iface: v.interface(iface.mac),
+            })
+        })
+        .collect()
+}
+
+/// The names of the VLAN devices on `parent`, for the stacks that list them on the
+/// link's own configuration (networkd's `VLAN=`).
+pub fn vlans_on<'a>(vlans: &'a [VlanDevice<'a>], parent: &Device) -> Vec<&'a InterfaceId> {
+    vlans
+        .iter()
+        .filter(|v| v.parent.name == parent.name)
+        .map(|v| &v.vlan.name)
+        .collect()
+}
+
+/// Every VLAN of a resolved `net` is on one of its interfaces and has a name no
+/// configured NIC (under its final name) has.
+pub fn check_vlans(net: &Network, devices: &[Device]) -> Result<(), NetworkError> {
+    for v in &net.vlans {
+        let parent = match &v.link {
+            VlanLink::Mac(mac) => net
+                .interfaces
+                .iter()
+                .zip(devices)
+                .find(|(i, _)| i.mac == *mac)
+                .map(|(_, d)| d),
+            VlanLink::Entry(_) => None,
+        };
+        let Some(parent) = parent else {
+            return Err(NetworkError::VlanLink {
+                vlan: v.name.to_string(),
+                link: v.link_entry.clone(),
+            });
+        };
+        if let Some((iface, dev)) = net
+            .interfaces
+            .iter()
+            .zip(devices)
+            .find(|(_, d)| d.name == v.name)
+        {
+            return Err(NetworkError::VlanNameTaken {
+                vlan: v.name.to_string(),
+                other: format!("the NIC with MAC address {} ({})", iface.mac, dev.name),
+                link: parent.name.to_string(),
+                id: v.vlan_id.get(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// The kernel's name for `iface`'s MAC among the root's `devices`.
 fn kernel_name(
     iface: &Interface,
@@ -316,6 +433,14 @@ pub fn live_renames(
 /// Whether a file's text was written by vmcust (it carries [`HEADER`]).
 pub fn written_by_vmcust(text: &str) -> bool {
     text.starts_with(HEADER.trim_end())
+}
+
+/// The machine-wide DNS followed by every interface's and VLAN's own, without repeats:
+/// what the stacks that keep DNS for the whole machine write.
+pub fn machine_dns(net: &Network) -> Dns {
+    let own = net.interfaces.iter().map(|i| &i.dns);
+    own.chain(net.vlans.iter().map(|v| &v.dns))
+        .fold(net.dns.clone(), |acc, d| merged_dns(&acc, d))
 }
 
 /// The interface's own DNS first, then the machine-wide settings, without repeats.

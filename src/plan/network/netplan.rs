@@ -29,15 +29,24 @@ pub struct NetplanNetwork {
     /// Ethernet devices by id, in the source's order.
     #[serde(serialize_with = "ordered_map")]
     pub ethernets: Vec<(String, Ethernet)>,
+    /// VLAN devices by name, in the source's order.
+    #[serde(serialize_with = "ordered_map", skip_serializing_if = "Vec::is_empty")]
+    pub vlans: Vec<(String, Ethernet)>,
 }
 
 /// One `ethernets` entry.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct Ethernet {
-    /// How the device is found.
-    #[serde(rename = "match")]
-    pub matching: Match,
+    /// A VLAN's 802.1Q tag (`vlans` entries only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<u16>,
+    /// The device a VLAN is on, by its `ethernets` id (`vlans` entries only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
+    /// How the device is found (`ethernets` entries only: a VLAN is its link's).
+    #[serde(rename = "match", skip_serializing_if = "Option::is_none")]
+    pub matching: Option<Match>,
     /// Pins the kernel name found for the MAC, or renames the NIC (`set-name`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub set_name: Option<String>,
@@ -128,10 +137,22 @@ pub fn document(net: &Network, devices: &[Device]) -> NetplanDoc {
         .zip(devices)
         .map(|(iface, dev)| (dev.name.to_string(), ethernet(iface, dev, &net.dns)))
         .collect();
+    let vlans = super::vlan_devices(net, devices)
+        .into_iter()
+        .map(|v| {
+            let mut eth = ethernet(&v.iface, v.parent, &net.dns);
+            eth.matching = None;
+            eth.set_name = None;
+            eth.id = Some(v.vlan.vlan_id.get());
+            eth.link = Some(v.parent.name.to_string());
+            (v.vlan.name.to_string(), eth)
+        })
+        .collect();
     NetplanDoc {
         network: NetplanNetwork {
             version: 2,
             ethernets,
+            vlans,
         },
     }
 }
@@ -150,6 +171,13 @@ pub fn to_yaml(doc: &NetplanDoc) -> String {
         w.key(2, "ethernets");
     }
     for (name, eth) in &doc.network.ethernets {
+        w.key(4, name);
+        write_ethernet(&mut w, 6, eth);
+    }
+    if !doc.network.vlans.is_empty() {
+        w.key(2, "vlans");
+    }
+    for (name, eth) in &doc.network.vlans {
         w.key(4, name);
         write_ethernet(&mut w, 6, eth);
     }
@@ -183,8 +211,16 @@ fn write_overrides(w: &mut BlockWriter, indent: usize, o: &DhcpOverrides) {
 /// The fields of `eth` at `indent`, in declaration order, skipping what serde would skip.
 fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
     let inner = indent + 2;
-    w.key(indent, "match");
-    w.str_field(inner, "macaddress", &eth.matching.macaddress);
+    if let Some(id) = eth.id {
+        w.plain_field(indent, "id", id);
+    }
+    if let Some(link) = &eth.link {
+        w.str_field(indent, "link", link);
+    }
+    if let Some(m) = &eth.matching {
+        w.key(indent, "match");
+        w.str_field(inner, "macaddress", &m.macaddress);
+    }
     if let Some(name) = &eth.set_name {
         w.str_field(indent, "set-name", name);
     }
@@ -284,9 +320,11 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
     }
     let dns = merged_dns(&iface.dns, global_dns);
     Ethernet {
-        matching: Match {
+        id: None,
+        link: None,
+        matching: Some(Match {
             macaddress: text(&iface.mac),
-        },
+        }),
         set_name: dev.pinned().then(|| dev.name.to_string()),
         wakeonlan: iface.wake_on_lan,
         mtu: iface.mtu.map(|m| m.get()),
@@ -349,9 +387,11 @@ mod tests {
 
     fn ethernet(mac: &str) -> Ethernet {
         Ethernet {
-            matching: Match {
+            id: None,
+            link: None,
+            matching: Some(Match {
                 macaddress: mac.into(),
-            },
+            }),
             set_name: None,
             wakeonlan: false,
             mtu: None,
@@ -435,6 +475,22 @@ mod tests {
             }),
             ..ethernet("00:50:56:00:00:02")
         };
+        let vlan = Ethernet {
+            id: Some(100),
+            link: Some("ens192".into()),
+            matching: None,
+            addresses: vec!["10.1.0.5/24".into()],
+            ..ethernet("00:50:56:00:00:09")
+        };
+        let with_vlan = NetplanDoc {
+            network: NetplanNetwork {
+                version: 2,
+                ethernets: vec![("ens192".to_string(), ethernet("00:50:56:00:00:09"))],
+                vlans: vec![("ens192.100".to_string(), vlan)],
+            },
+        };
+        let generic = format!("{HEADER}{}", crate::yaml::to_string(&with_vlan).unwrap());
+        assert_eq!(to_yaml(&with_vlan), generic);
         let docs = [
             vec![],
             vec![("eth0".to_string(), ethernet("00:50:56:00:00:00"))],
@@ -450,6 +506,7 @@ mod tests {
                 network: NetplanNetwork {
                     version: 2,
                     ethernets,
+                    vlans: Vec::new(),
                 },
             };
             let generic = format!("{HEADER}{}", crate::yaml::to_string(&doc).unwrap());

@@ -3,10 +3,13 @@
 //! known, giving it the name a `set-name` asks for, and turning on wake-on-LAN. `10-` sorts before the `20-`…`99-` names distributions ship, and networkd uses
 //! the first `.network` file that matches a device.
 //!
-//! Reference: systemd.network(5) and systemd.link(5) for the keys written here.
+//! A VLAN is a `10-vmcust-<vlan>.netdev` (`Kind=vlan`, `[VLAN] Id=`) with its own
+//! `.network` file matched by name; its link's `.network` file lists it with `VLAN=`.
+//!
+//! Reference: systemd.network(5), systemd.netdev(5) and systemd.link(5) for the keys written here.
 
-use super::{merged_dns, Device, HEADER};
-use crate::model::{Interface, Ipv4Config, Ipv6Config, Network};
+use super::{merged_dns, vlan_devices, vlans_on, Device, VlanDevice, HEADER};
+use crate::model::{Interface, InterfaceId, Ipv4Config, Ipv6Config, Network};
 use crate::plan::writer::{words, IniWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
 
@@ -16,6 +19,7 @@ pub const NETWORKD_DIR: &str = "/etc/systemd/network";
 /// The actions that write the networkd configuration.
 pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
+    let vlans = vlan_devices(net, devices);
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         if dev.pinned() || iface.wake_on_lan {
             actions.push(Action::WriteFile {
@@ -25,14 +29,52 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
                 purpose: "network device name (systemd .link)",
             });
         }
+        let on = vlans_on(&vlans, dev);
         actions.push(Action::WriteFile {
             path: format!("{NETWORKD_DIR}/10-vmcust-{}.network", dev.name).into(),
             mode: 0o644,
-            contents: Contents::text(network_file(iface, net)?),
+            contents: Contents::text(network_file(iface, &Matched::Mac(&on), net)?),
+            purpose: "network (systemd-networkd)",
+        });
+    }
+    for v in &vlans {
+        actions.push(Action::WriteFile {
+            path: format!("{NETWORKD_DIR}/10-vmcust-{}.netdev", v.vlan.name).into(),
+            mode: 0o644,
+            contents: Contents::text(netdev_file(v)?),
+            purpose: "VLAN device (systemd .netdev)",
+        });
+        actions.push(Action::WriteFile {
+            path: format!("{NETWORKD_DIR}/10-vmcust-{}.network", v.vlan.name).into(),
+            mode: 0o644,
+            contents: Contents::text(network_file(&v.iface, &Matched::Name(&v.vlan.name), net)?),
             purpose: "network (systemd-networkd)",
         });
     }
     Ok(actions)
+}
+
+/// How a `.network` file finds its device.
+enum Matched<'a> {
+    /// A NIC, by MAC, with the VLANs stacked on it.
+    Mac(&'a [&'a InterfaceId]),
+    /// A VLAN, by name (it has its link's MAC, so the MAC would find the link too).
+    Name(&'a InterfaceId),
+}
+
+/// The `.netdev` file that creates a VLAN device; the link's `.network` file names it
+/// with `VLAN=`, which is what makes networkd create it on that link.
+fn netdev_file(v: &VlanDevice<'_>) -> Result<String, UnsafeValue> {
+    let mut w = IniWriter::new(FORMAT, HEADER);
+    w.section("NetDev")?;
+    w.set("Name", &v.vlan.name)?;
+    w.set("Kind", "vlan")?;
+    if let Some(mtu) = v.vlan.mtu {
+        w.set("MTUBytes", mtu)?;
+    }
+    w.section("VLAN")?;
+    w.set("Id", v.vlan.vlan_id)?;
+    Ok(w.finish())
 }
 
 /// The format name in refusals.
@@ -60,12 +102,29 @@ fn link_file(iface: &Interface, dev: &Device) -> Result<String, UnsafeValue> {
 }
 
 /// The `.network` file for one interface.
-fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue> {
+fn network_file(
+    iface: &Interface,
+    matched: &Matched<'_>,
+    net: &Network,
+) -> Result<String, UnsafeValue> {
     let dhcp4 = iface.ipv4 == Ipv4Config::Dhcp;
     let dhcp6 = iface.ipv6 == Ipv6Config::Dhcp;
     let mut w = IniWriter::new(FORMAT, HEADER);
     w.section("Match")?;
-    w.set("MACAddress", iface.mac)?;
+    let vlans: &[&InterfaceId] = match matched {
+        Matched::Mac(vlans) => {
+            w.set("MACAddress", iface.mac)?;
+            if !vlans.is_empty() {
+                // Its VLANs carry its MAC: keep this file to the NIC itself.
+                w.set("Type", "!vlan")?;
+            }
+            vlans
+        }
+        Matched::Name(name) => {
+            w.set("Name", name)?;
+            &[]
+        }
+    };
     if !iface.start_on_boot || iface.mtu.is_some() {
         w.section("Link")?;
     }
@@ -86,6 +145,9 @@ fn network_file(iface: &Interface, net: &Network) -> Result<String, UnsafeValue>
         (false, false) => "no",
     };
     w.set("DHCP", dhcp)?;
+    for v in vlans {
+        w.set("VLAN", v)?;
+    }
     if iface.ipv6 == Ipv6Config::Disabled {
         w.set("LinkLocalAddressing", "no")?;
         w.set("IPv6AcceptRA", "no")?;

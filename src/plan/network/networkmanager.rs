@@ -8,9 +8,12 @@
 //! with the higher priority, so ours wins (cloud-init issue 4121: RHEL 9 kept its DHCP
 //! profile instead of the static one).
 //!
+//! A VLAN is a profile of its own (`type=vlan`, `[vlan] id=`, `parent=` the UUID of its
+//! link's profile), found by its interface name.
+//!
 //! Reference: nm-settings-keyfile(5), nm-settings-nmcli(5), NetworkManager.conf(5).
 
-use super::{merged_dns, Device, HEADER};
+use super::{merged_dns, vlan_devices, Device, VlanDevice, HEADER};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, MacAddr, Network};
 use crate::plan::writer::{word, IniWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
@@ -35,8 +38,16 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
         actions.push(Action::WriteFile {
             path: format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", dev.name).into(),
             mode: 0o600,
-            contents: Contents::text(keyfile(iface, dev, net)?),
+            contents: Contents::text(keyfile(iface, &Profile::Ethernet(dev), net)?),
             purpose: "network (NetworkManager profile)",
+        });
+    }
+    for v in vlan_devices(net, devices) {
+        actions.push(Action::WriteFile {
+            path: format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", v.vlan.name).into(),
+            mode: 0o600,
+            contents: Contents::text(keyfile(&v.iface, &Profile::Vlan(&v), net)?),
+            purpose: "network (NetworkManager VLAN profile)",
         });
     }
     if !net.interfaces.is_empty() {
@@ -56,26 +67,62 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
     Ok(actions)
 }
 
+/// What a profile configures.
+enum Profile<'a> {
+    /// A NIC, on its device.
+    Ethernet(&'a Device),
+    /// A VLAN device NetworkManager creates on its link's profile.
+    Vlan(&'a VlanDevice<'a>),
+}
+
 /// The keyfile for one interface.
-fn keyfile(iface: &Interface, dev: &Device, net: &Network) -> Result<String, UnsafeValue> {
+fn keyfile(iface: &Interface, profile: &Profile<'_>, net: &Network) -> Result<String, UnsafeValue> {
     let mut w = IniWriter::new(FORMAT, HEADER);
     w.section("connection")?;
-    w.set("id", format!("vmcust-{}", dev.name))?;
-    w.set("uuid", profile_uuid(iface.mac))?;
-    w.set("type", "ethernet")?;
-    if dev.pinned() {
-        w.set("interface-name", &dev.name)?;
+    match profile {
+        Profile::Ethernet(dev) => {
+            w.set("id", format!("vmcust-{}", dev.name))?;
+            w.set("uuid", profile_uuid(iface.mac))?;
+            w.set("type", "ethernet")?;
+            if dev.pinned() {
+                w.set("interface-name", &dev.name)?;
+            }
+        }
+        Profile::Vlan(v) => {
+            w.set("id", format!("vmcust-{}", v.vlan.name))?;
+            w.set(
+                "uuid",
+                uuid_of(&format!("vlan:{}:{}", iface.mac, v.vlan.vlan_id)),
+            )?;
+            w.set("type", "vlan")?;
+            w.set("interface-name", &v.vlan.name)?;
+        }
     }
     w.set("autoconnect", iface.start_on_boot)?;
     w.set("autoconnect-priority", AUTOCONNECT_PRIORITY)?;
-    w.section("ethernet")?;
-    w.set("mac-address", iface.mac)?;
-    if iface.wake_on_lan {
-        // NM_SETTING_WIRED_WAKE_ON_LAN_MAGIC.
-        w.set("wake-on-lan", 64)?;
-    }
-    if let Some(mtu) = iface.mtu {
-        w.set("mtu", mtu)?;
+    match profile {
+        Profile::Ethernet(_) => {
+            w.section("ethernet")?;
+            w.set("mac-address", iface.mac)?;
+            if iface.wake_on_lan {
+                // NM_SETTING_WIRED_WAKE_ON_LAN_MAGIC.
+                w.set("wake-on-lan", 64)?;
+            }
+            if let Some(mtu) = iface.mtu {
+                w.set("mtu", mtu)?;
+            }
+        }
+        Profile::Vlan(v) => {
+            // A VLAN's MTU is the wired setting's, as nmcli's `802-3-ethernet.mtu`.
+            if let Some(mtu) = iface.mtu {
+                w.section("ethernet")?;
+                w.set("mtu", mtu)?;
+            }
+            w.section("vlan")?;
+            w.set("id", v.vlan.vlan_id)?;
+            // The link's profile by UUID: it names the NIC by MAC, whatever its name.
+            w.set("parent", profile_uuid(iface.mac))?;
+        }
     }
 
     let dns = merged_dns(&iface.dns, &net.dns);
@@ -203,10 +250,15 @@ fn ip_section(
 /// for the MAC, marked as an RFC 9562 version 8 (vendor-defined) UUID; uniqueness only
 /// has to hold between the profiles of one machine.
 pub fn profile_uuid(mac: MacAddr) -> String {
+    uuid_of(&format!("{mac}"))
+}
+
+/// The UUID for the profile vmcust knows as `name` (a MAC, or `vlan:<MAC>:<id>`).
+fn uuid_of(name: &str) -> String {
     const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
     const PRIME: u128 = 0x0000000001000000000000000000013b;
     let mut h = OFFSET;
-    for b in format!("vmcust-networkmanager-profile:{mac}").bytes() {
+    for b in format!("vmcust-networkmanager-profile:{name}").bytes() {
         h ^= u128::from(b);
         h = h.wrapping_mul(PRIME);
     }

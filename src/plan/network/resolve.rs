@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use super::NetworkError;
 use crate::facts::network::Link;
-use crate::model::{InterfaceId, MacAddr, MatchedInterface, Network, NicSelector};
+use crate::model::{InterfaceId, MacAddr, MatchedInterface, Network, NicSelector, Vlan, VlanLink};
 
 /// One NIC an entry was resolved to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -136,6 +136,7 @@ pub fn resolve(net: &Network, links: Option<&[Link]>) -> Result<Resolved, Networ
             why,
         });
     }
+    let vlans = link_vlans(net, &net.matched, &bound)?;
     // The source's order: each matched entry's NICs go before the keyed interface that
     // followed it in the source.
     let mut interfaces = Vec::new();
@@ -154,9 +155,49 @@ pub fn resolve(net: &Network, links: Option<&[Link]>) -> Result<Resolved, Networ
             interfaces,
             dns: net.dns.clone(),
             matched: Vec::new(),
+            vlans,
         },
         resolutions,
     })
+}
+
+/// The VLANs with every link on a matched entry turned into the MAC of the one NIC that
+/// entry found: a VLAN sits on one NIC, so an entry with VLANs on it must find one.
+fn link_vlans(
+    net: &Network,
+    matched: &[MatchedInterface],
+    bound: &[Vec<crate::model::Interface>],
+) -> Result<Vec<Vlan>, NetworkError> {
+    net.vlans
+        .iter()
+        .map(|v| {
+            let VlanLink::Entry(entry) = &v.link else {
+                return Ok(v.clone());
+            };
+            let Some((m, nics)) = matched.iter().zip(bound).find(|(m, _)| &m.entry == entry) else {
+                return Err(NetworkError::VlanLink {
+                    vlan: v.name.to_string(),
+                    link: v.link_entry.clone(),
+                });
+            };
+            match nics.as_slice() {
+                [one] => Ok(Vlan {
+                    link: VlanLink::Mac(one.mac),
+                    ..v.clone()
+                }),
+                several => Err(NetworkError::SeveralMatch {
+                    entry: m.entry.clone(),
+                    selector: m.selector.to_string(),
+                    found: several
+                        .iter()
+                        .map(|i| format!("{} ({})", i.id, i.mac))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    why: "a VLAN is stacked on it",
+                }),
+            }
+        })
+        .collect()
 }
 
 /// Whether every key of the selector holds for `link`.
@@ -275,6 +316,7 @@ mod tests {
             interfaces: Vec::new(),
             dns: Dns::default(),
             matched,
+            vlans: Vec::new(),
         }
     }
 
@@ -433,6 +475,7 @@ mod tests {
             interfaces: vec![keyed("b", "00:50:56:00:00:01")],
             dns: Dns::default(),
             matched: vec![first, last],
+            vlans: Vec::new(),
         };
         let r = resolve(&n, Some(&links())).unwrap();
         let ids: Vec<&str> = r.network.interfaces.iter().map(|i| i.id.as_str()).collect();
@@ -445,6 +488,7 @@ mod tests {
             interfaces: vec![keyed("b", "00:50:56:00:00:02")],
             dns: Dns::default(),
             matched: vec![entry(selector(Some("ens*"), &[]), Ipv4Config::Dhcp, None)],
+            vlans: Vec::new(),
         };
         let e = resolve(&n, Some(&links())).unwrap_err().to_string();
         assert!(

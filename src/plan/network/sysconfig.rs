@@ -3,11 +3,14 @@
 //! plugin, with `route-<name>` / `route6-<name>` for routes the single gateway keys
 //! cannot hold.
 //!
+//! A VLAN is an `ifcfg-<vlan>` with `VLAN=yes`, `PHYSDEV=` (its link's device) and
+//! `VLAN_ID=`.
+//!
 //! Reference: initscripts' `sysconfig.txt` and nm-settings-ifcfg-rh(5).
 
 use std::fmt::Write as _;
 
-use super::{merged_dns, split_default, Device, HEADER};
+use super::{merged_dns, split_default, vlan_devices, Device, VlanDevice, HEADER};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network, Route};
 use crate::plan::writer::{word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
@@ -21,14 +24,27 @@ pub const SCRIPTS_DIR: &str = "/etc/sysconfig/network-scripts";
 /// The actions that write the sysconfig configuration.
 pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
-    for (iface, dev) in net.interfaces.iter().zip(devices) {
+    let vlans = vlan_devices(net, devices);
+    let vlan_devs: Vec<Device> = vlans.iter().map(|v| Device::vlan(v.vlan)).collect();
+    let all = net
+        .interfaces
+        .iter()
+        .zip(devices)
+        .map(|(i, d)| (i, d, None))
+        .chain(
+            vlans
+                .iter()
+                .zip(&vlan_devs)
+                .map(|(v, d)| (&v.iface, d, Some(v))),
+        );
+    for (iface, dev, vlan) in all {
         let v4 = |r: &&Route| r.via.addr().is_ipv4();
         let (gw4, rest4) = split_default(iface.routes.iter().filter(v4));
         let (gw6, rest6) = split_default(iface.routes.iter().filter(|r| !v4(r)));
         actions.push(Action::WriteFile {
             path: format!("{SCRIPTS_DIR}/ifcfg-{}", dev.name).into(),
             mode: 0o644,
-            contents: Contents::text(ifcfg(iface, dev, net, gw4, gw6)?),
+            contents: Contents::text(ifcfg(iface, dev, vlan, net, gw4, gw6)?),
             purpose: "network (sysconfig ifcfg)",
         });
         for (prefix, rest) in [("route", rest4), ("route6", rest6)] {
@@ -57,6 +73,7 @@ fn yes(b: bool) -> &'static str {
 fn ifcfg(
     iface: &Interface,
     dev: &Device,
+    vlan: Option<&VlanDevice<'_>>,
     net: &Network,
     gw4: Option<&Route>,
     gw6: Option<&Route>,
@@ -65,8 +82,19 @@ fn ifcfg(
     let mut kv = |k: &str, v: &str| w.set(k, v);
     kv("DEVICE", &dev.name)?;
     kv("NAME", &format!("vmcust-{}", dev.name))?;
-    kv("HWADDR", &iface.mac.to_string())?;
-    kv("TYPE", "Ethernet")?;
+    match vlan {
+        None => {
+            kv("HWADDR", &iface.mac.to_string())?;
+            kv("TYPE", "Ethernet")?;
+        }
+        Some(v) => {
+            // A VLAN carries its link's MAC: it is found by name, created on PHYSDEV.
+            kv("VLAN", "yes")?;
+            kv("TYPE", "Vlan")?;
+            kv("PHYSDEV", v.parent.name.as_str())?;
+            kv("VLAN_ID", &v.vlan.vlan_id.to_string())?;
+        }
+    }
     kv("ONBOOT", yes(iface.start_on_boot))?;
     let dhcp4 = iface.ipv4 == Ipv4Config::Dhcp;
     // `none` without an address is how ifcfg says "no IPv4" (IPv4_MODE=DISABLED).

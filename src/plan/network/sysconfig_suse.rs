@@ -8,12 +8,18 @@
 //! (SUSE pins names to MACs with udev rules, not in ifcfg), so the name comes from the
 //! MAC via the root's `/sys/class/net`.
 //!
-//! Reference: SUSE's ifcfg(5), ifroute(5), netconfig(8).
+//! A VLAN is an `ifcfg-<vlan>` with `ETHERDEVICE=` (its link's device) and `VLAN_ID=`
+//! (ifcfg-vlan(5)), and its own `ifroute-<vlan>`.
+//!
+//! `accept-ra` has no ifcfg key: it goes to `/etc/sysctl.d/70-vmcust-net.conf`, whose
+//! per-interface settings wicked takes into the interface's configuration.
+//!
+//! Reference: SUSE's ifcfg(5), ifcfg-vlan(5), ifsysctl(5), ifroute(5), netconfig(8).
 
 use std::fmt::Write as _;
 
-use super::{merged_dns, written_by_vmcust, Device, HEADER};
-use crate::model::{Dns, Interface, Ipv4Config, Ipv6Config, Network};
+use super::{vlan_devices, written_by_vmcust, Device, VlanDevice, HEADER};
+use crate::model::{Interface, InterfaceId, Ipv4Config, Ipv6Config, Network};
 use crate::plan::writer::{shell_double_quoted, word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
 
@@ -37,11 +43,24 @@ pub fn render(
     config: Option<&str>,
 ) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
-    for (iface, dev) in net.interfaces.iter().zip(devices) {
+    let vlans = vlan_devices(net, devices);
+    let vlan_devs: Vec<Device> = vlans.iter().map(|v| Device::vlan(v.vlan)).collect();
+    let all = net
+        .interfaces
+        .iter()
+        .zip(devices)
+        .map(|(i, d)| (i, d, None))
+        .chain(
+            vlans
+                .iter()
+                .zip(&vlan_devs)
+                .map(|(v, d)| (&v.iface, d, Some(v))),
+        );
+    for (iface, dev, vlan) in all {
         actions.push(Action::WriteFile {
             path: format!("{NETWORK_DIR}/ifcfg-{}", dev.name).into(),
             mode: 0o644,
-            contents: Contents::text(ifcfg(iface)?),
+            contents: Contents::text(ifcfg(iface, vlan)?),
             purpose: "network (SUSE ifcfg)",
         });
         // Written even without routes, so that routes an earlier customization gave
@@ -53,8 +72,47 @@ pub fn render(
             purpose: "network routes (SUSE ifroute)",
         });
     }
+    if let Some(text) = sysctl_file(net, devices, &vlans)? {
+        actions.push(Action::WriteFile {
+            path: SYSCTL_FILE.into(),
+            mode: 0o644,
+            contents: Contents::text(text),
+            purpose: "IPv6 router advertisements per interface (sysctl, read by wicked)",
+        });
+    }
     actions.extend(config_file(net, devices, config)?);
     Ok(actions)
+}
+
+/// Where `accept-ra` goes: ifcfg has no key for it, and wicked takes per-interface
+/// IPv6 settings from the system's sysctl files (`/etc/sysctl.d/*.conf`, since SLES 12
+/// SP1) into each interface's configuration, as systemd-sysctl applies them when the
+/// interface appears (ifsysctl(5)).
+pub const SYSCTL_FILE: &str = "/etc/sysctl.d/70-vmcust-net.conf";
+
+/// The sysctl file with `net/ipv6/conf/<dev>/accept_ra` for every interface and VLAN
+/// whose `accept-ra` is set (0 whenever its IPv6 is disabled); `None` when none is.
+/// The slash form keeps a VLAN's dotted name (`eth0.100`) one key component.
+fn sysctl_file(
+    net: &Network,
+    devices: &[Device],
+    vlans: &[VlanDevice<'_>],
+) -> Result<Option<String>, UnsafeValue> {
+    let all = net
+        .interfaces
+        .iter()
+        .zip(devices.iter().map(|d| &d.name))
+        .chain(vlans.iter().map(|v| (&v.iface, &v.vlan.name)));
+    let mut out = HEADER.to_string();
+    let mut any = false;
+    for (iface, name) in all {
+        let Some(ra) = iface.accept_ra else { continue };
+        let on = ra && iface.ipv6 != Ipv6Config::Disabled;
+        let name = word("sysctl", "interface", name)?;
+        writeln!(out, "net/ipv6/conf/{name}/accept_ra = {}", u8::from(on)).unwrap();
+        any = true;
+    }
+    Ok(any.then_some(out))
 }
 
 /// wicked's BOOTPROTO for the two families. `+` variants (`dhcp4`, `dhcp6`, `dhcp`)
@@ -72,10 +130,21 @@ fn bootproto(iface: &Interface) -> &'static str {
 }
 
 /// The ifcfg file of one interface.
-fn ifcfg(iface: &Interface) -> Result<String, UnsafeValue> {
+fn ifcfg(iface: &Interface, vlan: Option<&VlanDevice<'_>>) -> Result<String, UnsafeValue> {
     let mut w = ShellWriter::always_quoted(FORMAT, HEADER);
-    // ifcfg has no MAC match key (LLADDR would *set* the MAC): say whose file it is.
-    w.comment(&format!("{} (MAC {})", iface.id, iface.mac))?;
+    match vlan {
+        // ifcfg has no MAC match key (LLADDR would *set* the MAC): say whose file it is.
+        None => w.comment(&format!("{} (MAC {})", iface.id, iface.mac))?,
+        Some(v) => {
+            w.comment(&format!(
+                "{}: VLAN {} on {}",
+                iface.id, v.vlan.vlan_id, v.parent.name
+            ))?;
+            // wicked creates the VLAN on ETHERDEVICE (ifcfg-vlan(5)).
+            w.set("ETHERDEVICE", v.parent.name.as_str())?;
+            w.set("VLAN_ID", v.vlan.vlan_id.to_string())?;
+        }
+    }
     w.set(
         "STARTMODE",
         if iface.start_on_boot {
@@ -149,7 +218,7 @@ fn config_file(
             format!("{HEADER}NETCONFIG_MODIFY_RESOLV_CONF=\"yes\"\nNETCONFIG_DNS_POLICY=\"auto\"\n")
         }
     };
-    let dns = machine_dns(net);
+    let dns = super::machine_dns(net);
     let servers = words(FORMAT, "NETCONFIG_DNS_STATIC_SERVERS", &dns.servers)?;
     let mut new = set_key(&base, "NETCONFIG_DNS_STATIC_SERVERS", &servers)?;
     let search = words(FORMAT, "NETCONFIG_DNS_STATIC_SEARCHLIST", &dns.search)?;
@@ -182,27 +251,22 @@ fn config_file(
 /// bring its DNS, the policy becomes `STATIC` followed by the DHCP interfaces that may;
 /// otherwise the template's policy is kept (`None`).
 fn dns_policy(net: &Network, devices: &[Device]) -> Option<String> {
-    let dhcp: Vec<(&Interface, &Device)> = net
+    let vlans = vlan_devices(net, devices);
+    let dhcp: Vec<(&Interface, &InterfaceId)> = net
         .interfaces
         .iter()
-        .zip(devices)
+        .zip(devices.iter().map(|d| &d.name))
+        .chain(vlans.iter().map(|v| (&v.iface, &v.vlan.name)))
         .filter(|(i, _)| i.ipv4 == Ipv4Config::Dhcp || i.ipv6 == Ipv6Config::Dhcp)
         .collect();
     if dhcp.iter().all(|(i, _)| i.dhcp_dns) {
         return None;
     }
     let mut policy = "STATIC".to_string();
-    for (_, dev) in dhcp.iter().filter(|(i, _)| i.dhcp_dns) {
-        write!(policy, " {}", dev.name).unwrap();
+    for (_, name) in dhcp.iter().filter(|(i, _)| i.dhcp_dns) {
+        write!(policy, " {name}").unwrap();
     }
     Some(policy)
-}
-
-/// The machine-wide DNS followed by every interface's own, without repeats.
-fn machine_dns(net: &Network) -> Dns {
-    net.interfaces
-        .iter()
-        .fold(net.dns.clone(), |acc, i| merged_dns(&acc, &i.dns))
 }
 
 /// `text` with every assignment of `key` replaced by `key="value"`, or the assignment

@@ -131,6 +131,8 @@ pub fn translate(json: &[u8]) -> Result<Translated, String> {
     // (how netconfig names the entry, how the document does), to give errors back.
     let mut names: Vec<(String, String)> = Vec::new();
     let mut config = Vec::new();
+    // Links without a name, by MAC, with their ids.
+    let mut unnamed: Vec<(Option<MacAddr>, String)> = Vec::new();
     for (i, link) in doc.links.iter().enumerate() {
         let at = format!("links[{i}] ({})", quote(&link.id));
         if !PHYSICAL.contains(&link.kind.as_str()) {
@@ -162,7 +164,10 @@ pub fn translate(json: &[u8]) -> Result<Translated, String> {
                 format!("{at}: mtu {v} is not a number of bytes; give 68-65535 or null")
             })?),
         };
-        let name = link.name.clone().unwrap_or_else(|| link.id.clone());
+        // A link's `name` is the NIC's name, which v1 (as cloud-init reads it) gives the
+        // NIC by MAC; without one the NIC keeps the kernel's name, so no name goes to v1
+        // (which then calls the entry `eth<i>`) and the link's id names the interface.
+        let name = link.name.clone().unwrap_or_else(|| format!("eth{i}"));
         let mut subnets = Vec::new();
         for (j, net) in doc.networks.iter().enumerate() {
             if net.link != link.id {
@@ -225,12 +230,16 @@ pub fn translate(json: &[u8]) -> Result<Translated, String> {
             subnets.push(map(subnet));
         }
         names.push((format!("config[{i}] ({name})"), at));
-        let mut physical = vec![
-            ("type", s("physical")),
-            ("name", s(&name)),
+        let mut physical = vec![("type", s("physical"))];
+        if link.name.is_some() {
+            physical.push(("name", s(&name)));
+        } else {
+            unnamed.push((mac.trim().parse::<MacAddr>().ok(), link.id.clone()));
+        }
+        physical.extend([
             ("mac_address", s(mac.trim())),
             ("subnets", Value::Sequence(subnets)),
-        ];
+        ]);
         if let Some(mtu) = mtu {
             physical.push(("mtu", Value::Number(mtu.into())));
         }
@@ -267,6 +276,15 @@ pub fn translate(json: &[u8]) -> Result<Translated, String> {
         msg
     })?;
     t.warnings.splice(0..0, warnings);
+    if let Some(net) = &mut t.network {
+        for iface in &mut net.interfaces {
+            if let Some((_, id)) = unnamed.iter().find(|(m, _)| *m == Some(iface.mac)) {
+                if let Ok(id) = crate::model::InterfaceId::parse(id) {
+                    iface.id = id;
+                }
+            }
+        }
+    }
     Ok(t)
 }
 
@@ -292,6 +310,20 @@ mod tests {
       ],
       "services": [{"type": "dns", "address": "8.8.8.8"}, {"type": "ntp", "address": "x"}]
     }"#;
+
+    #[test]
+    fn a_named_link_renames_its_nic_and_an_unnamed_one_keeps_its_id() {
+        let doc = DOC.replace(r#""id": "tap2","#, r#""id": "tap2", "name": "eth1","#);
+        let net = translate(doc.as_bytes()).unwrap().network.unwrap();
+        let (a, b) = (&net.interfaces[0], &net.interfaces[1]);
+        assert_eq!((a.id.as_str(), a.set_name.as_ref()), ("tap1", None));
+        assert_eq!(b.id, "eth1");
+        assert_eq!(b.set_name.as_ref().map(|n| n.as_str()), Some("eth1"));
+        // An error in an unnamed link's network still names the link.
+        let bad = DOC.replace("10.0.0.5", "10.0.0.500");
+        let e = translate(bad.as_bytes()).unwrap_err();
+        assert!(e.contains("networks[0] (\"net0\")"), "{e}");
+    }
 
     #[test]
     fn static_and_dhcp_links() {
