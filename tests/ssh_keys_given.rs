@@ -119,7 +119,16 @@ fn given_host_keys_win_over_clone_hygiene_and_sshd_takes_them() {
         assert!(quotes(&plan_text, &k).is_empty(), "plan quotes a key");
         assert!(quotes(&log, &k).is_empty(), "log quotes a key: {log}");
         // Nor any file vmcust keeps (records, status, the applied list).
-        for dir in ["/var/lib/vmcust", "/run/vmcust", "/run/cloud-init"] {
+        for dir in [
+            "/var/lib/vmcust",
+            "/run/vmcust",
+            "/run/cloud-init",
+            "/var/lib/cloud",
+            "/var/log",
+        ] {
+            if !vm.path(dir).exists() {
+                continue;
+            }
             for (path, text) in support::snapshot(&vm.path(dir)) {
                 let m = fs::metadata(vm.path(dir).join(&path)).unwrap();
                 if m.mode() & 0o004 != 0 {
