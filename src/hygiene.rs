@@ -159,6 +159,10 @@ pub struct HygienePlan {
     /// `ssh_deletekeys` with `ssh_genkeytypes` not naming them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub removed_key_types: Vec<String>,
+    /// The cloud-config gives host keys (`ssh_keys`): none is made, the `ssh` module
+    /// writes them after this.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub given_keys: bool,
 }
 
 pub use crate::cloud_config::modules::ssh_host_keys::{HostKeyWish, GEN_KEY_TYPES};
@@ -228,6 +232,9 @@ impl HygienePlan {
             HostKeysPlan::Off => {
                 "SSH host keys left alone ([hygiene] ssh_host_keys = false)".into()
             }
+            HostKeysPlan::None if self.given_keys => {
+                "no SSH host keys made (the cloud-config gives them: ssh_keys)".into()
+            }
             HostKeysPlan::None => "no SSH host keys to replace".into(),
             HostKeysPlan::Replace(types) => format!("fresh SSH host keys ({})", types.join(", ")),
         };
@@ -235,8 +242,13 @@ impl HygienePlan {
             keys
         } else {
             format!(
-                "{keys}; SSH host keys removed ({}: ssh_deletekeys, not in ssh_genkeytypes)",
-                self.removed_key_types.join(", ")
+                "{keys}; SSH host keys removed ({}: ssh_deletekeys, not in {})",
+                self.removed_key_types.join(", "),
+                if self.given_keys {
+                    "ssh_keys"
+                } else {
+                    "ssh_genkeytypes"
+                }
             )
         };
         format!(
@@ -255,7 +267,9 @@ pub fn plan(root: &Root, switches: Switches, instance_id: &str) -> Result<Hygien
 /// [`plan`] with what the cloud-config asks of the host keys (`ssh_deletekeys`,
 /// `ssh_genkeytypes`): with a `wish`, cloud-init's rules pick the types instead of "the
 /// types the template had" — all given (or default) types fresh while deleting, only the
-/// missing ones while not, and the other types' keys removed while deleting.
+/// missing ones while not, and the other types' keys removed while deleting; with
+/// `ssh_keys` none is made, and while deleting every type's but the given private keys'
+/// is removed.
 pub fn plan_with(
     root: &Root,
     switches: Switches,
@@ -269,6 +283,7 @@ pub fn plan_with(
         ssh_host_keys: HostKeysPlan::Off,
         files: Vec::new(),
         removed_key_types: Vec::new(),
+        given_keys: wish.is_some_and(|w| w.given.is_some()),
     };
     if !out.new_instance {
         return Ok(out);
@@ -291,7 +306,18 @@ pub fn plan_with(
                     .clone()
                     .unwrap_or_else(|| GEN_KEY_TYPES.iter().map(|t| t.to_string()).collect());
                 let present = present_key_types(root);
-                if w.delete.unwrap_or(true) {
+                if let Some(given) = &w.given {
+                    // `ssh_keys`: nothing is made; while deleting, every type but the
+                    // given private keys' goes (those the `ssh` module writes over).
+                    if w.delete.unwrap_or(true) {
+                        out.removed_key_types = present
+                            .iter()
+                            .filter(|t| !given.iter().any(|g| g == *t))
+                            .map(|t| t.to_string())
+                            .collect();
+                    }
+                    Vec::new()
+                } else if w.delete.unwrap_or(true) {
                     out.removed_key_types = present
                         .iter()
                         .filter(|t| !want.iter().any(|w| w == *t))
@@ -787,6 +813,7 @@ mod tests {
         let wish = |delete: Option<bool>, types: Option<&[&str]>| HostKeyWish {
             delete,
             types: types.map(|t| t.iter().map(|s| s.to_string()).collect()),
+            given: None,
         };
         // (wish, types made, types removed, types present after)
         type Case<'a> = (HostKeyWish, &'a [&'a str], &'a [&'a str], &'a [&'a str]);
@@ -837,6 +864,49 @@ mod tests {
                     "{}",
                     planned.describe()
                 );
+            }
+        }
+    }
+
+    /// `ssh_keys`: no key is made; while deleting, every type but the given private
+    /// keys' goes (the `ssh` module writes those after hygiene); not deleting, all stay.
+    #[test]
+    fn given_keys_are_neither_made_nor_removed() {
+        let on = Switches {
+            machine_id: false,
+            ssh_host_keys: true,
+        };
+        // (ssh_deletekeys, given private key types, types present after)
+        type Case<'a> = (Option<bool>, &'a [&'a str], &'a [&'a str]);
+        let table: &[Case] = &[
+            (None, &["rsa"], &["rsa"]),
+            (None, &[], &[]),
+            (Some(false), &[], &["rsa", "ed25519"]),
+            (Some(true), &["ed25519", "ecdsa"], &["ed25519"]),
+        ];
+        for (delete, given, after) in table {
+            let (_d, root) = root();
+            keygen(&root, "rsa");
+            keygen(&root, "ed25519");
+            let ed = std::fs::read(root.path().join("etc/ssh/ssh_host_ed25519_key")).unwrap();
+            let wish = HostKeyWish {
+                delete: *delete,
+                types: Some(vec!["rsa".into()]),
+                given: Some(given.iter().map(|s| s.to_string()).collect()),
+            };
+            let planned = plan_with(&root, on, "i-1", Some(&wish)).unwrap();
+            assert_eq!(planned.ssh_host_keys, HostKeysPlan::None, "{wish:?}");
+            assert!(
+                planned.describe().contains("ssh_keys"),
+                "{}",
+                planned.describe()
+            );
+            carry_out(&root, &planned, &AtomicBool::new(false)).unwrap();
+            assert_eq!(present_key_types(&root), *after, "{wish:?}");
+            // A key that stays is the template's own, never a fresh one.
+            if after.contains(&"ed25519") {
+                let now = std::fs::read(root.path().join("etc/ssh/ssh_host_ed25519_key"));
+                assert_eq!(now.unwrap(), ed, "{wish:?}");
             }
         }
     }

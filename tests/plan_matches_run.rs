@@ -265,6 +265,19 @@ fn multipart(kind: &str) -> String {
 const KEY: &str =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f ops@example";
 
+/// A private ed25519 key made by ssh-keygen, for `ssh_keys`.
+fn host_key() -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("k");
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-N", "", "-t", "ed25519", "-f"])
+        .arg(&f)
+        .status()
+        .expect("ssh-keygen is installed (openssh-client, scripts/test-packages.txt)");
+    assert!(ok.success());
+    fs::read_to_string(f).unwrap()
+}
+
 /// Every module of the module table has a case here (a module without one fails
 /// `every_cloud_config_module_does_what_plan_shows`).
 fn module_cases() -> Vec<ModuleCase> {
@@ -317,12 +330,18 @@ fn module_cases() -> Vec<ModuleCase> {
             "#cloud-config\nrsyslog: {configs: ['*.* @@10.0.0.1'], remotes: {central: '@logs.example:514'}}\n",
         ),
         case("users_groups", "#cloud-config\ngroups: [ops]\nusers: [{name: dave, groups: [ops]}]\n"),
+        // A given host key (written by the module, after clone hygiene) besides the
+        // accounts engine's authorized keys.
         ModuleCase {
             setup: |vm| fs::create_dir_all(vm.path("/root")).unwrap(),
-            ..case(
-                "ssh",
-                "#cloud-config\nusers: []\ndisable_root: false\nssh_authorized_keys: [KEY]\n",
-            )
+            user_data: Box::leak(
+                format!(
+                    "#cloud-config\nusers: []\ndisable_root: false\nssh_authorized_keys: [KEY]\nssh_keys:\n  ed25519_private: {}\n",
+                    serde_json::to_string(&host_key()).unwrap()
+                )
+                .into_boxed_str(),
+            ),
+            ..case("ssh", "")
         },
         case(
             "set_passwords",
@@ -462,6 +481,13 @@ fn module_cases() -> Vec<ModuleCase> {
         ModuleCase {
             user_data: Box::leak(multipart("text/x-shellscript").into_boxed_str()),
             ..case("scripts_user", "")
+        },
+        ModuleCase {
+            setup: |vm| fs::create_dir_all(vm.path("/root")).unwrap(),
+            ..case(
+                "ssh_authkey_fingerprints",
+                "#cloud-config\nusers: []\ndisable_root: false\nssh_authorized_keys: [KEY]\nauthkey_hash: sha512\n",
+            )
         },
         case("final_message", "#cloud-config\nfinal_message: done\n"),
         case("power_state_change", "#cloud-config\npower_state: {mode: reboot}\n"),

@@ -87,6 +87,12 @@ fn no_field_quotes_a_pasted_private_key() {
         "power_state: {mode: {K}}",
         "packages: [{K}]",
         "groups: [{K}]",
+        "ssh_keys: {rsa_private: {K}}",
+        "ssh_keys: {ed25519_private: {K}}",
+        "ssh_keys: {ecdsa_private: {K}}",
+        "ssh_keys: {ed25519_public: {K}}",
+        "ssh_keys: {rsa_certificate: {K}}",
+        "authkey_hash: {K}",
     ];
     for key in private_keys() {
         let mut values: Vec<String> = vec![key.clone()];

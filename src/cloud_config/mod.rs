@@ -148,6 +148,15 @@ pub struct CloudConfig {
     /// `ssh_deletekeys`, `ssh_genkeytypes`: what clone hygiene does with the host keys.
     #[serde(skip_serializing_if = "modules::ssh_host_keys::HostKeyWish::is_empty")]
     pub ssh_host_keys: modules::ssh_host_keys::HostKeyWish,
+    /// `ssh_keys`: given host keys (private keys shown redacted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ssh_keys: Option<modules::ssh_keys::GivenHostKeys>,
+    /// `no_ssh_fingerprints` (unset: false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_ssh_fingerprints: Option<bool>,
+    /// `authkey_hash` (unset: sha256).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub authkey_hash: Option<String>,
     /// What vmcust does not apply: keys it does not implement (top level and inside
     /// modules) and values cloud-init takes that it cannot apply (`ntp.ntp_client`); the
     /// rest applies and the customization ends *degraded* naming them.

@@ -1,6 +1,7 @@
 //! The JSON view of a raw [`Node`] with every secret replaced by `"<redacted>"`: password
 //! fields (`passwd`, `hashed_passwd`, `password`, `plain_text_passwd`) anywhere, and
-//! everything under `chpasswd` but its `expire`. The only way a raw node is printed.
+//! everything under `chpasswd` but its `expire`, and every `*_private` value (the private
+//! host keys of `ssh_keys`). The only way a raw node is printed.
 
 use serde_json::{json, Map, Value as Json};
 
@@ -15,7 +16,7 @@ pub const REDACTED: &str = "<redacted>";
 /// `node` as JSON, secrets replaced; `key` is the key it sits under (the top-level key
 /// for a module's value).
 pub fn to_json(key: &str, node: &Node) -> Json {
-    if SECRET_KEYS.contains(&key) {
+    if SECRET_KEYS.contains(&key) || key.ends_with("_private") {
         return json!(REDACTED);
     }
     if key == "chpasswd" {
@@ -68,13 +69,15 @@ mod tests {
 
     #[test]
     fn secrets_are_redacted_wherever_they_are() {
-        let doc = "users:\n- name: a\n  passwd: HASH1\n  hashed_passwd: HASH2\n  plain_text_passwd: PLAIN\n  groups: [x]\nchpasswd:\n  expire: false\n  list: |\n    root:SECRET3\n  users:\n  - {name: b, password: SECRET4}\npassword: SECRET5\n";
+        let doc = "users:\n- name: a\n  passwd: HASH1\n  hashed_passwd: HASH2\n  plain_text_passwd: PLAIN\n  groups: [x]\nchpasswd:\n  expire: false\n  list: |\n    root:SECRET3\n  users:\n  - {name: b, password: SECRET4}\npassword: SECRET5\nssh_keys: {rsa_private: SECRET6}\n";
         let n = parse(doc, 0).unwrap();
         let mut all = String::new();
         for (k, v) in n.as_map().unwrap() {
             all.push_str(&to_json(&k.text, v).to_string());
         }
-        for s in ["HASH1", "HASH2", "PLAIN", "SECRET3", "SECRET4", "SECRET5"] {
+        for s in [
+            "HASH1", "HASH2", "PLAIN", "SECRET3", "SECRET4", "SECRET5", "SECRET6",
+        ] {
             assert!(!all.contains(s), "{s} in {all}");
         }
         assert!(

@@ -175,6 +175,10 @@ fn with_planned_accounts(facts: &mut crate::cloud_config::apply::CcFacts, action
                 facts.passwd = text().or(facts.passwd.take());
             } else if path.as_path() == std::path::Path::new("/etc/group") {
                 facts.group = text().or(facts.group.take());
+            } else if let Some(now) = path.to_str().and_then(|p| facts.files.get_mut(p)) {
+                // A file a module reads that the accounts write first (sshd's
+                // configuration, which ssh_pwauth changes).
+                *now = crate::cloud_config::apply::facts::Current::File(contents.bytes().to_vec());
             }
         }
     }

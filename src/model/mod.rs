@@ -5,8 +5,10 @@
 
 mod glob;
 mod ssh_blob;
+pub mod ssh_private;
 mod value;
 
+pub(crate) use ssh_blob::certified_key;
 pub(crate) use value::string_value;
 
 use ipnet::IpNet;
@@ -15,8 +17,8 @@ use serde::Serialize;
 pub use glob::{Glob, MAX_GLOB_LEN};
 pub use value::{
     looks_like_private_key, quote, DnsName, FileName, Gateway, HostName, InstanceId, InterfaceId,
-    InvalidValue, MacAddr, NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey, Timezone,
-    UserName, SSH_KEY_TYPES,
+    InvalidValue, KeyParts, MacAddr, NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey,
+    Timezone, UserName, SSH_KEY_TYPES,
 };
 
 /// Everything vmcust was asked to do to one machine.

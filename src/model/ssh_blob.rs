@@ -72,6 +72,27 @@ pub(crate) fn check(kind: &str, blob: &[u8]) -> Result<(), BlobProblem> {
     r.end()
 }
 
+/// The plain public key blob a certificate `blob` (of type `kind`, checked by [`check`])
+/// certifies: its type and the key fields that follow the nonce, as the `.pub` file of
+/// that key holds them. `None` when `kind` is not a certificate type or the blob is
+/// malformed.
+pub(crate) fn certified_key(kind: &str, blob: &[u8]) -> Option<Vec<u8>> {
+    let plain = plain_of_cert(kind)?;
+    let mut r = Wire(blob);
+    if r.cstring("key type").ok()? != kind {
+        return None;
+    }
+    r.string("certificate nonce").ok()?;
+    let fields = r.0;
+    key_fields(&mut r, &plain).ok()?;
+    let raw = &fields[..fields.len() - r.0.len()];
+    let mut out = Vec::with_capacity(4 + plain.len() + raw.len());
+    out.extend_from_slice(&(plain.len() as u32).to_be_bytes());
+    out.extend_from_slice(plain.as_bytes());
+    out.extend_from_slice(raw);
+    Some(out)
+}
+
 /// The plain key type a certificate type certifies; `None` for a plain type.
 fn plain_of_cert(kind: &str) -> Option<String> {
     let base = kind.strip_suffix(CERT_SUFFIX)?;
@@ -251,11 +272,11 @@ fn bit_length(n: &[u8]) -> usize {
 }
 
 /// The unread rest of a blob, read as SSH wire data (RFC 4251 section 5).
-struct Wire<'a>(&'a [u8]);
+pub(crate) struct Wire<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Wire<'a> {
     /// The next `n` bytes.
-    fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], BlobProblem> {
+    pub(crate) fn take(&mut self, n: usize, field: &'static str) -> Result<&'a [u8], BlobProblem> {
         if self.0.len() < n {
             return Err(BlobProblem::CutShort(field));
         }
@@ -264,12 +285,12 @@ impl<'a> Wire<'a> {
         Ok(head)
     }
 
-    fn u32(&mut self, field: &'static str) -> Result<u32, BlobProblem> {
+    pub(crate) fn u32(&mut self, field: &'static str) -> Result<u32, BlobProblem> {
         let b = self.take(4, field)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    fn u64(&mut self, field: &'static str) -> Result<u64, BlobProblem> {
+    pub(crate) fn u64(&mut self, field: &'static str) -> Result<u64, BlobProblem> {
         let b = self.take(8, field)?;
         let mut eight = [0; 8];
         eight.copy_from_slice(b);
@@ -277,13 +298,13 @@ impl<'a> Wire<'a> {
     }
 
     /// A length-prefixed string.
-    fn string(&mut self, field: &'static str) -> Result<&'a [u8], BlobProblem> {
+    pub(crate) fn string(&mut self, field: &'static str) -> Result<&'a [u8], BlobProblem> {
         let n = self.u32(field)?;
         self.take(n as usize, field)
     }
 
     /// A string of text: no NUL inside (as `sshbuf_get_cstring`), UTF-8 for messages.
-    fn cstring(&mut self, field: &'static str) -> Result<&'a str, BlobProblem> {
+    pub(crate) fn cstring(&mut self, field: &'static str) -> Result<&'a str, BlobProblem> {
         let s = self.string(field)?;
         if s.contains(&0) {
             return Err(BlobProblem::Bad(field, "a NUL byte inside".into()));
@@ -293,7 +314,7 @@ impl<'a> Wire<'a> {
 
     /// A positive multiple-precision integer (`mpint`), leading zero bytes dropped, as
     /// `sshbuf_get_bignum2_bytes_direct` reads it.
-    fn mpint(&mut self, field: &'static str) -> Result<&'a [u8], BlobProblem> {
+    pub(crate) fn mpint(&mut self, field: &'static str) -> Result<&'a [u8], BlobProblem> {
         let n = self.string(field)?;
         if n.first().is_some_and(|b| b & 0x80 != 0) {
             return Err(BlobProblem::Bad(field, "a negative number".into()));
@@ -309,7 +330,7 @@ impl<'a> Wire<'a> {
     }
 
     /// Nothing may follow the last field.
-    fn end(&self) -> Result<(), BlobProblem> {
+    pub(crate) fn end(&self) -> Result<(), BlobProblem> {
         match self.0.len() {
             0 => Ok(()),
             n => Err(BlobProblem::Trailing(n)),

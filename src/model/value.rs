@@ -256,6 +256,47 @@ impl SshKey {
     }
 }
 
+/// The fields of a valid key line, as `sshd` (and cloud-init's `AuthKeyLineParser`) split
+/// it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyParts<'a> {
+    /// The options before the type (`no-pty,from="10.0.0.0/8"`), if any.
+    pub options: Option<&'a str>,
+    /// The key type (`ssh-ed25519`).
+    pub kind: &'a str,
+    /// The key as base64.
+    pub base64: &'a str,
+    /// The comment after the key, empty when there is none.
+    pub comment: &'a str,
+}
+
+impl SshKey {
+    /// The line's options, type, base64 key and comment.
+    pub fn parts(&self) -> KeyParts<'_> {
+        let line = self.0.as_str();
+        let (first, _) = split_word(line);
+        let (options, rest) = if SSH_KEY_TYPES.contains(&first) {
+            (None, line)
+        } else {
+            let after = skip_options(line).unwrap_or_default();
+            (Some(&line[..line.len() - after.len()]), after.trim_start())
+        };
+        let (kind, rest) = split_word(rest);
+        let (base64, comment) = split_word(rest.trim_start());
+        KeyParts {
+            options,
+            kind,
+            base64,
+            comment: comment.trim(),
+        }
+    }
+
+    /// The key's blob (the base64 decoded), checked by [`SshKey::parse`].
+    pub fn blob(&self) -> Vec<u8> {
+        KEY_BASE64.decode(self.parts().base64).unwrap_or_default()
+    }
+}
+
 /// What a key line should look like, for messages.
 const KEY_LINE_FORM: &str =
     "write the line of the .pub file, such as ssh-ed25519 AAAAC3Nz... user@host";

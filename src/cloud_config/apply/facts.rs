@@ -85,8 +85,9 @@ pub fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
 
 /// The files the repository and locale modules of `cfg` look at.
 fn looked_at(cfg: &CloudConfig) -> Vec<String> {
-    use crate::cloud_config::modules::{locale, yum_add_repo, zypper_add_repo};
+    use crate::cloud_config::modules::{locale, ssh_keys, yum_add_repo, zypper_add_repo};
     let mut out = yum_add_repo::looked_at(cfg);
+    out.extend(ssh_keys::looked_at(cfg));
     out.extend(zypper_add_repo::looked_at(cfg));
     out.extend(locale::looked_at(cfg));
     out

@@ -32,7 +32,9 @@ pub mod rsyslog;
 pub mod runcmd;
 pub mod set_hostname;
 pub mod snap;
+pub mod ssh_authkey_fingerprints;
 pub mod ssh_host_keys;
+pub mod ssh_keys;
 pub mod timezone;
 pub mod update_etc_hosts;
 pub mod vendor_data;
@@ -385,14 +387,22 @@ pub static TABLE: &[Module] = &[
             key(&["ssh_deletekeys"], ssh_host_keys::parse_deletekeys),
             key(&["ssh_genkeytypes"], ssh_host_keys::parse_genkeytypes),
             key(&["ssh_quiet_keygen"], ssh_host_keys::parse_quiet_keygen),
-            key(&["ssh_publish_hostkeys"], ssh_host_keys::parse_publish_hostkeys),
+            key(
+                &["ssh_publish_hostkeys"],
+                ssh_host_keys::parse_publish_hostkeys,
+            ),
+            key(&["ssh_keys"], ssh_keys::parse),
         ],
         frequency: Frequency::PerInstance,
         stage: Stage::Early,
-        run: Run::Elsewhere(
-            "the accounts engine (src/plan/accounts) and, for the host keys, clone hygiene (src/hygiene.rs)",
-        ),
-        preview: None,
+        // Its run writes the given host keys (`ssh_keys`); the authorized keys are the
+        // accounts engine's (src/plan/accounts), deleting and making host keys clone
+        // hygiene's (src/hygiene.rs), which runs before it.
+        run: Run::Body {
+            run: ssh_keys::run,
+            reads_root: true,
+        },
+        preview: Some(ssh_keys::preview),
         programs: no_programs,
     },
     Module {
@@ -670,6 +680,25 @@ pub static TABLE: &[Module] = &[
         },
         |l| script_lines(l, "scripts_user", true),
     ),
+    // cloud-init's final stage: after the user's scripts, before final_message.
+    Module {
+        name: "ssh_authkey_fingerprints",
+        keys: &[
+            key(
+                &["no_ssh_fingerprints"],
+                ssh_authkey_fingerprints::parse_disable,
+            ),
+            key(&["authkey_hash"], ssh_authkey_fingerprints::parse_hash),
+        ],
+        frequency: Frequency::PerInstance,
+        stage: Stage::Late,
+        run: Run::Body {
+            run: ssh_authkey_fingerprints::run,
+            reads_root: true,
+        },
+        preview: Some(ssh_authkey_fingerprints::preview),
+        programs: no_programs,
+    },
     Module {
         name: "final_message",
         keys: &[key(&["final_message"], final_message::parse)],
@@ -754,7 +783,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "apt_sources",
     "allow_public_ssh_keys",
     "apk_repos",
-    "authkey_hash",
     "autoinstall",
     "byobu_by_default",
     "chef",
@@ -771,7 +799,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "lxd",
     "mcollective",
     "migrate",
-    "no_ssh_fingerprints",
     "output",
     "phone_home",
     "puppet",
@@ -784,7 +811,6 @@ pub const CLOUD_INIT_ONLY: &[&str] = &[
     "ssh_fp_console_blacklist",
     "ssh_import_id",
     "ssh_key_console_blacklist",
-    "ssh_keys",
     "system_info",
     "ubuntu_advantage",
     "ubuntu_pro",

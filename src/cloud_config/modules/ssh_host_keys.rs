@@ -20,12 +20,17 @@ pub struct HostKeyWish {
     /// `ssh_genkeytypes`; unset is cloud-init's default, [`GEN_KEY_TYPES`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub types: Option<Vec<String>>,
+    /// With `ssh_keys` in the document: the types whose private key it gives. Then no
+    /// host key is made (cloud-init's rule), and `ssh_deletekeys` removes every other
+    /// type's (the given keys are written over these by the `ssh` module, `ssh_keys.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub given: Option<Vec<String>>,
 }
 
 impl HostKeyWish {
     /// Whether the document said anything about host keys.
     pub fn is_empty(&self) -> bool {
-        self.delete.is_none() && self.types.is_none()
+        self.delete.is_none() && self.types.is_none() && self.given.is_none()
     }
 }
 
@@ -111,21 +116,21 @@ mod tests {
                 "ssh_deletekeys: false",
                 HostKeyWish {
                     delete: Some(false),
-                    types: None,
+                    ..Default::default()
                 },
             ),
             (
                 "ssh_genkeytypes: [ed25519, rsa, ed25519]\nssh_quiet_keygen: true\nssh_publish_hostkeys: {enabled: false, blacklist: [rsa]}",
                 HostKeyWish {
-                    delete: None,
                     types: Some(vec!["ed25519".into(), "rsa".into()]),
+                    ..Default::default()
                 },
             ),
             (
                 "ssh_genkeytypes: []",
                 HostKeyWish {
-                    delete: None,
                     types: Some(vec![]),
+                    ..Default::default()
                 },
             ),
         ];
