@@ -126,3 +126,88 @@ fn a_private_key_is_refused_as_a_public_key_without_a_quote() {
         }
     }
 }
+
+/// End to end, through a boot: a private key pasted into `ssh_authorized_keys` of the
+/// guestinfo user-data (whole, and line by line) is refused, and none of it shows on any
+/// surface — the stages' output, `vmcust status`, the stand-in's `cloud-init status
+/// --long`, the world-readable result and status files, and vmcust's log.
+#[test]
+fn a_booted_private_key_reaches_no_message_log_or_status_file() {
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt as _;
+    use support::vm::Vm;
+
+    for key in private_keys() {
+        let entries: Vec<String> = std::iter::once(key.clone())
+            .chain(key.lines().map(str::to_string))
+            .collect();
+        let vm = Vm::new();
+        fs::create_dir_all(vm.path("/root")).unwrap();
+        fs::write(
+            vm.host.path().join("guestinfo.metadata"),
+            "instance-id: pk-1\nlocal-hostname: pk\n",
+        )
+        .unwrap();
+        fs::write(
+            vm.host.path().join("guestinfo.userdata"),
+            format!(
+                "#cloud-config\nssh_authorized_keys: {}\n",
+                serde_json::to_string(&entries).unwrap()
+            ),
+        )
+        .unwrap();
+        let mut said = String::new();
+        for stage in ["early", "late"] {
+            let out = vm.run(stage);
+            said += &support::text(&out.stdout);
+            said += &support::text(&out.stderr);
+        }
+        let (_, status) = vm.status();
+        said += &status;
+        let bin = vm.host.path().join("bin");
+        fs::create_dir_all(&bin).unwrap();
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), bin.join("cloud-init")).unwrap();
+        let long = Command::new(bin.join("cloud-init"))
+            .args(["status", "--long"])
+            .env("VMCUST_ROOT", vm.root.path())
+            .output()
+            .unwrap();
+        said += &support::text(&long.stdout);
+        assert!(
+            said.contains("ssh_authorized_keys"),
+            "the refusal names the field: {said}"
+        );
+        assert_not_quoted(&key, "the stages' output and status", &said);
+
+        // Every text file others may read, and the logs whatever their mode.
+        let mut files = vec![vm.root.path().to_path_buf()];
+        let mut seen = 0;
+        while let Some(p) = files.pop() {
+            let meta = fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                files.extend(fs::read_dir(&p).unwrap().map(|e| e.unwrap().path()));
+                continue;
+            }
+            let rel = p.strip_prefix(vm.root.path()).unwrap();
+            let readable = meta.permissions().mode() & 0o004 != 0;
+            if !meta.is_file() || !(readable || rel.starts_with("var/log")) {
+                continue;
+            }
+            let bytes = fs::read(&p).unwrap();
+            if bytes.contains(&0) {
+                continue; // the root's programs
+            }
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            assert_not_quoted(&key, &rel.display().to_string(), &text);
+            seen += 1;
+        }
+        for f in [
+            "var/lib/cloud/data/status.json",
+            "var/lib/cloud/data/result.json",
+            "var/log/vmcust.log",
+        ] {
+            assert!(vm.path(f).is_file(), "{f} was written");
+        }
+        assert!(seen > 3, "{seen} files looked at");
+    }
+}

@@ -936,3 +936,88 @@ fn a_broken_ovf_cd_fails_the_boot_instead_of_guestinfo() {
     vm.boot();
     assert_eq!(read(&vm, "/etc/hostname"), "from-cd\n");
 }
+
+/// A config-2 or NoCloud ISO that cannot be read exactly (cut inside a file, or a
+/// directory record declaring a 4 GiB file) fails the boot naming the file, as a broken
+/// OVF CD does: the guestinfo metadata the VM also has is not taken instead.
+#[test]
+fn a_broken_seed_iso_fails_the_boot_instead_of_guestinfo() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds: [(&str, Files, &str); 2] = [
+        (
+            "config-2",
+            config_drive(&meta_data("iso-c", "from-config-drive"), None),
+            "meta_data.json",
+        ),
+        ("cidata", nocloud("iso-n", "from-nocloud"), "meta-data"),
+    ];
+    for (label, files, victim) in seeds {
+        let content = &files.iter().find(|(p, _)| p.ends_with(victim)).unwrap().1;
+        let good = fs::read(iso(dir.path(), label, &files)).unwrap();
+        let start = find(&good, content.as_bytes());
+        let block = (start / 2048) as u32;
+        let records: Vec<usize> = (0..good.len() - 34)
+            .filter(|&at| {
+                u32::from_le_bytes(good[at + 2..at + 6].try_into().unwrap()) == block
+                    && u32::from_le_bytes(good[at + 10..at + 14].try_into().unwrap()) as usize
+                        == content.len()
+            })
+            .collect();
+        assert!(!records.is_empty(), "{label}: the file's directory records");
+        let cases: [(&str, Vec<u8>, &str); 2] = [
+            (
+                "cut inside the file",
+                good[..start + 10].to_vec(),
+                "beyond the end",
+            ),
+            (
+                "a 4 GiB file",
+                {
+                    let mut b = good.clone();
+                    for at in &records {
+                        b[at + 10..at + 14].copy_from_slice(&u32::MAX.to_le_bytes());
+                    }
+                    b
+                },
+                "4294967295 bytes, over the limit",
+            ),
+        ];
+        for (what, bytes, want) in cases {
+            let vm = new_vm();
+            fs::write(
+                vm.host.path().join("guestinfo.metadata"),
+                "instance-id: gi-other\nlocal-hostname: from-guestinfo\n",
+            )
+            .unwrap();
+            fs::create_dir_all(vm.path("/dev")).unwrap();
+            fs::write(vm.path("/dev/sr0"), &bytes).unwrap();
+            let before = vm.state();
+            let early = vm.run("early");
+            let log = text(&early.stderr);
+            assert!(
+                log.contains(want),
+                "{label}, {what}: want {want:?} in\n{log}"
+            );
+            assert!(
+                log.contains(victim),
+                "{label}, {what}: names the file: {log}"
+            );
+            assert_ne!(early.status.code(), Some(0), "{label}, {what}: {log}");
+            assert_eq!(
+                vm.state(),
+                before,
+                "{label}, {what}: guestinfo is not taken instead"
+            );
+        }
+        // Whole, the same medium is taken.
+        let vm = new_vm();
+        fs::create_dir_all(vm.path("/dev")).unwrap();
+        fs::write(vm.path("/dev/sr0"), &good).unwrap();
+        vm.boot();
+        assert!(
+            read(&vm, "/etc/hostname").starts_with("from-"),
+            "{label}: {}",
+            read(&vm, "/etc/hostname")
+        );
+    }
+}

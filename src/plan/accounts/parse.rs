@@ -856,7 +856,7 @@ mod tests {
     fn typos_inside_the_modules_are_kept_as_unsupported_with_a_suggestion() {
         let r = parse_accounts(
             "user-data",
-            &doc("users:\n  - name: a\n    shel: /bin/sh\nchpasswd:\n  exprie: false\n"),
+            &doc("users:\n  - name: a\n    shel: /bin/sh\nchpasswd:\n  exprie: false\n  users:\n    - {name: a, pasword: x}\n"),
         )
         .unwrap();
         let got: Vec<(&str, bool, Option<&str>)> = r
@@ -874,7 +874,9 @@ mod tests {
             got,
             [
                 ("users[0].shel", false, Some("shell")),
-                ("chpasswd.exprie", false, Some("expire"))
+                ("chpasswd.exprie", false, Some("expire")),
+                // Not passed over: the user would silently get a random password.
+                ("chpasswd.users[0].pasword", false, Some("password"))
             ]
         );
     }
