@@ -76,7 +76,7 @@ pub struct Native {
 /// The instance data of `g` on `root` (cloud-init's tree: `v1`, `ds.meta_data` with the
 /// host facts): the Jinja variables of its user-data, and what the boot writes to
 /// `/run/cloud-init/`.
-pub fn instance_data(root: &Root, g: &crate::source::Gathered) -> serde_json::Value {
+pub fn instance_data(root: &Root, g: &crate::source::SourceData) -> serde_json::Value {
     let host = g
         .customization
         .identity
