@@ -388,13 +388,13 @@ fn wait_on_network_record(root: &Root, g: &SourceData) -> Option<Action> {
     if Wait::from_record(&crate::state::read_wait_on_network(root)) == wanted {
         return None;
     }
-    Some(Action::WriteFile {
-        path: crate::state::WAIT_ON_NETWORK.into(),
-        mode: 0o644,
-        contents: crate::plan::Contents::text(wanted.record()),
-        purpose: "the address families the late stage waits for before publishing the \
+    Some(Action::write_file(
+        crate::state::WAIT_ON_NETWORK,
+        crate::plan::Contents::text(wanted.record()),
+        0o644,
+        "the address families the late stage waits for before publishing the \
                   guest's addresses (guestinfo metadata wait-on-network)",
-    })
+    ))
 }
 
 /// Why a customization cannot be planned for a root.

@@ -18,19 +18,19 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         if dev.pinned() || iface.wake_on_lan {
-            actions.push(Action::WriteFile {
-                path: format!("{NETWORKD_DIR}/10-vmcust-{}.link", dev.name).into(),
-                mode: 0o644,
-                contents: Contents::text(link_file(iface, dev)?),
-                purpose: "network device name (systemd .link)",
-            });
+            actions.push(Action::write_file(
+                format!("{NETWORKD_DIR}/10-vmcust-{}.link", dev.name),
+                Contents::text(link_file(iface, dev)?),
+                0o644,
+                "network device name (systemd .link)",
+            ));
         }
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORKD_DIR}/10-vmcust-{}.network", dev.name).into(),
-            mode: 0o644,
-            contents: Contents::text(network_file(iface, net)?),
-            purpose: "network (systemd-networkd)",
-        });
+        actions.push(Action::write_file(
+            format!("{NETWORKD_DIR}/10-vmcust-{}.network", dev.name),
+            Contents::text(network_file(iface, net)?),
+            0o644,
+            "network (systemd-networkd)",
+        ));
     }
     Ok(actions)
 }

@@ -38,20 +38,20 @@ pub fn render(
 ) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORK_DIR}/ifcfg-{}", dev.name).into(),
-            mode: 0o644,
-            contents: Contents::text(ifcfg(iface)?),
-            purpose: "network (SUSE ifcfg)",
-        });
+        actions.push(Action::write_file(
+            format!("{NETWORK_DIR}/ifcfg-{}", dev.name),
+            Contents::text(ifcfg(iface)?),
+            0o644,
+            "network (SUSE ifcfg)",
+        ));
         // Written even without routes, so that routes an earlier customization gave
         // this device do not survive in a file of ours (which is never moved aside).
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORK_DIR}/ifroute-{}", dev.name).into(),
-            mode: 0o644,
-            contents: Contents::text(ifroute(iface, dev)?),
-            purpose: "network routes (SUSE ifroute)",
-        });
+        actions.push(Action::write_file(
+            format!("{NETWORK_DIR}/ifroute-{}", dev.name),
+            Contents::text(ifroute(iface, dev)?),
+            0o644,
+            "network routes (SUSE ifroute)",
+        ));
     }
     actions.extend(config_file(net, devices, config)?);
     Ok(actions)
@@ -168,12 +168,12 @@ fn config_file(
             purpose: "original netconfig settings, kept as backup",
         });
     }
-    actions.push(Action::WriteFile {
-        path: CONFIG_FILE.into(),
-        mode: 0o644,
-        contents: Contents::text(new),
-        purpose: "DNS servers and search list for netconfig (SUSE)",
-    });
+    actions.push(Action::write_file(
+        CONFIG_FILE,
+        Contents::text(new),
+        0o644,
+        "DNS servers and search list for netconfig (SUSE)",
+    ));
     Ok(actions)
 }
 
