@@ -524,16 +524,47 @@ impl Root {
         existing_at(&self.resolve_for_write(path)?)
     }
 
-    /// Replaces the file at `path` atomically with `contents` and `mode`. A symlink at
-    /// `path` is replaced, never written through. An existing file's owner is kept.
+    /// Replaces the file at `path` atomically with `contents` and `mode`, root's when new;
+    /// an existing file's owner is kept ([`Root::write`] with [`FileOwner::Kept`]).
     pub fn write_file(&self, path: &Path, contents: &[u8], mode: u32) -> io::Result<()> {
-        let at = self.prepare_parent(path)?;
+        self.write(path, contents, mode, FileOwner::Kept)
+    }
+
+    /// The one way a file is written: replaced atomically with `contents` and `mode`,
+    /// owned as `owner` says, its directory made as `owner` says. A symlink at `path` is
+    /// replaced, never written through, and the way there follows no link a user could
+    /// have placed ([`Root::resolve_for_write`]), so nothing is written through a link.
+    pub fn write(
+        &self,
+        path: &Path,
+        contents: &[u8],
+        mode: u32,
+        owner: FileOwner,
+    ) -> io::Result<()> {
+        let at = match owner {
+            FileOwner::InUserDir { uid, gid, dir_mode } => {
+                self.prepare_user_dir(path, dir_mode, (uid, gid))?
+            }
+            FileOwner::Kept | FileOwner::Chown { .. } => self.prepare_parent(path)?,
+        };
         let now = at.stat()?;
-        let owner = now
-            .filter(|s| FileType::from_raw_mode(s.st_mode) == FileType::RegularFile)
-            .map(|s| (s.st_uid, s.st_gid));
+        let file_owner = match owner {
+            FileOwner::Kept => now
+                .filter(|s| FileType::from_raw_mode(s.st_mode) == FileType::RegularFile)
+                .map(|s| (s.st_uid, s.st_gid)),
+            FileOwner::Chown { uid, gid } | FileOwner::InUserDir { uid, gid, .. } => {
+                Some((uid, gid))
+            }
+        };
         let label = self.label_replacing(&at.real, now.as_ref(), Kind::File)?;
-        write_atomic(&at, contents, mode, owner, label.as_deref(), now.is_some())?;
+        write_atomic(
+            &at,
+            contents,
+            mode,
+            file_owner,
+            label.as_deref(),
+            now.is_some(),
+        )?;
         self.changed(&at.dir);
         Ok(())
     }
@@ -665,18 +696,15 @@ impl Root {
         }
     }
 
-    /// Writes a file a user owns (`~/.ssh/authorized_keys`): its parent directory is created
-    /// if missing (its own parent must exist) and set to `dir_mode` and `uid`:`gid`; the file
-    /// is replaced atomically with `mode` and the same owner. A symlink as the parent directory
-    /// is refused, a symlink at `path` is replaced, and the way there follows no link a user
-    /// could have placed ([`Root::resolve_for_write`]), so nothing is written through a link.
-    pub fn write_user_file(
+    /// The place to write `path` of [`FileOwner::InUserDir`]: its parent directory is
+    /// created if missing (its own parent must exist) and set to `dir_mode` and
+    /// `uid`:`gid`. A symlink as the parent directory is refused.
+    fn prepare_user_dir(
         &self,
         path: &Path,
-        contents: &[u8],
-        (mode, dir_mode): (u32, u32),
+        dir_mode: u32,
         (uid, gid): (u32, u32),
-    ) -> io::Result<()> {
+    ) -> io::Result<At> {
         let (parent, name) = match (path.parent(), path.file_name()) {
             (Some(p), Some(n)) if p.parent().is_some() => (p, n),
             _ => return Err(io::Error::other(format!("cannot write {}", path.display()))),
@@ -726,18 +754,7 @@ impl Root {
             name: name.to_os_string(),
         };
         at.remove_stale_temp()?;
-        let now = at.stat()?;
-        let label = self.label_replacing(&at.real, now.as_ref(), Kind::File)?;
-        write_atomic(
-            &at,
-            contents,
-            mode,
-            Some((uid, gid)),
-            label.as_deref(),
-            now.is_some(),
-        )?;
-        self.changed(&at.dir);
-        Ok(())
+        Ok(at)
     }
 
     /// Whether `path` is a directory itself (a final symlink is not followed).
@@ -784,31 +801,6 @@ impl Root {
         std::os::unix::fs::fchown(&dir, Some(uid), Some(gid))?;
         dir.set_permissions(Permissions::from_mode(mode))?;
         self.changed(parent);
-        Ok(())
-    }
-
-    /// Writes `path` as [`Root::write_file`] does, but owned by `uid`:`gid` whatever owned
-    /// the file it replaces (cloud-config `write_files` with an `owner`). Missing parent
-    /// directories are made as for any file; only the file gets the owner.
-    pub fn write_file_owned(
-        &self,
-        path: &Path,
-        contents: &[u8],
-        mode: u32,
-        owner: (u32, u32),
-    ) -> io::Result<()> {
-        let at = self.prepare_parent(path)?;
-        let now = at.stat()?;
-        let label = self.label_replacing(&at.real, now.as_ref(), Kind::File)?;
-        write_atomic(
-            &at,
-            contents,
-            mode,
-            Some(owner),
-            label.as_deref(),
-            now.is_some(),
-        )?;
-        self.changed(&at.dir);
         Ok(())
     }
 
@@ -891,6 +883,35 @@ impl Root {
         at.remove_stale_temp()?;
         Ok(at)
     }
+}
+
+/// Whose a file [`Root::write`] writes is, and how the directory it is written in is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileOwner {
+    /// A new file is root's, an existing one keeps its owner; missing parent directories
+    /// are made (0755, root's).
+    Kept,
+    /// Owned by `uid`:`gid` whatever owned the file it replaces (cloud-config
+    /// `write_files` with an `owner`); missing parent directories are made as for
+    /// [`FileOwner::Kept`], only the file gets the owner.
+    Chown {
+        /// Owner.
+        uid: u32,
+        /// Group.
+        gid: u32,
+    },
+    /// A user's file in the user's own directory (`~/.ssh/authorized_keys`, a file of
+    /// `/etc/skel`): the parent directory is made if missing (its own parent must exist)
+    /// and set to `dir_mode` and `uid`:`gid`, as the file is; a symlink as the parent
+    /// directory is refused.
+    InUserDir {
+        /// Owner of the file and its directory.
+        uid: u32,
+        /// Group of the file and its directory.
+        gid: u32,
+        /// Permission bits of the directory.
+        dir_mode: u32,
+    },
 }
 
 /// `ELOOP` if `name` in `dir` is a symbolic link, else `e`: opening a link with
@@ -1324,12 +1345,26 @@ mod tests {
         let at = |p: &str| root.path().join(p);
         root.write_file(Path::new("/etc/a"), b"1", 0o644).unwrap();
         root.write_file(Path::new("/etc/a"), b"2", 0o644).unwrap();
-        root.write_file_owned(Path::new("/etc/b"), b"b", 0o644, (0, 0))
-            .unwrap();
+        root.write(
+            Path::new("/etc/b"),
+            b"b",
+            0o644,
+            FileOwner::Chown { uid: 0, gid: 0 },
+        )
+        .unwrap();
         root.symlink(Path::new("/etc/c"), Path::new("a")).unwrap();
         root.make_dir(Path::new("/srv"), 0o755, (0, 0)).unwrap();
-        root.write_user_file(Path::new("/srv/u/f"), b"u", (0o600, 0o700), (0, 0))
-            .unwrap();
+        root.write(
+            Path::new("/srv/u/f"),
+            b"u",
+            0o600,
+            FileOwner::InUserDir {
+                uid: 0,
+                gid: 0,
+                dir_mode: 0o700,
+            },
+        )
+        .unwrap();
         root.rename(Path::new("/etc/b"), Path::new("/var/b"))
             .unwrap();
         root.remove_file(Path::new("/var/b")).unwrap();

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use vmcust::facts::accounts::{Salt, SALT_LEN};
 use vmcust::plan::accounts::{self, parse::parse_accounts};
-use vmcust::plan::Action;
+use vmcust::plan::{Action, FileOwner};
 use vmcust::root::Root;
 
 mod accounts_support;
@@ -21,11 +21,15 @@ fn render(plan: &accounts::AccountsPlan) -> String {
     let mut out = String::new();
     for a in &plan.actions {
         let (what, mode, owner, contents) = match a {
-            Action::WriteFile { mode, contents, .. } => ("write", *mode, None, Some(contents)),
-            Action::WriteUserFile {
+            Action::WriteFile {
                 mode,
-                uid,
-                gid,
+                owner: FileOwner::Kept,
+                contents,
+                ..
+            } => ("write", *mode, None, Some(contents)),
+            Action::WriteFile {
+                mode,
+                owner: FileOwner::InUserDir { uid, gid, .. },
                 contents,
                 ..
             } => ("write", *mode, Some((*uid, *gid)), Some(contents)),

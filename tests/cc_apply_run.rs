@@ -340,18 +340,20 @@ fn host_name_time_zone_and_what_another_root_never_gets() {
 #[test]
 fn an_owned_file_is_unchanged_only_with_its_contents_mode_and_owner() {
     use vmcust::apply::{apply, dry_run, Change};
-    use vmcust::plan::{Action, Contents, Plan};
+    use vmcust::plan::{Action, Contents, FileOwner, Plan};
     let d = root();
     let r = Root::new(d.path()).unwrap();
     let plan = Plan {
-        actions: vec![Action::WriteOwnedFile {
-            path: "/srv/owned".into(),
-            mode: 0o600,
-            uid: 1500,
-            gid: 1700,
-            contents: Contents::sensitive(b"secret".to_vec()),
-            purpose: "test",
-        }],
+        actions: vec![Action::write_file_as(
+            "/srv/owned",
+            Contents::sensitive(b"secret".to_vec()),
+            0o600,
+            FileOwner::Chown {
+                uid: 1500,
+                gid: 1700,
+            },
+            "test",
+        )],
     };
     assert_eq!(apply(&r, &plan).unwrap(), [Change::Created]);
     assert_eq!(dry_run(&r, &plan).unwrap(), [Change::Unchanged]);

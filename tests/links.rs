@@ -18,7 +18,7 @@ use vmcust::cloud_config::document;
 use vmcust::model::InstanceId;
 use vmcust::plan::accounts::{self, parse::parse_accounts};
 use vmcust::plan::Plan;
-use vmcust::root::Root;
+use vmcust::root::{FileOwner, Root};
 
 const ROOT_KEYS: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIrootkey root@admin\n";
 const KEY: &str =
@@ -175,16 +175,28 @@ fn every_root_writer_refuses_a_users_link_in_the_path() {
             root.write_file(&p("/home/alice/cfg/hosts"), b"x", 0o644),
         ),
         (
-            "write_file_owned",
-            root.write_file_owned(&p("/home/alice/cfg/a"), b"x", 0o644, (1000, 1000)),
+            "write, chowned",
+            root.write(
+                &p("/home/alice/cfg/a"),
+                b"x",
+                0o644,
+                FileOwner::Chown {
+                    uid: 1000,
+                    gid: 1000,
+                },
+            ),
         ),
         (
-            "write_user_file",
-            root.write_user_file(
+            "write, in a user's directory",
+            root.write(
                 &p("/home/alice/cfg/b/k"),
                 b"x",
-                (0o600, 0o700),
-                (1000, 1000),
+                0o600,
+                FileOwner::InUserDir {
+                    uid: 1000,
+                    gid: 1000,
+                    dir_mode: 0o700,
+                },
             ),
         ),
         (

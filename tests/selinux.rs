@@ -11,7 +11,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vmcust::root::Root;
+use vmcust::root::{FileOwner, Root};
 use vmcust::selinux::{xattr, FileContexts, Input, Kind, Labeler};
 
 /// A root holding only our test policy (config and file contexts).
@@ -240,11 +240,15 @@ fn a_replaced_file_keeps_its_label() {
             .unwrap();
         root.write_file(Path::new("/etc/shadow"), b"new\n", 0o640)
             .unwrap();
-        root.write_user_file(
+        root.write(
             Path::new("/root/.ssh/authorized_keys"),
             b"ssh-ed25519 AAAA k\n",
-            (0o600, 0o700),
-            (0, 0),
+            0o600,
+            FileOwner::InUserDir {
+                uid: 0,
+                gid: 0,
+                dir_mode: 0o700,
+            },
         )
         .unwrap();
         let at = |p: &str| type_of(&d.join(p));
@@ -273,11 +277,15 @@ fn created_files_links_and_directories_get_the_policy_label() {
         .unwrap();
     root.write_file(Path::new("/var/lib/x"), b"x\n", 0o644)
         .unwrap();
-    root.write_user_file(
+    root.write(
         Path::new("/root/.ssh/authorized_keys"),
         b"ssh-ed25519 AAAA k\n",
-        (0o600, 0o700),
-        (0, 0),
+        0o600,
+        FileOwner::InUserDir {
+            uid: 0,
+            gid: 0,
+            dir_mode: 0o700,
+        },
     )
     .unwrap();
     root.symlink(

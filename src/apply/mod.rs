@@ -10,7 +10,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::plan::{Action, Plan};
+use crate::plan::{Action, FileOwner, Plan};
 use crate::root::{Existing, Root};
 use undo::Saved;
 
@@ -81,19 +81,10 @@ pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
     let existing = root.existing_for_write(action.path())?;
     let same = match (action, &existing) {
         (
-            Action::WriteFile { contents, mode, .. },
-            Existing::File {
-                contents: have,
-                mode: have_mode,
-            },
-        ) => contents.bytes() == have.as_slice() && mode == have_mode,
-        (
-            Action::WriteUserFile {
+            Action::WriteFile {
                 contents,
                 mode,
-                dir_mode,
-                uid,
-                gid,
+                owner,
                 ..
             },
             Existing::File {
@@ -101,28 +92,19 @@ pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
                 mode: have_mode,
             },
         ) => {
-            let dir = action.path().parent().unwrap_or(action.path());
+            let owned = |uid: u32, gid: u32| -> io::Result<bool> {
+                Ok(root.owner_and_mode(action.path())?.map(|(u, g, _)| (u, g)) == Some((uid, gid)))
+            };
             contents.bytes() == have.as_slice()
                 && mode == have_mode
-                && root.owner_and_mode(action.path())?.map(|(u, g, _)| (u, g)) == Some((*uid, *gid))
-                && root.owner_and_mode(dir)? == Some((*uid, *gid, *dir_mode))
-        }
-        (
-            Action::WriteOwnedFile {
-                contents,
-                mode,
-                uid,
-                gid,
-                ..
-            },
-            Existing::File {
-                contents: have,
-                mode: have_mode,
-            },
-        ) => {
-            contents.bytes() == have.as_slice()
-                && mode == have_mode
-                && root.owner_and_mode(action.path())?.map(|(u, g, _)| (u, g)) == Some((*uid, *gid))
+                && match *owner {
+                    FileOwner::Kept => true,
+                    FileOwner::Chown { uid, gid } => owned(uid, gid)?,
+                    FileOwner::InUserDir { uid, gid, dir_mode } => {
+                        let dir = action.path().parent().unwrap_or(action.path());
+                        owned(uid, gid)? && root.owner_and_mode(dir)? == Some((uid, gid, dir_mode))
+                    }
+                }
         }
         (Action::Symlink { target, .. }, Existing::Symlink(have)) => target == have,
         (Action::MakeDir { mode, uid, gid, .. }, Existing::Other) => {
@@ -164,15 +146,18 @@ fn save(root: &Root, action: &Action) -> io::Result<Undo> {
     Ok(match action {
         Action::SetHostname { .. } => Undo::Hostname(live_hostname()?),
         Action::Rename { from, to, .. } => Undo::Paths(vec![take(from)?, take(to)?]),
-        Action::WriteUserFile { path, .. } => {
+        Action::WriteFile {
+            path,
+            owner: FileOwner::InUserDir { .. },
+            ..
+        } => {
             let dir = path.parent().unwrap_or(path);
             // The directory first: restored last, after the file in it.
             Undo::Paths(vec![take(dir)?, take(path)?])
         }
         Action::WriteFile { path, .. }
         | Action::Symlink { path, .. }
-        | Action::MakeDir { path, .. }
-        | Action::WriteOwnedFile { path, .. } => Undo::Paths(vec![take(path)?]),
+        | Action::MakeDir { path, .. } => Undo::Paths(vec![take(path)?]),
     })
 }
 
@@ -203,24 +188,14 @@ pub fn apply_action(root: &Root, action: &Action) -> Result<Change> {
         return Ok(change);
     }
     match action {
-        Action::WriteFile { contents, mode, .. } => root.write_file(path, contents.bytes(), *mode),
-        Action::WriteUserFile {
+        Action::WriteFile {
             contents,
             mode,
-            dir_mode,
-            uid,
-            gid,
+            owner,
             ..
-        } => root.write_user_file(path, contents.bytes(), (*mode, *dir_mode), (*uid, *gid)),
+        } => root.write(path, contents.bytes(), *mode, *owner),
         Action::Symlink { target, .. } => root.symlink(path, target),
         Action::MakeDir { mode, uid, gid, .. } => root.make_dir(path, *mode, (*uid, *gid)),
-        Action::WriteOwnedFile {
-            contents,
-            mode,
-            uid,
-            gid,
-            ..
-        } => root.write_file_owned(path, contents.bytes(), *mode, (*uid, *gid)),
         Action::Rename { to, .. } => root.rename(path, to),
         Action::SetHostname { name } => nix::unistd::sethostname(name).map_err(io::Error::from),
     }

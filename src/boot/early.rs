@@ -24,7 +24,7 @@ use crate::root::Root;
 use crate::scripts::run::Phase;
 use crate::source::imc::ImcInput;
 use crate::source::ovf_locate::CD_DEVICES;
-use crate::source::{discover, Door, Gathered};
+use crate::source::{discover, Door, SourceData};
 use crate::state::{
     self, InstanceResult, UserDataDisposition, CUST_CFG, IMC_DIR, NICS_TXT, PENDING_DIR,
 };
@@ -354,7 +354,7 @@ fn journal_is_fresh(journal: &Journal) -> bool {
 fn traditional(
     ctx: &mut Context,
     journal: &mut Journal,
-    g: &Gathered,
+    g: &SourceData,
     prepared: &Prepared,
 ) -> Result<(), Stop> {
     let root = ctx.root.clone();
@@ -425,7 +425,7 @@ fn traditional(
 }
 
 /// Keeps raw cloud-init meta-data and user-data for the late stage.
-fn keep_cloud_init_data(ctx: &Context, g: &Gathered) -> Result<(), Failure> {
+fn keep_cloud_init_data(ctx: &Context, g: &SourceData) -> Result<(), Failure> {
     let dir = state::instance_dir(g.instance_id());
     let keep = |name: &str, bytes: &[u8]| {
         ctx.root
@@ -433,7 +433,7 @@ fn keep_cloud_init_data(ctx: &Context, g: &Gathered) -> Result<(), Failure> {
             .map_err(|e| Failure::new(FailureKind::UserDataFailed, format!("keeping {name}: {e}")))
     };
     keep(crate::state::META_DATA, &g.cloud_init_meta_data())?;
-    if let Some(ud) = &g.userdata {
+    if let Some(ud) = &g.user_data {
         keep(crate::state::USER_DATA, &ud.bytes)?;
     }
     Ok(())

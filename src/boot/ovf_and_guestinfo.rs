@@ -18,7 +18,7 @@ use super::{Context, Ending};
 use crate::engine::customize::prepare;
 use crate::failure::Failure;
 use crate::source::appliance::MappingSource;
-use crate::source::{discover, guestinfo, Door, Gathered};
+use crate::source::{discover, guestinfo, Door, SourceData};
 use crate::state::{self, InstanceResult, META_DATA, USER_DATA};
 
 /// Applies OVF/guestinfo data if there is any for a new instance that `identity` lets
@@ -121,7 +121,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
     }
     let error = outcome.as_ref().err().map(|f| f.reason().to_string());
     if error.is_none() {
-        if let Some(ud) = &g.userdata {
+        if let Some(ud) = &g.user_data {
             ctx.root
                 .write_file(&dir.join(USER_DATA), &ud.bytes, 0o600)?;
         }
@@ -129,7 +129,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
         // and for the instance data every boot writes, user-data or not.
         let md = g.cloud_init_meta_data();
         ctx.root.write_file(&dir.join(META_DATA), &md, 0o600)?;
-        if let Some(vd) = &g.vendordata {
+        if let Some(vd) = &g.vendor_data {
             let path = dir.join(crate::state::VENDOR_DATA);
             ctx.root.write_file(&path, &vd.bytes, 0o600)?;
         }
@@ -172,7 +172,7 @@ pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending
 }
 
 /// Field → source name, with the user-data's source under `user-data`.
-fn origins(g: &Gathered) -> std::collections::BTreeMap<String, String> {
+fn origins(g: &SourceData) -> std::collections::BTreeMap<String, String> {
     let out: std::collections::BTreeMap<String, String> = g
         .origins
         .iter()

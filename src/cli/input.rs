@@ -13,7 +13,7 @@ use crate::root::Root;
 use crate::source::appliance::MappingSource;
 use crate::source::imc::ImcInput;
 use crate::source::ovf_locate::read_path;
-use crate::source::{discover, sniff, Door, Gathered, Given, SourceSet};
+use crate::source::{discover, sniff, Door, Given, SourceData, SourceSet};
 
 /// Where the customization comes from; at least one is needed.
 #[derive(Debug, Args)]
@@ -56,7 +56,7 @@ pub struct Loaded {
     /// The OVF environment, when `--ovf` was given (for `show`).
     pub ovf_environment: Option<vmcust_ovf::Environment>,
     /// Everything gathered.
-    pub gathered: Gathered,
+    pub gathered: SourceData,
 }
 
 /// Reads and validates every given source through the same discovery as a boot. `root`

@@ -15,7 +15,7 @@ use crate::apply::{dry_run, Change};
 use crate::engine::customize::{prepare, BootSteps, Options, Prepared, UserDataDisposition};
 use crate::failure::Failure;
 use crate::plan::network::Renderer;
-use crate::plan::Action;
+use crate::plan::{Action, FileOwner};
 use crate::root::Root;
 
 /// Print what applying a customization to a root would change.
@@ -164,9 +164,7 @@ pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
         let verb = step.change.word(planned);
         let a = step.action;
         let _ = match a {
-            Action::WriteFile { path, mode, .. }
-            | Action::WriteUserFile { path, mode, .. }
-            | Action::WriteOwnedFile { path, mode, .. } => {
+            Action::WriteFile { path, mode, .. } => {
                 writeln!(
                     out,
                     "{verb:<9} {} ({mode:04o}, {})",
@@ -204,7 +202,16 @@ pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
                 writeln!(out, "{verb:<9} running host name {name} ({})", a.purpose())
             }
         };
-        if let (true, Action::WriteFile { contents, .. }) = (
+        // Contents are shown for root's files; a file written for a user (its keys, a
+        // skeleton file, write_files with an owner) is listed by name only.
+        if let (
+            true,
+            Action::WriteFile {
+                contents,
+                owner: FileOwner::Kept,
+                ..
+            },
+        ) = (
             planned && !matches!(step.change, Change::Unchanged | Change::Skipped),
             a,
         ) {

@@ -10,7 +10,7 @@ use super::input::{load, InputArgs};
 use super::Format;
 use crate::facts::NetworkFacts;
 use crate::plan::network::{netplan, resolve_devices};
-use crate::source::discover::Found;
+use crate::source::Found;
 
 /// Validate a customization spec and print it, with its network as netplan v2.
 #[derive(Debug, Args)]
@@ -104,7 +104,7 @@ pub fn run(mut args: ShowArgs) -> Result<()> {
 
 /// The customization for people: one line per setting with the source it came from, each
 /// interface on its own lines. Secrets show as `<redacted>`; warnings go to the log (stderr).
-fn summary(g: &crate::source::Gathered) -> String {
+fn summary(g: &crate::source::SourceData) -> String {
     use crate::model::{Ipv4Config, Ipv6Config};
     use std::fmt::Write as _;
     let c = &g.customization;
@@ -219,7 +219,7 @@ fn summary(g: &crate::source::Gathered) -> String {
             let _ = writeln!(out, "  dns {}", dns_text(&net.dns));
         }
     }
-    if let Some(ud) = &g.userdata {
+    if let Some(ud) = &g.user_data {
         let _ = writeln!(
             out,
             "{:<16}{} bytes  (from {})",
@@ -229,7 +229,7 @@ fn summary(g: &crate::source::Gathered) -> String {
         );
         // Its script parts, when vmcust would run them: name, module, stage, frequency
         // (never a body). User-data it cannot read is reported by `plan` and the boot.
-        let vendor = g.vendordata.as_ref().map(|v| v.bytes.as_slice());
+        let vendor = g.vendor_data.as_ref().map(|v| v.bytes.as_slice());
         // (A top-level `#!` user-data is run whole by the late stage, not split.)
         let read = (!ud.bytes.starts_with(b"#!"))
             .then(|| {

@@ -15,7 +15,7 @@ use crate::plan::network::Renderer;
 use crate::plan::{plan, Action, Plan, PlanError, PlanOptions};
 use crate::root::Root;
 use crate::settings::{CloudConfigUnknown, Settings, UserDataHandler};
-use crate::source::{Gathered, UserData};
+use crate::source::{SourceData, UserData};
 
 /// Choices that change how, not what.
 #[derive(Debug, Clone, Copy, Default)]
@@ -200,7 +200,7 @@ pub fn marker_skips(c: &Customization, marker: Option<(&FileName, bool)>) -> Vec
 
 /// The warnings the marker rule gives for gathered sources before any root is known
 /// (`vmcust show`): a password or script a spec without MARKER-ID will not apply.
-pub fn marker_warnings(g: &Gathered) -> Vec<String> {
+pub fn marker_warnings(g: &SourceData) -> Vec<String> {
     let traditional_imc = g.imc.is_some_and(|o| !o.raw_cloud_init);
     if !traditional_imc || g.customization.marker_id.is_some() {
         return Vec::new();
@@ -241,7 +241,7 @@ pub use crate::state::marker_path;
 /// Plans everything `g` asks for on `root`: reads the facts, applies the marker rule
 /// (a vSphere spec's password and scripts run once per new MARKER-ID, never without
 /// one, as VMware does), and plans the files and the live host name.
-pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, PrepareError> {
+pub fn prepare(root: &Root, g: &SourceData, opts: Options) -> Result<Prepared, PrepareError> {
     let mut c = g.customization.clone();
     if c.identity.ssh_user.is_none() {
         c.identity.ssh_user = opts.ssh_user.cloned();
@@ -275,12 +275,12 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
     }
     let mut native_actions = Vec::new();
     let mut host_keys = None;
-    if let Some(UserData { bytes, from }) = &g.userdata {
+    if let Some(UserData { bytes, from }) = &g.user_data {
         let real = crate::cloud_init::coexist::real_cloud_init(root).is_some();
         let disposition = user_data_disposition(bytes, real, opts.user_data_handler);
         let native = match disposition {
             UserDataDisposition::Native => {
-                let vendor = g.vendordata.as_ref().map(|v| v.bytes.as_slice());
+                let vendor = g.vendor_data.as_ref().map(|v| v.bytes.as_slice());
                 let vars =
                     crate::cloud_config::jinja::Vars::new(&super::native::instance_data(root, g));
                 let host = c.identity.host_name.as_ref();
@@ -382,19 +382,19 @@ pub fn prepare(root: &Root, g: &Gathered, opts: Options) -> Result<Prepared, Pre
 /// ([`crate::state::WAIT_ON_NETWORK`]) when it differs from what `g` asks (the
 /// guestinfo metadata's families; any address without one), so the late stage waits for
 /// this customization's families and never for an earlier one's.
-fn wait_on_network_record(root: &Root, g: &Gathered) -> Option<Action> {
+fn wait_on_network_record(root: &Root, g: &SourceData) -> Option<Action> {
     use crate::host::addresses::Wait;
     let wanted: Wait = g.wait_on_network.map(Wait::from).unwrap_or_default();
     if Wait::from_record(&crate::state::read_wait_on_network(root)) == wanted {
         return None;
     }
-    Some(Action::WriteFile {
-        path: crate::state::WAIT_ON_NETWORK.into(),
-        mode: 0o644,
-        contents: crate::plan::Contents::text(wanted.record()),
-        purpose: "the address families the late stage waits for before publishing the \
+    Some(Action::write_file(
+        crate::state::WAIT_ON_NETWORK,
+        crate::plan::Contents::text(wanted.record()),
+        0o644,
+        "the address families the late stage waits for before publishing the \
                   guest's addresses (guestinfo metadata wait-on-network)",
-    })
+    ))
 }
 
 /// Why a customization cannot be planned for a root.

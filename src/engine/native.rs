@@ -76,7 +76,7 @@ pub struct Native {
 /// The instance data of `g` on `root` (cloud-init's tree: `v1`, `ds.meta_data` with the
 /// host facts): the Jinja variables of its user-data, and what the boot writes to
 /// `/run/cloud-init/`.
-pub fn instance_data(root: &Root, g: &crate::source::Gathered) -> serde_json::Value {
+pub fn instance_data(root: &Root, g: &crate::source::SourceData) -> serde_json::Value {
     let host = g
         .customization
         .identity
@@ -169,7 +169,13 @@ pub fn plan_native(
 /// `facts` with `/etc/passwd` and `/etc/group` as `actions` write them.
 fn with_planned_accounts(facts: &mut crate::cloud_config::apply::CcFacts, actions: &[Action]) {
     for a in actions {
-        if let Action::WriteFile { path, contents, .. } = a {
+        if let Action::WriteFile {
+            path,
+            contents,
+            owner: crate::plan::FileOwner::Kept,
+            ..
+        } = a
+        {
             let text = || String::from_utf8(contents.bytes().to_vec()).ok();
             if path.as_path() == std::path::Path::new("/etc/passwd") {
                 facts.passwd = text().or(facts.passwd.take());

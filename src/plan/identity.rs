@@ -19,23 +19,23 @@ ff02::2\tip6-allrouters\n";
 pub fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, PlanError> {
     let mut actions = Vec::new();
     if let Some(host) = &id.host_name {
-        actions.push(Action::WriteFile {
-            path: "/etc/hostname".into(),
-            mode: 0o644,
-            contents: Contents::text(format!("{}\n", host.short())),
-            purpose: "host name",
-        });
+        actions.push(Action::write_file(
+            "/etc/hostname",
+            Contents::text(format!("{}\n", host.short())),
+            0o644,
+            "host name",
+        ));
         let fqdn = id.fqdn();
-        actions.push(Action::WriteFile {
-            path: "/etc/hosts".into(),
-            mode: 0o644,
-            contents: Contents::text(hosts_with_name(
+        actions.push(Action::write_file(
+            "/etc/hosts",
+            Contents::text(hosts_with_name(
                 facts.hosts.as_deref(),
                 host.short(),
                 fqdn.as_deref(),
             )),
-            purpose: "host name in /etc/hosts",
-        });
+            0o644,
+            "host name in /etc/hosts",
+        ));
     }
     if let Some(zone) = &id.time_zone {
         if !facts.zones_present.contains(zone.as_str()) {
@@ -50,21 +50,21 @@ pub fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, Pl
             purpose: "time zone",
         });
         if facts.debian_family || facts.has_etc_timezone {
-            actions.push(Action::WriteFile {
-                path: PathBuf::from("/etc/timezone"),
-                mode: 0o644,
-                contents: Contents::text(format!("{zone}\n")),
-                purpose: "time zone name (Debian)",
-            });
+            actions.push(Action::write_file(
+                PathBuf::from("/etc/timezone"),
+                Contents::text(format!("{zone}\n")),
+                0o644,
+                "time zone name (Debian)",
+            ));
         }
     }
     if let Some(clock) = id.hardware_clock {
-        actions.push(Action::WriteFile {
-            path: "/etc/adjtime".into(),
-            mode: 0o644,
-            contents: Contents::text(adjtime_with(facts.adjtime.as_deref(), clock)),
-            purpose: "hardware clock mode",
-        });
+        actions.push(Action::write_file(
+            "/etc/adjtime",
+            Contents::text(adjtime_with(facts.adjtime.as_deref(), clock)),
+            0o644,
+            "hardware clock mode",
+        ));
     }
     Ok(actions)
 }

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::facts::RootFacts;
 use crate::model::Customization;
+pub use crate::root::FileOwner;
 use vmcust_imc::REDACTED;
 
 /// An ordered list of changes to make to the target root.
@@ -28,13 +29,20 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "action", rename_all = "kebab-case")]
 pub enum Action {
-    /// Make `path` a regular file with exactly these contents and mode.
+    /// Make `path` a regular file with exactly these contents and mode, owned as `owner`
+    /// says (root's, chowned to a user, or a user's file in the user's own directory):
+    /// every file write, carried out by [`Root::write`](crate::root::Root::write). Built with
+    /// [`Action::write_file`] or [`Action::write_file_as`].
     WriteFile {
         /// Where, inside the root.
         path: PathBuf,
         /// Permission bits.
         #[serde(serialize_with = "octal")]
         mode: u32,
+        /// Whose the file is and how its directory is made; in the JSON plan as the
+        /// fields `uid`, `gid` (and `dir_mode`) when it is not [`FileOwner::Kept`].
+        #[serde(flatten)]
+        owner: FileOwner,
         /// The new contents.
         contents: Contents,
         /// What this file is for, for people reading the plan.
@@ -48,27 +56,6 @@ pub enum Action {
         /// Its backup name.
         to: PathBuf,
         /// Why it is moved.
-        purpose: &'static str,
-    },
-    /// Make `path` a regular file owned by `uid`:`gid`, in a parent directory that is made
-    /// (or set to) `dir_mode` with the same owner. Used for files a user owns, such as
-    /// `~/.ssh/authorized_keys`; refused if the parent directory is a symlink.
-    WriteUserFile {
-        /// Where, inside the root.
-        path: PathBuf,
-        /// Permission bits of the file.
-        #[serde(serialize_with = "octal")]
-        mode: u32,
-        /// Permission bits of the parent directory.
-        #[serde(serialize_with = "octal")]
-        dir_mode: u32,
-        /// Owner of the file and its directory.
-        uid: u32,
-        /// Group of the file and its directory.
-        gid: u32,
-        /// The new contents.
-        contents: Contents,
-        /// What this file is for.
         purpose: &'static str,
     },
     /// Set the running kernel's host name (only when the root is `/`: another root's
@@ -93,24 +80,6 @@ pub enum Action {
         /// What this directory is for.
         purpose: &'static str,
     },
-    /// Make `path` a regular file with these contents and mode, owned by `uid`:`gid`
-    /// (cloud-config `write_files` with an `owner`); parent directories that are missing
-    /// are made as for [`Action::WriteFile`] (root's), only the file gets the owner.
-    WriteOwnedFile {
-        /// Where, inside the root.
-        path: PathBuf,
-        /// Permission bits.
-        #[serde(serialize_with = "octal")]
-        mode: u32,
-        /// Owner.
-        uid: u32,
-        /// Group.
-        gid: u32,
-        /// The new contents.
-        contents: Contents,
-        /// What this file is for.
-        purpose: &'static str,
-    },
     /// Make `path` a symbolic link to `target`.
     Symlink {
         /// Where, inside the root.
@@ -123,15 +92,41 @@ pub enum Action {
 }
 
 impl Action {
+    /// Write `path` with `contents` and `mode`, root's when new (an existing file keeps its
+    /// owner): the common [`Action::WriteFile`].
+    pub fn write_file(
+        path: impl Into<PathBuf>,
+        contents: Contents,
+        mode: u32,
+        purpose: &'static str,
+    ) -> Action {
+        Action::write_file_as(path, contents, mode, FileOwner::Kept, purpose)
+    }
+
+    /// Write `path` with `contents` and `mode`, owned as `owner` says.
+    pub fn write_file_as(
+        path: impl Into<PathBuf>,
+        contents: Contents,
+        mode: u32,
+        owner: FileOwner,
+        purpose: &'static str,
+    ) -> Action {
+        Action::WriteFile {
+            path: path.into(),
+            mode,
+            owner,
+            contents,
+            purpose,
+        }
+    }
+
     /// The path this action changes (the kernel's host name file for
     /// [`Action::SetHostname`]).
     pub fn path(&self) -> &std::path::Path {
         match self {
             Action::WriteFile { path, .. }
-            | Action::WriteUserFile { path, .. }
             | Action::MakeDir { path, .. }
             | Action::Symlink { path, .. } => path,
-            Action::WriteOwnedFile { path, .. } => path,
             Action::Rename { from, .. } => from,
             Action::SetHostname { .. } => std::path::Path::new(LIVE_HOSTNAME),
         }
@@ -141,11 +136,9 @@ impl Action {
     pub fn purpose(&self) -> &'static str {
         match self {
             Action::WriteFile { purpose, .. }
-            | Action::WriteUserFile { purpose, .. }
             | Action::MakeDir { purpose, .. }
             | Action::Symlink { purpose, .. }
             | Action::Rename { purpose, .. } => purpose,
-            Action::WriteOwnedFile { purpose, .. } => purpose,
             Action::SetHostname { .. } => "running host name (only on the running system)",
         }
     }
@@ -202,6 +195,29 @@ impl std::fmt::Debug for Contents {
 impl Serialize for Contents {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.display())
+    }
+}
+
+/// In the JSON plan an owner is the fields it adds to its action: none for
+/// [`FileOwner::Kept`], `uid` and `gid` for a chown, and `dir_mode` too for a user's
+/// directory.
+impl Serialize for FileOwner {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        match *self {
+            FileOwner::Kept => {}
+            FileOwner::Chown { uid, gid } => {
+                map.serialize_entry("uid", &uid)?;
+                map.serialize_entry("gid", &gid)?;
+            }
+            FileOwner::InUserDir { uid, gid, dir_mode } => {
+                map.serialize_entry("dir_mode", &format_args!("{dir_mode:04o}").to_string())?;
+                map.serialize_entry("uid", &uid)?;
+                map.serialize_entry("gid", &gid)?;
+            }
+        }
+        map.end()
     }
 }
 
@@ -275,4 +291,43 @@ pub fn plan(c: &Customization, facts: &RootFacts, opts: &PlanOptions) -> Result<
         actions.extend(network::plan_network(net, &facts.network, opts.renderer)?);
     }
     Ok(Plan { actions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// In the JSON plan every file write is a `write-file`; its owner adds `uid` and `gid`
+    /// (and a user's directory `dir_mode`), root's adds nothing.
+    #[test]
+    fn a_file_write_shows_its_owner_as_fields() {
+        let json = |owner| {
+            let a = Action::write_file_as("/f", Contents::text("x".into()), 0o600, owner, "p");
+            serde_json::to_value(&a).unwrap()
+        };
+        for (owner, want) in [
+            (
+                FileOwner::Kept,
+                serde_json::json!({"action": "write-file", "path": "/f", "mode": "0600",
+                                   "contents": "x", "purpose": "p"}),
+            ),
+            (
+                FileOwner::Chown { uid: 7, gid: 8 },
+                serde_json::json!({"action": "write-file", "path": "/f", "mode": "0600",
+                                   "uid": 7, "gid": 8, "contents": "x", "purpose": "p"}),
+            ),
+            (
+                FileOwner::InUserDir {
+                    uid: 7,
+                    gid: 8,
+                    dir_mode: 0o700,
+                },
+                serde_json::json!({"action": "write-file", "path": "/f", "mode": "0600",
+                                   "dir_mode": "0700", "uid": 7, "gid": 8, "contents": "x",
+                                   "purpose": "p"}),
+            ),
+        ] {
+            assert_eq!(json(owner), want, "{owner:?}");
+        }
+    }
 }

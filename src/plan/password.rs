@@ -77,12 +77,12 @@ pub fn plan_password(pw: &RootPassword, facts: &AccountFacts) -> Result<Option<A
     for line in &lines {
         out.extend_from_slice(&line.bytes);
     }
-    Ok(Some(Action::WriteFile {
-        path: SHADOW.into(),
-        mode: shadow.mode,
-        contents: Contents::sensitive(out.to_vec()),
-        purpose: "root password",
-    }))
+    Ok(Some(Action::write_file(
+        SHADOW,
+        Contents::sensitive(out.to_vec()),
+        shadow.mode,
+        "root password",
+    )))
 }
 
 /// Whether `password` matches the SHA-crypt hash `hash`. Other schemes (yescrypt, MD5, a

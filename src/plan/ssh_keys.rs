@@ -8,8 +8,8 @@
 
 use std::path::PathBuf;
 
-use super::Action;
 use super::Contents;
+use super::{Action, FileOwner};
 use crate::facts::accounts::{AccountFacts, PathState, DEFAULT_SSH_USER};
 use crate::model::Identity;
 
@@ -109,15 +109,17 @@ pub fn plan_ssh_keys(id: &Identity, facts: &AccountFacts) -> Result<Vec<Action>,
         return Err(SshKeyError::BadKeysFile { path });
     }
     let contents = merge_keys(ssh.keys.as_deref().unwrap_or(""), &wanted);
-    Ok(vec![Action::WriteUserFile {
+    Ok(vec![Action::write_file_as(
         path,
-        mode: KEYS_MODE,
-        dir_mode: SSH_DIR_MODE,
-        uid: entry.uid,
-        gid: entry.gid,
-        contents: Contents::text(contents),
-        purpose: "ssh authorized keys",
-    }])
+        Contents::text(contents),
+        KEYS_MODE,
+        FileOwner::InUserDir {
+            uid: entry.uid,
+            gid: entry.gid,
+            dir_mode: SSH_DIR_MODE,
+        },
+        "ssh authorized keys",
+    )])
 }
 
 /// `current` with each key of `wanted` appended unless a key with the same type and blob is

@@ -170,11 +170,11 @@ pub fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
         c.network = t.network;
     }
     out.customization = c;
-    out.user_data = medium.read(&format!("{DIR}/user_data"), MAX_FILE_BYTES)?;
+    out.user_data = out.own(medium.read(&format!("{DIR}/user_data"), MAX_FILE_BYTES)?);
     let vd_name = at("vendor_data.json");
     if let Some(vd) = medium.read(&format!("{DIR}/vendor_data.json"), MAX_DOCUMENT_BYTES)? {
         // Merged under the user-data and applied with it, as every source's vendor-data.
-        out.vendor_data = vendor_data(&vd_name, &vd)?;
+        out.vendor_data = out.own(vendor_data(&vd_name, &vd)?);
     }
     Ok(out)
 }

@@ -1,65 +1,13 @@
 //! Discover: every enabled source of the registry, found and read through one [`Door`],
-//! merged into one validated customization with each field's origin. The command line
+//! merged into one validated [`SourceData`] with each field's origin. The command line
 //! (`show`, `plan`, `apply`, `detect`) and both boot paths call this and nothing else.
 
-use std::collections::BTreeMap;
-
-use super::imc::ImcOptions;
 use super::merge::merge;
-use super::{metadata, registry, Door, UserData};
+use super::{metadata, registry, Door, SourceData};
 use crate::failure::Failure;
-use crate::model::{Customization, InstanceId};
+use crate::model::InstanceId;
 
-/// Where one source was found.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Found {
-    /// The source's name.
-    pub source: &'static str,
-    /// Where, for people.
-    pub place: String,
-}
-
-/// Everything discovered, validated and merged.
-#[derive(Debug, Clone)]
-pub struct Gathered {
-    /// The customization; its instance id is always set (the sources', else the
-    /// fallback given to [`discover`]).
-    pub customization: Customization,
-    /// Field → the name of the source it came from.
-    pub origins: BTreeMap<&'static str, &'static str>,
-    /// User-data for the late stage.
-    pub userdata: Option<UserData>,
-    /// Vendor-data for the late stage.
-    pub vendordata: Option<UserData>,
-    /// Raw cloud-init metadata as received, kept for cloud-init's NoCloud seed.
-    pub raw_metadata: Option<Vec<u8>>,
-    /// What the vSphere spec asks of the engine, when there is one.
-    pub imc: Option<ImcOptions>,
-    /// Guestinfo keys to clear once the data is applied.
-    pub redact: Vec<String>,
-    /// `wait-on-network`: which address families the late stage waits for before
-    /// publishing the guest's addresses.
-    pub wait_on_network: Option<metadata::WaitOnNetwork>,
-    /// Every source found, in precedence order.
-    pub found: Vec<Found>,
-    /// Non-fatal findings, each naming its source.
-    pub warnings: Vec<String>,
-}
-
-impl Gathered {
-    /// The instance id.
-    pub fn instance_id(&self) -> &InstanceId {
-        self.customization
-            .instance_id
-            .as_ref()
-            .expect("discover always sets the instance id")
-    }
-
-    /// Whether any source had anything.
-    pub fn is_empty(&self) -> bool {
-        self.origins.is_empty()
-    }
-
+impl SourceData {
     /// The meta-data a real cloud-init is given with the user-data (its NoCloud seed,
     /// `src/boot/late.rs`), naming the instance id and host name vmcust applied: the raw
     /// meta-data as received when it names them (a NoCloud seed's, guestinfo's, the vSphere
@@ -108,19 +56,11 @@ impl Gathered {
             .unwrap_or_default()
             .into_bytes()
     }
-
-    /// Where the data came from, for people: the highest source found.
-    pub fn from(&self) -> String {
-        match self.found.first() {
-            Some(f) => f.place.clone(),
-            None => "no source".to_string(),
-        }
-    }
 }
 
 /// Reads every source `door` enables, in precedence order, validates and merges them;
 /// the instance id defaults to `fallback_id`.
-pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<Gathered, Failure> {
+pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<SourceData, Failure> {
     // The host's answers come while the seed sources look at the root's media: through
     // the tools each read is a process, tens of milliseconds on an emulated boot.
     if let Some(rpc) = door.rpc.as_mut() {
@@ -143,31 +83,7 @@ pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<Gathered, F
             );
         }
     }
-    let mut warnings = Vec::new();
-    let mut found = Vec::new();
-    let mut imc = None;
-    for s in &mut all {
-        warnings.append(&mut s.warnings);
-        imc = imc.or(s.imc);
-        found.push(Found {
-            source: s.source,
-            place: s.place.clone(),
-        });
-    }
-    found.sort_by_key(|f| registry::rank(f.source));
-    let merged = merge(all);
-    let mut g = Gathered {
-        customization: merged.customization,
-        origins: merged.origins,
-        userdata: merged.user_data,
-        vendordata: merged.vendor_data,
-        raw_metadata: merged.raw_metadata,
-        imc,
-        redact: merged.redact,
-        wait_on_network: merged.wait_on_network,
-        found,
-        warnings,
-    };
+    let mut g = merge(all);
     // The host name and the domain may come from two sources, each fine on its own.
     let id = &g.customization.identity;
     super::field::fqdn_fits(
@@ -175,7 +91,7 @@ pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<Gathered, F
         id.host_name.as_ref(),
         id.domain.as_ref(),
     )?;
-    let place = match (merged.places.get("time-zone"), g.origins.get("time-zone")) {
+    let place = match (g.places.get("time-zone"), g.origins.get("time-zone")) {
         (Some(p), _) => p.clone(),
         (None, Some(from)) => format!("{from}: time zone"),
         (None, None) => "time zone".to_string(),
@@ -192,10 +108,10 @@ pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<Gathered, F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{DnsName, HostName, Identity};
+    use crate::model::{Customization, DnsName, HostName, Identity};
 
-    fn gathered(raw: Option<&str>) -> Gathered {
-        Gathered {
+    fn gathered(raw: Option<&str>) -> SourceData {
+        SourceData {
             customization: Customization {
                 instance_id: Some(InstanceId::parse("i-merged").unwrap()),
                 identity: Identity {
@@ -205,15 +121,8 @@ mod tests {
                 },
                 ..Default::default()
             },
-            origins: BTreeMap::new(),
-            userdata: None,
-            vendordata: None,
             raw_metadata: raw.map(|r| r.as_bytes().to_vec()),
-            imc: None,
-            redact: Vec::new(),
-            wait_on_network: None,
-            found: Vec::new(),
-            warnings: Vec::new(),
+            ..SourceData::default()
         }
     }
 

@@ -56,9 +56,9 @@ pub struct GuestinfoData {
     /// The decoded metadata as received, for a real cloud-init's NoCloud seed.
     pub raw_metadata: Option<Vec<u8>>,
     /// The decoded user-data (UTF-8 text bytes).
-    pub userdata: Option<Vec<u8>>,
+    pub user_data: Option<Vec<u8>>,
     /// The decoded vendor-data (UTF-8 text bytes).
-    pub vendordata: Option<Vec<u8>>,
+    pub vendor_data: Option<Vec<u8>>,
     /// The customization the metadata asks for. `instance_id` is the metadata's; when it is
     /// `None` the caller uses the platform default (the lower-cased DMI product UUID).
     pub customization: Customization,
@@ -136,8 +136,8 @@ pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoEr
     Ok(Some(GuestinfoData {
         metadata,
         raw_metadata: md,
-        userdata,
-        vendordata,
+        user_data: userdata,
+        vendor_data: vendordata,
         customization,
         warnings,
     }))
@@ -196,8 +196,8 @@ impl super::Source for Guestinfo {
         out.warnings
             .extend(data.warnings.iter().map(|w| format!("guestinfo: {w}")));
         out.customization = data.customization;
-        out.user_data = data.userdata;
-        out.vendor_data = data.vendordata;
+        out.user_data = out.own(data.user_data);
+        out.vendor_data = out.own(data.vendor_data);
         out.raw_metadata = data.raw_metadata;
         out.redact = data.metadata.redact.clone();
         // Only when the metadata asks to wait: a field like any other, set or not.
@@ -249,8 +249,8 @@ mod tests {
             ("guestinfo.vendordata.encoding", "bogus"),
         ]);
         let data = read(&mut h).unwrap().unwrap();
-        assert_eq!(data.userdata.as_deref(), Some(&b"#cloud-config\n"[..]));
-        assert_eq!(data.vendordata, None);
+        assert_eq!(data.user_data.as_deref(), Some(&b"#cloud-config\n"[..]));
+        assert_eq!(data.vendor_data, None);
         let c = &data.customization;
         assert_eq!(c.instance_id.as_deref(), Some("cloud-vm"));
         assert_eq!(
@@ -311,6 +311,6 @@ mod tests {
         );
         // Next boot: the redacted user-data reads as absent.
         let again = read(&mut h).unwrap().unwrap();
-        assert_eq!(again.userdata, None);
+        assert_eq!(again.user_data, None);
     }
 }

@@ -271,10 +271,10 @@ fn read_spec(imc: ImcInput) -> Result<SourceData, Failure> {
             .map(|w| format!("{}: {w}", imc.name)),
     );
     if let (Some(line), Some(_)) = (spec.datetime.timezone_line, &spec.datetime.timezone) {
-        data.places.push((
+        data.places.insert(
             "time-zone",
             format!("{}: line {line}: [DATETIME] TIMEZONE", imc.name),
-        ));
+        );
     }
     let raw = spec.kind() == vmcust_imc::SpecKind::RawCloudInit;
     data.imc = Some(ImcOptions {
@@ -310,7 +310,7 @@ fn read_spec(imc: ImcInput) -> Result<SourceData, Failure> {
         .extend(warnings.into_iter().map(|w| format!("{md_name}: {w}")));
     if let Some(name) = &spec.cloudinit.userdata {
         let ud = read_companion(&imc.dir, name.as_str(), FailureKind::UserDataMissing)?;
-        data.user_data = Some(ud.replace('\r', "").into_bytes());
+        data.user_data = data.own(Some(ud.replace('\r', "").into_bytes()));
     }
     data.raw_metadata = Some(text.into_bytes());
     data.customization = c;

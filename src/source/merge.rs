@@ -4,39 +4,30 @@
 //! `wait-on-network` are fields too: no source's data is mixed with another's within a
 //! field (the network is one field: interfaces are never mixed across sources).
 
-use std::collections::BTreeMap;
+use super::{registry, SourceData};
 
-use super::{registry, SourceData, UserData};
-use crate::model::Customization;
-
-/// The merged customization and each field's source.
-#[derive(Debug, Clone, Default)]
-pub struct Merged {
-    /// The customization to apply.
-    pub customization: Customization,
-    /// Field name → the source it came from.
-    pub origins: BTreeMap<&'static str, &'static str>,
-    /// User-data, from the highest source that has some.
-    pub user_data: Option<UserData>,
-    /// Vendor-data, from the highest source that has some.
-    pub vendor_data: Option<UserData>,
-    /// Raw cloud-init metadata, from the highest source that has some.
-    pub raw_metadata: Option<Vec<u8>>,
-    /// The guestinfo keys to redact, from the highest source that lists some.
-    pub redact: Vec<String>,
-    /// `wait-on-network`, from the highest source that has it.
-    pub wait_on_network: Option<super::metadata::WaitOnNetwork>,
-    /// The exact place of each field taken, when its source knew one.
-    pub places: BTreeMap<&'static str, String>,
-}
-
-/// Merges `sources`; their order does not matter, precedence comes from the registry.
-pub fn merge(mut sources: Vec<SourceData>) -> Merged {
-    sources.sort_by_key(|s| registry::rank(s.source));
-    let mut m = Merged::default();
+/// Merges `sources`, one record each; their order does not matter, precedence comes from
+/// the registry. The result has every source found and their warnings in precedence order,
+/// the vSphere spec's engine options from the highest source that has them, and each field
+/// taken with its origin and place.
+pub fn merge(mut sources: Vec<SourceData>) -> SourceData {
+    let rank = |s: &SourceData| {
+        s.found
+            .first()
+            .map_or(usize::MAX, |f| registry::rank(f.source))
+    };
+    sources.sort_by_key(rank);
+    let mut m = SourceData::default();
+    for s in &mut sources {
+        m.found.extend(s.found.iter().cloned());
+        m.warnings.append(&mut s.warnings);
+        m.imc = m.imc.or(s.imc);
+    }
     // Lowest precedence first, so higher sources overwrite.
     for s in sources.into_iter().rev() {
-        let kind = s.source;
+        let Some(kind) = s.found.first().map(|f| f.source) else {
+            continue;
+        };
         let c = s.customization;
         let out = &mut m.customization;
         let origins = &mut m.origins;
@@ -46,7 +37,7 @@ pub fn merge(mut sources: Vec<SourceData>) -> Merged {
             if present {
                 origins.insert(name, kind);
                 places.remove(name);
-                if let Some((_, p)) = own_places.iter().find(|(f, _)| *f == name) {
+                if let Some(p) = own_places.get(name) {
                     places.insert(name, p.clone());
                 }
             }
@@ -84,10 +75,10 @@ pub fn merge(mut sources: Vec<SourceData>) -> Merged {
             out.custom_script = c.custom_script;
         }
         if take("user-data", s.user_data.is_some()) {
-            m.user_data = s.user_data.map(|bytes| UserData { bytes, from: kind });
+            m.user_data = s.user_data;
         }
         if take("vendor-data", s.vendor_data.is_some()) {
-            m.vendor_data = s.vendor_data.map(|bytes| UserData { bytes, from: kind });
+            m.vendor_data = s.vendor_data;
         }
         if take("raw-metadata", s.raw_metadata.is_some()) {
             m.raw_metadata = s.raw_metadata;
@@ -105,7 +96,8 @@ pub fn merge(mut sources: Vec<SourceData>) -> Merged {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Identity, Network};
+    use crate::model::{Customization, Identity, Network};
+    use crate::source::UserData;
 
     fn with(
         source: &'static str,
@@ -124,7 +116,10 @@ mod tests {
                 network: net.then(Network::default),
                 ..Default::default()
             },
-            user_data: ud.map(|u| u.as_bytes().to_vec()),
+            user_data: ud.map(|u| UserData {
+                bytes: u.as_bytes().to_vec(),
+                from: source,
+            }),
             ..SourceData::new(source, source)
         }
     }
@@ -176,7 +171,7 @@ mod tests {
     #[test]
     fn a_field_place_comes_with_the_field() {
         let mut imc = with("imc", None, Some("UTC"), false, None);
-        imc.places.push(("time-zone", "cust.cfg: line 3".into()));
+        imc.places.insert("time-zone", "cust.cfg: line 3".into());
         let ovf = with("ovf", None, Some("Europe/Paris"), false, None);
         let m = merge(vec![ovf.clone(), imc]);
         assert_eq!(m.places["time-zone"], "cust.cfg: line 3");

@@ -1,7 +1,7 @@
 //! Sources: where a customization comes from. Each source is one module that knows how to
 //! find itself (in the root at boot, or where the command line points) and reads what it
 //! found into one [`SourceData`]; [`registry`] lists them in precedence order,
-//! [`discover()`] reads every enabled one and [`merge`] makes one customization of them.
+//! [`discover()`] reads every enabled one and [`merge`] makes one [`SourceData`] of them.
 //! No source writes to the system.
 
 pub mod appliance;
@@ -24,14 +24,15 @@ pub mod sniff;
 pub mod timezone;
 pub mod udev_db;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub use discover::{discover, Gathered};
+pub use discover::discover;
 pub use registry::SourceSet;
 
 use crate::failure::Failure;
 use crate::host::GuestRpc;
-use crate::model::Customization;
+use crate::model::{Customization, InstanceId};
 use crate::root::Root;
 
 /// A source: how to find it and read it. Adding a source is one module implementing this
@@ -79,7 +80,7 @@ pub struct Given {
     pub seeds: Vec<PathBuf>,
 }
 
-/// Data bytes a source carries for the late stage, and which source they came from.
+/// Data bytes for the late stage (user-data, vendor-data), and which source they came from.
 #[derive(Debug, Clone)]
 pub struct UserData {
     /// The bytes as received (decoded).
@@ -88,30 +89,44 @@ pub struct UserData {
     pub from: &'static str,
 }
 
-/// What one source read: the customization in the model's validated values, and what
-/// goes with it.
-#[derive(Debug, Clone, Default)]
-pub struct SourceData {
+/// Where one source was found.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Found {
     /// The source's name (one of its [`Source::names`]).
     pub source: &'static str,
-    /// Where it was found, for people: `/dev/sr0 (config-2)`, `guestinfo`, a file.
+    /// Where, for people: `/dev/sr0 (config-2)`, `guestinfo`, a file.
     pub place: String,
-    /// The customization it asks for.
+}
+
+/// What sources say, in the model's validated values, and what goes with it: the record
+/// one source reads ([`Source::read`]), [`merge()`](merge::merge) makes of several and
+/// [`discover()`] returns. One source's record has itself as its one [`found`](Self::found)
+/// and no [`origins`](Self::origins) (every field it has is its own); a merged one has every
+/// source found and each field's origin.
+#[derive(Debug, Clone, Default)]
+pub struct SourceData {
+    /// The customization. Its instance id is always set in what [`discover()`] returns (the
+    /// sources', else the fallback it is given).
     pub customization: Customization,
     /// User-data for the late stage.
-    pub user_data: Option<Vec<u8>>,
+    pub user_data: Option<UserData>,
     /// Vendor-data for the late stage.
-    pub vendor_data: Option<Vec<u8>>,
+    pub vendor_data: Option<UserData>,
     /// Raw cloud-init metadata as received, kept for a real cloud-init's NoCloud seed.
     pub raw_metadata: Option<Vec<u8>>,
     /// Guestinfo keys to clear once the data is applied.
     pub redact: Vec<String>,
-    /// Which address families the late stage waits for before publishing addresses.
+    /// `wait-on-network`: which address families the late stage waits for before
+    /// publishing the guest's addresses.
     pub wait_on_network: Option<metadata::WaitOnNetwork>,
-    /// What a vSphere spec asks of the boot engine.
+    /// What a vSphere spec asks of the boot engine, when there is one.
     pub imc: Option<imc::ImcOptions>,
     /// Exact places of fields, for messages (`time-zone` → `cust.cfg: line 7: …`).
-    pub places: Vec<(&'static str, String)>,
+    pub places: BTreeMap<&'static str, String>,
+    /// Field name → the name of the source it came from (filled by merging).
+    pub origins: BTreeMap<&'static str, &'static str>,
+    /// Every source found, in precedence order.
+    pub found: Vec<Found>,
     /// Non-fatal findings, each naming its source.
     pub warnings: Vec<String>,
 }
@@ -120,9 +135,39 @@ impl SourceData {
     /// Empty data from `source` found at `place`.
     pub fn new(source: &'static str, place: impl Into<String>) -> SourceData {
         SourceData {
-            source,
-            place: place.into(),
+            found: vec![Found {
+                source,
+                place: place.into(),
+            }],
             ..SourceData::default()
+        }
+    }
+
+    /// `bytes` as data of the source that read this record (its first [`Found`]).
+    pub(crate) fn own(&self, bytes: Option<Vec<u8>>) -> Option<UserData> {
+        let from = self.found.first().map_or("", |f| f.source);
+        bytes.map(|bytes| UserData { bytes, from })
+    }
+
+    /// The instance id.
+    pub fn instance_id(&self) -> &InstanceId {
+        self.customization
+            .instance_id
+            .as_ref()
+            .expect("discover always sets the instance id")
+    }
+
+    /// Whether any source had anything (of a merged record: one source's own has no
+    /// origins).
+    pub fn is_empty(&self) -> bool {
+        self.origins.is_empty()
+    }
+
+    /// Where the data came from, for people: the highest source found.
+    pub fn from(&self) -> String {
+        match self.found.first() {
+            Some(f) => f.place.clone(),
+            None => "no source".to_string(),
         }
     }
 }

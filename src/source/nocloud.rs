@@ -58,7 +58,7 @@ pub fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
     let at = |f: &str| format!("{f} on {place}");
     let mut out = SourceData::new("nocloud", format!("the NoCloud seed {}", medium.place));
     out.places
-        .push(("time-zone", format!("{}: time zone", at("meta-data"))));
+        .insert("time-zone", format!("{}: time zone", at("meta-data")));
     let md_name = at("meta-data");
     let md_bytes = medium.read("meta-data", MAX_DOCUMENT_BYTES)?;
     let Some(md_bytes) = md_bytes else {
@@ -102,9 +102,9 @@ pub fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
     }
     out.customization = c;
     out.raw_metadata = Some(md_bytes);
-    out.user_data = medium.read("user-data", MAX_FILE_BYTES)?;
+    out.user_data = out.own(medium.read("user-data", MAX_FILE_BYTES)?);
     // Merged under the user-data and applied with it, as every source's vendor-data.
-    out.vendor_data = medium.read("vendor-data", MAX_FILE_BYTES)?;
+    out.vendor_data = out.own(medium.read("vendor-data", MAX_FILE_BYTES)?);
     Ok(out)
 }
 
@@ -149,7 +149,10 @@ mod tests {
         assert_eq!(c.identity.host_name.as_ref().unwrap().as_str(), "web");
         assert_eq!(c.identity.ssh_authorized_keys, [KEY]);
         assert_eq!(c.network.as_ref().unwrap().interfaces.len(), 1);
-        assert_eq!(s.user_data.as_deref(), Some(&b"#cloud-config\n"[..]));
+        assert_eq!(
+            s.user_data.as_ref().map(|u| u.bytes.as_slice()),
+            Some(&b"#cloud-config\n"[..])
+        );
         assert_eq!(s.raw_metadata.as_deref(), Some(md.as_bytes()));
     }
 

@@ -36,7 +36,7 @@ pub struct OvfData {
     /// The customization (identity, network, instance id).
     pub customization: Customization,
     /// User-data from the `user-data` property (base64-decoded when it is base64).
-    pub userdata: Option<Vec<u8>>,
+    pub user_data: Option<Vec<u8>>,
     /// `seedfrom`, if given (only local `file://` seeds are read).
     pub seedfrom: Option<SeedLocation>,
     /// Things ignored or assumed, for the user.
@@ -101,7 +101,7 @@ pub fn from_environment(
         });
     }
     if let Some(ud) = prop("user-data") {
-        data.userdata = Some(lenient_base64(ud).unwrap_or_else(|| ud.as_bytes().to_vec()));
+        data.user_data = Some(lenient_base64(ud).unwrap_or_else(|| ud.as_bytes().to_vec()));
     }
     if let Some(nc) = prop("network-config") {
         let text = match lenient_base64(nc).map(String::from_utf8) {
@@ -181,9 +181,9 @@ impl super::Source for Ovf {
                 .map(|w| format!("OVF environment: {w}")),
         );
         out.places
-            .push(("time-zone", "OVF environment: time zone".into()));
+            .insert("time-zone", "OVF environment: time zone".into());
         out.customization = data.customization;
-        out.user_data = data.userdata;
+        out.user_data = out.own(data.user_data);
         let mut all = vec![out];
         if let Some(seed) = &data.seedfrom {
             match seed.local_dir() {
@@ -213,7 +213,7 @@ fn read_seed(
             .map_err(|e| Failure::io(format!("reading {}: {e}", dir.join(name).display())))
     };
     let mut out = super::SourceData::new("ovfseed", format!("the OVF seed {}", dir.display()));
-    out.places.push(("time-zone", "OVF seed: time zone".into()));
+    out.places.insert("time-zone", "OVF seed: time zone".into());
     if let Some(md) = read("meta-data")? {
         let key = "seedfrom meta-data";
         let text = String::from_utf8(md)
@@ -225,7 +225,7 @@ fn read_seed(
             .extend(warnings.into_iter().map(|w| format!("{key}: {w}")));
         out.customization = c;
     }
-    out.user_data = read("user-data")?;
+    out.user_data = out.own(read("user-data")?);
     Ok(out)
 }
 
@@ -258,7 +258,7 @@ mod tests {
         let d = from_environment(&e, None).unwrap();
         assert_eq!(d.customization.instance_id.as_deref(), Some("inst-001"));
         assert_eq!(
-            d.userdata.as_deref(),
+            d.user_data.as_deref(),
             Some(&b"#!/bin/sh\necho hello world\n"[..])
         );
         let id = &d.customization.identity;
@@ -273,7 +273,7 @@ mod tests {
     #[test]
     fn user_data_that_is_not_base64_is_kept_as_text() {
         let d = from_environment(&env(&[("user-data", "my-user-data")]), None).unwrap();
-        assert_eq!(d.userdata.as_deref(), Some(&b"my-user-data"[..]));
+        assert_eq!(d.user_data.as_deref(), Some(&b"my-user-data"[..]));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::cloud_config::modules::{self, Run};
 use crate::cloud_config::parts::Part;
 use crate::cloud_config::CloudConfig;
 use crate::model::HostName;
-use crate::plan::Action;
+use crate::plan::{Action, FileOwner};
 
 use super::commands;
 use super::error::ModuleError;
@@ -46,16 +46,17 @@ pub fn action_lines(a: &Action) -> Vec<String> {
         Action::WriteFile {
             path,
             mode,
+            owner: FileOwner::Kept,
             contents,
             ..
         } => std::iter::once(format!("write {} ({mode:04o})", path.display()))
             .chain(contents.display().lines().map(|l| format!("    | {l}")))
             .collect(),
-        Action::WriteOwnedFile {
+        // A file for a user (cloud-config `write_files` with an `owner`) may hold a secret.
+        Action::WriteFile {
             path,
             mode,
-            uid,
-            gid,
+            owner: FileOwner::Chown { uid, gid } | FileOwner::InUserDir { uid, gid, .. },
             contents,
             ..
         } => vec![format!(
@@ -84,7 +85,6 @@ pub fn action_lines(a: &Action) -> Vec<String> {
             "mkdir {} ({mode:04o}, {uid}:{gid})",
             path.display()
         )],
-        other => vec![format!("{other:?}")],
     }
 }
 

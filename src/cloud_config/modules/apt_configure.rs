@@ -1013,16 +1013,16 @@ pub fn has_credentials(text: &str) -> bool {
 /// credentials: then 0600, and its contents are never shown.
 fn write(path: &str, text: String, purpose: &'static str) -> Action {
     let secret = has_credentials(&text);
-    Action::WriteFile {
-        path: path.into(),
-        mode: if secret { 0o600 } else { 0o644 },
-        contents: if secret {
+    Action::write_file(
+        path,
+        if secret {
             Contents::sensitive(text.into_bytes())
         } else {
             Contents::text(text)
         },
+        if secret { 0o600 } else { 0o644 },
         purpose,
-    }
+    )
 }
 
 fn remove(path: &str, purpose: &'static str) -> Action {
@@ -1479,12 +1479,12 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
     if let Some(gpg) = tool("gpg") {
         for job in &p.keys {
             match key_bytes(s, &gpg, job) {
-                Ok(bytes) => actions.push(Action::WriteFile {
-                    path: job.path.clone().into(),
-                    mode: 0o644,
-                    contents: keyring(bytes),
-                    purpose: "cloud-config apt key",
-                }),
+                Ok(bytes) => actions.push(Action::write_file(
+                    job.path.clone(),
+                    keyring(bytes),
+                    0o644,
+                    "cloud-config apt key",
+                )),
                 Err(c) => return outcome_of(c),
             }
         }

@@ -68,12 +68,12 @@ fn plan(cfg: &CloudConfig, facts: &CcFacts) -> Result<Vec<Action>, String> {
     if !facts.has("apt-get") {
         return Err("the root has no apt-get (not an apt-family system); cloud-init skips apt_pipelining there too".into());
     }
-    Ok(vec![Action::WriteFile {
-        path: PIPELINING_FILE.into(),
-        mode: 0o644,
-        contents: Contents::text(file_text(depth)),
-        purpose: "cloud-config apt_pipelining",
-    }])
+    Ok(vec![Action::write_file(
+        PIPELINING_FILE,
+        Contents::text(file_text(depth)),
+        0o644,
+        "cloud-config apt_pipelining",
+    )])
 }
 
 /// apt-get is looked for when the key asks for a depth.

@@ -133,12 +133,12 @@ pub fn plan_ca_certs(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<CertsP
         actions.push(if debian {
             // An empty list: update-ca-certificates --fresh then trusts none of the
             // distribution's certificates, which stay installed (the package owns them).
-            Action::WriteFile {
-                path: DEBIAN_CONF.into(),
-                mode: 0o644,
-                contents: Contents::text(String::new()),
-                purpose: "cloud-config ca_certs remove_defaults",
-            }
+            Action::write_file(
+                DEBIAN_CONF,
+                Contents::text(String::new()),
+                0o644,
+                "cloud-config ca_certs remove_defaults",
+            )
         } else {
             Action::Rename {
                 from: RHEL_BUNDLE.into(),
@@ -153,12 +153,12 @@ pub fn plan_ca_certs(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<CertsP
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        actions.push(Action::WriteFile {
-            path: format!("{dir}/{CERT_FILE}").into(),
-            mode: 0o644,
-            contents: Contents::text(text),
-            purpose: "cloud-config ca_certs",
-        });
+        actions.push(Action::write_file(
+            format!("{dir}/{CERT_FILE}"),
+            Contents::text(text),
+            0o644,
+            "cloud-config ca_certs",
+        ));
     }
     let command: Vec<String> = match (debian, ca.remove_defaults) {
         (true, true) => vec!["update-ca-certificates".into(), "--fresh".into()],

@@ -175,12 +175,12 @@ pub fn plan_keyboard(
     };
     let text = text.map_err(|e| format!("keyboard: {e}"))?;
     Ok(Ok(KeyboardPlan {
-        actions: vec![Action::WriteFile {
-            path: path.into(),
-            mode: 0o644,
-            contents: Contents::text(text),
-            purpose: "the keyboard layout (cloud-config keyboard)",
-        }],
+        actions: vec![Action::write_file(
+            path,
+            Contents::text(text),
+            0o644,
+            "the keyboard layout (cloud-config keyboard)",
+        )],
         commands,
     }))
 }

@@ -235,24 +235,24 @@ pub fn plan_locale(
                 if let Some(text) =
                     enable_in_locale_gen(text_of(facts, LOCALE_GEN).as_deref(), &line)
                 {
-                    plan.before.push(Action::WriteFile {
-                        path: LOCALE_GEN.into(),
-                        mode: 0o644,
-                        contents: Contents::text(text),
-                        purpose: "the locales to generate (cloud-config locale)",
-                    });
+                    plan.before.push(Action::write_file(
+                        LOCALE_GEN,
+                        Contents::text(text),
+                        0o644,
+                        "the locales to generate (cloud-config locale)",
+                    ));
                 }
                 plan.commands
                     .push(vec!["locale-gen".into(), "--keep-existing".into()]);
             }
             let text = set_assignment(old.as_deref(), "", "LANG", locale)
                 .map_err(|e| format!("locale: {e}"))?;
-            plan.config.push(Action::WriteFile {
-                path: file.into(),
-                mode: 0o644,
-                contents: Contents::text(text),
-                purpose: "the system locale (cloud-config locale)",
-            });
+            plan.config.push(Action::write_file(
+                file,
+                Contents::text(text),
+                0o644,
+                "the system locale (cloud-config locale)",
+            ));
         }
         Family::Rhel | Family::Suse => {
             let text = set_assignment(old.as_deref(), HEADER, "LANG", locale)
@@ -260,12 +260,12 @@ pub fn plan_locale(
             if old.as_deref() == Some(text.as_str()) {
                 return Ok(Err(format!("LANG is {locale} in {file} already")));
             }
-            plan.config.push(Action::WriteFile {
-                path: file.into(),
-                mode: 0o644,
-                contents: Contents::text(text),
-                purpose: "the system locale (cloud-config locale)",
-            });
+            plan.config.push(Action::write_file(
+                file,
+                Contents::text(text),
+                0o644,
+                "the system locale (cloud-config locale)",
+            ));
         }
         Family::Other => {
             return Ok(Err(

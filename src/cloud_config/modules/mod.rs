@@ -845,7 +845,12 @@ pub(crate) mod test_support {
         actions
             .iter()
             .map(|a| match a {
-                Action::WriteFile { path, contents, .. } => {
+                Action::WriteFile {
+                    path,
+                    contents,
+                    owner: crate::plan::FileOwner::Kept,
+                    ..
+                } => {
                     format!("{}={:?}", path.display(), contents.display())
                 }
                 Action::SetHostname { name } => format!("live={name}"),

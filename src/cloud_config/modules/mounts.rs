@@ -721,12 +721,12 @@ pub(crate) fn plan_mounts(
             purpose: "cloud-config mounts: mount point",
         });
     }
-    plan.actions.push(Action::WriteFile {
-        path: FSTAB.into(),
-        mode: 0o644,
-        contents: Contents::text(merge(fstab, &lines)),
-        purpose: "cloud-config mounts",
-    });
+    plan.actions.push(Action::write_file(
+        FSTAB,
+        Contents::text(merge(fstab, &lines)),
+        0o644,
+        "cloud-config mounts",
+    ));
     if lines.iter().any(|l| l.fields[2] == "swap") {
         plan.activate.push(vec!["swapon".into(), "-a".into()]);
     }
@@ -903,12 +903,12 @@ fn plan_for(cfg: &CloudConfig, cc: &CcFacts, with_swap: bool) -> Option<MountsPl
 /// Makes the swap file: an empty 0600 file through the root's writers, then the root's
 /// own tools inside it. On a failure the file is removed and the reason returned.
 fn make_swap(s: &Step, m: &MakeSwap) -> Result<(), ModuleOutcome> {
-    let file = Action::WriteFile {
-        path: m.path.clone().into(),
-        mode: 0o600,
-        contents: Contents::text(String::new()),
-        purpose: "cloud-config swap file",
-    };
+    let file = Action::write_file(
+        m.path.clone(),
+        Contents::text(String::new()),
+        0o600,
+        "cloud-config swap file",
+    );
     if let Err(e) = s.apply(vec![file]) {
         return Err(failed(format!("swap: {e}")));
     }

@@ -302,12 +302,12 @@ pub fn plan_ntp(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<NtpPlan>, M
     let systemctl = |verb: &str| vec!["systemctl".to_string(), verb.to_string(), service.clone()];
     Ok(Some(NtpPlan {
         client,
-        actions: vec![Action::WriteFile {
-            path: client.config_path(facts.family).into(),
-            mode: 0o644,
-            contents: Contents::text(text),
-            purpose: "cloud-config ntp",
-        }],
+        actions: vec![Action::write_file(
+            client.config_path(facts.family),
+            Contents::text(text),
+            0o644,
+            "cloud-config ntp",
+        )],
         commands: vec![systemctl("enable"), systemctl("reload-or-restart")],
     }))
 }

@@ -363,12 +363,12 @@ pub fn plan_resolv_conf(cfg: &CloudConfig, facts: &CcFacts) -> Result<Plan, Modu
             "the resolver (manage_resolv_conf: true)",
         )
     };
-    Ok(Plan::Write(Action::WriteFile {
-        path: path.into(),
-        mode: 0o644,
-        contents: Contents::text(text),
+    Ok(Plan::Write(Action::write_file(
+        path,
+        Contents::text(text),
+        0o644,
         purpose,
-    }))
+    )))
 }
 
 /// Writes the file.

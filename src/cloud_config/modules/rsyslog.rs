@@ -376,11 +376,13 @@ pub fn plan_rsyslog(
     Ok(Ok(RsyslogPlan {
         actions: files
             .into_iter()
-            .map(|(path, text)| Action::WriteFile {
-                path: path.into(),
-                mode: 0o644,
-                contents: Contents::text(text),
-                purpose: "rsyslog's configuration (cloud-config rsyslog)",
+            .map(|(path, text)| {
+                Action::write_file(
+                    path,
+                    Contents::text(text),
+                    0o644,
+                    "rsyslog's configuration (cloud-config rsyslog)",
+                )
             })
             .collect(),
         commands: vec![vec![

@@ -177,12 +177,7 @@ pub fn plan_set_hostname(
                 mode,
                 purpose,
                 ..
-            } => Action::WriteFile {
-                path,
-                mode,
-                contents: Contents::text(format!("{name}\n")),
-                purpose,
-            },
+            } => Action::write_file(path, Contents::text(format!("{name}\n")), mode, purpose),
             other => other,
         })
         .collect();

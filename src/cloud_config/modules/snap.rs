@@ -168,12 +168,12 @@ pub fn plan_snap(cfg: &CloudConfig, facts: &CcFacts) -> Result<SnapPlan, String>
 
 /// The assertions file's action.
 fn assertions_action(path: &str, text: &str) -> Action {
-    Action::WriteFile {
-        path: path.into(),
-        mode: 0o644,
-        contents: Contents::text(text.to_string()),
-        purpose: "snap assertions for snap ack (cloud-config snap)",
-    }
+    Action::write_file(
+        path,
+        Contents::text(text.to_string()),
+        0o644,
+        "snap assertions for snap ack (cloud-config snap)",
+    )
 }
 
 /// Runs `argv` (its program found in the root) with the command timeout.

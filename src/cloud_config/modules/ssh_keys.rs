@@ -26,7 +26,7 @@ use crate::cloud_config::read::{join, Reader};
 use crate::cloud_config::CloudConfig;
 use crate::model::ssh_private::{public_half, PublicHalf, MAX_PRIVATE_KEY};
 use crate::model::{Secret, SshKey};
-use crate::plan::{Action, Contents};
+use crate::plan::{Action, Contents, FileOwner};
 
 /// The host key types `ssh_keys` takes, in the order they are written.
 pub const TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
@@ -305,14 +305,13 @@ pub fn plan_keys(cfg: &CloudConfig, facts: &CcFacts) -> Vec<Action> {
     for g in &given.keys {
         let key = key_path(g.key_type);
         if let Some(p) = &g.private {
-            actions.push(Action::WriteOwnedFile {
-                path: key.clone().into(),
-                mode: 0o600,
-                uid: 0,
-                gid: 0,
-                contents: Contents::sensitive(p.text.expose().as_bytes().to_vec()),
-                purpose: "a given SSH host key (cloud-config ssh_keys)",
-            });
+            actions.push(Action::write_file_as(
+                key.clone(),
+                Contents::sensitive(p.text.expose().as_bytes().to_vec()),
+                0o600,
+                FileOwner::Chown { uid: 0, gid: 0 },
+                "a given SSH host key (cloud-config ssh_keys)",
+            ));
         }
         let public = match (&g.public, &g.private) {
             (Some(text), _) => Some(text.clone()),
@@ -321,21 +320,21 @@ pub fn plan_keys(cfg: &CloudConfig, facts: &CcFacts) -> Vec<Action> {
             (None, None) => None,
         };
         if let Some(text) = public {
-            actions.push(Action::WriteFile {
-                path: format!("{key}.pub").into(),
-                mode: 0o644,
-                contents: Contents::text(text),
-                purpose: "a given SSH host key's public key (cloud-config ssh_keys)",
-            });
+            actions.push(Action::write_file(
+                format!("{key}.pub"),
+                Contents::text(text),
+                0o644,
+                "a given SSH host key's public key (cloud-config ssh_keys)",
+            ));
         }
         if let Some(text) = &g.certificate {
             let path = format!("{key}-cert.pub");
-            actions.push(Action::WriteFile {
-                path: path.clone().into(),
-                mode: 0o644,
-                contents: Contents::text(text.clone()),
-                purpose: "a given SSH host certificate (cloud-config ssh_keys)",
-            });
+            actions.push(Action::write_file(
+                path.clone(),
+                Contents::text(text.clone()),
+                0o644,
+                "a given SSH host certificate (cloud-config ssh_keys)",
+            ));
             certificates.push(path);
         }
     }
@@ -412,12 +411,12 @@ fn host_certificates(paths: &[String], facts: &CcFacts) -> Option<Action> {
     }
     let mut text = lines.join("\n");
     text.push('\n');
-    Some(Action::WriteFile {
-        path: path.into(),
+    Some(Action::write_file(
+        path,
+        Contents::text(text),
         mode,
-        contents: Contents::text(text),
-        purpose: "sshd's HostCertificate for the given certificates (cloud-config ssh_keys)",
-    })
+        "sshd's HostCertificate for the given certificates (cloud-config ssh_keys)",
+    ))
 }
 
 /// Why the module has nothing to do.
@@ -446,11 +445,10 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     actions
         .iter()
         .flat_map(|a| match a {
-            Action::WriteOwnedFile {
+            Action::WriteFile {
                 path,
                 mode,
-                uid,
-                gid,
+                owner: FileOwner::Chown { uid, gid },
                 ..
             } => vec![format!(
                 "write {} ({mode:04o}, {uid}:{gid}): private key given (redacted)",
@@ -603,8 +601,7 @@ mod tests {
         let shown: Vec<(String, u32)> = actions
             .iter()
             .map(|a| match a {
-                Action::WriteFile { path, mode, .. }
-                | Action::WriteOwnedFile { path, mode, .. } => (path.display().to_string(), *mode),
+                Action::WriteFile { path, mode, .. } => (path.display().to_string(), *mode),
                 a => panic!("{a:?}"),
             })
             .collect();
@@ -654,7 +651,10 @@ mod tests {
         let look_lines: Vec<String> = actions
             .iter()
             .flat_map(|a| match a {
-                Action::WriteOwnedFile { .. } => vec!["redacted".to_string()],
+                Action::WriteFile {
+                    owner: FileOwner::Chown { .. },
+                    ..
+                } => vec!["redacted".to_string()],
                 a => action_lines(a),
             })
             .collect();

@@ -78,12 +78,12 @@ pub fn plan_etc_hosts(
             .into_iter()
             .filter(|a| a.path() == std::path::Path::new("/etc/hosts"))
             .collect(),
-        ManageEtcHosts::Template => vec![Action::WriteFile {
-            path: "/etc/hosts".into(),
-            mode: 0o644,
-            contents: Contents::text(hosts_template(facts.family, &short, &fqdn)),
-            purpose: "host name in /etc/hosts (manage_etc_hosts: true)",
-        }],
+        ManageEtcHosts::Template => vec![Action::write_file(
+            "/etc/hosts",
+            Contents::text(hosts_template(facts.family, &short, &fqdn)),
+            0o644,
+            "host name in /etc/hosts (manage_etc_hosts: true)",
+        )],
     })
 }
 

@@ -16,7 +16,7 @@ use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
 use crate::model::quote;
-use crate::plan::{Action, Contents};
+use crate::plan::{Action, Contents, FileOwner};
 use serde::Serialize;
 use sha2::Digest as _;
 use std::collections::HashMap;
@@ -580,7 +580,12 @@ pub fn plan_write_files(
         // `/etc//motd` and `/etc/./motd` are the file `/etc/motd` is.
         let key: PathBuf = Path::new(&f.path).components().collect();
         let action = plan_one(index, f, facts, written.get(&key))?;
-        if let Action::WriteOwnedFile { contents, .. } = &action {
+        if let Action::WriteFile {
+            owner: FileOwner::Chown { .. },
+            contents,
+            ..
+        } = &action
+        {
             written.insert(key, contents.bytes().to_vec());
         }
         actions.push(action);
@@ -628,19 +633,18 @@ fn plan_one(
         }
     }
     bytes.extend_from_slice(&f.content.0);
-    Ok(Action::WriteOwnedFile {
-        path: f.path.clone().into(),
-        mode: f.permissions,
-        uid,
-        gid,
-        // User-data files may hold secrets: their contents are never printed.
-        contents: Contents::sensitive(bytes),
-        purpose: if f.defer {
+    // User-data files may hold secrets: their contents are never printed.
+    Ok(Action::write_file_as(
+        f.path.clone(),
+        Contents::sensitive(bytes),
+        f.permissions,
+        FileOwner::Chown { uid, gid },
+        if f.defer {
             "cloud-config write_files (deferred)"
         } else {
             "cloud-config write_files"
         },
-    })
+    ))
 }
 
 /// `write_files`: the entries without `defer: true`.
@@ -722,11 +726,10 @@ mod tests {
         actions
             .iter()
             .map(|a| match a {
-                Action::WriteOwnedFile {
+                Action::WriteFile {
                     path,
                     mode,
-                    uid,
-                    gid,
+                    owner: FileOwner::Chown { uid, gid },
                     contents,
                     purpose,
                 } => format!(

@@ -270,12 +270,13 @@ pub fn repo_text(repo: &YumRepo, stamp: &str) -> Result<String, String> {
     Ok(t.finish())
 }
 
-/// What the module does with this document on this root.
+/// What a repository module (this one, `zypper_add_repo`) does with a document on a
+/// root.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RepoPlan {
     /// The files to write.
     pub actions: Vec<Action>,
-    /// The repositories skipped, and why.
+    /// What is skipped (a repository, a setting), and why.
     pub skipped: Vec<String>,
 }
 
@@ -314,12 +315,12 @@ pub fn plan_yum_repos(
                 .push(format!("skip {}: {path} already exists", repo.id));
         } else {
             let text = repo_text(repo, stamp).map_err(|e| format!("yum_repos.{}: {e}", repo.id))?;
-            plan.actions.push(Action::WriteFile {
-                path: path.into(),
-                mode: 0o644,
-                contents: Contents::text(text),
-                purpose: "a dnf/yum repository (cloud-config yum_repos)",
-            });
+            plan.actions.push(Action::write_file(
+                path,
+                Contents::text(text),
+                0o644,
+                "a dnf/yum repository (cloud-config yum_repos)",
+            ));
             pending.push(id);
         }
     }

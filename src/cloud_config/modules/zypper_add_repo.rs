@@ -13,6 +13,7 @@ use crate::cloud_config::apply::driver::{absent, failed, skipped, ModuleOutcome,
 use crate::cloud_config::apply::facts::{CcFacts, Current};
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::modules::write_files::absolute;
+use crate::cloud_config::modules::yum_add_repo::RepoPlan;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
@@ -275,20 +276,8 @@ pub fn repo_text(repo: &ZypperRepo) -> Result<String, String> {
     Ok(t.finish())
 }
 
-/// What the module does.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ZypperPlan {
-    /// The files to write.
-    pub actions: Vec<Action>,
-    /// What is skipped, and why.
-    pub skipped: Vec<String>,
-}
-
 /// Plans the repo files and `zypp.conf`; `Ok(Err(why))` when it does nothing.
-pub fn plan_zypper(
-    cfg: &CloudConfig,
-    facts: &CcFacts,
-) -> Result<Result<ZypperPlan, String>, String> {
+pub fn plan_zypper(cfg: &CloudConfig, facts: &CcFacts) -> Result<Result<RepoPlan, String>, String> {
     let Some(z) = &cfg.zypper else {
         return Ok(Err("no zypper".into()));
     };
@@ -302,7 +291,7 @@ pub fn plan_zypper(
             "the root has no zypper (cloud-init's zypper_add_repo runs on SUSE)".into(),
         ));
     }
-    let mut plan = ZypperPlan::default();
+    let mut plan = RepoPlan::default();
     if !z.config.is_empty() {
         let Some(Current::File(old)) = facts.files.get(ZYPP_CONF) else {
             return Err(format!(
@@ -316,12 +305,12 @@ pub fn plan_zypper(
                 .map_err(|e| format!("zypper.config.{k}: {e}"))?;
         }
         if text.as_bytes() != old.as_slice() {
-            plan.actions.push(Action::WriteFile {
-                path: ZYPP_CONF.into(),
-                mode: 0o644,
-                contents: Contents::text(text),
-                purpose: "libzypp's settings (cloud-config zypper.config)",
-            });
+            plan.actions.push(Action::write_file(
+                ZYPP_CONF,
+                Contents::text(text),
+                0o644,
+                "libzypp's settings (cloud-config zypper.config)",
+            ));
         }
     }
     let mut pending: Vec<String> = Vec::new();
@@ -335,12 +324,12 @@ pub fn plan_zypper(
                 .push(format!("skip {}: {path} already exists", repo.id));
         } else {
             let text = repo_text(repo).map_err(|e| format!("zypper.repos {}: {e}", repo.id))?;
-            plan.actions.push(Action::WriteFile {
-                path: path.clone().into(),
-                mode: 0o644,
-                contents: Contents::text(text),
-                purpose: "a zypper repository (cloud-config zypper.repos)",
-            });
+            plan.actions.push(Action::write_file(
+                path.clone(),
+                Contents::text(text),
+                0o644,
+                "a zypper repository (cloud-config zypper.repos)",
+            ));
             pending.push(path);
         }
     }

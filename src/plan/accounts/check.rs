@@ -49,7 +49,13 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 pub fn check(root: &Root, actions: &[Action]) -> Result<Vec<String>, CheckError> {
     let mut notes = Vec::new();
     for a in actions {
-        let Action::WriteFile { path, contents, .. } = a else {
+        let Action::WriteFile {
+            path,
+            contents,
+            owner: crate::plan::FileOwner::Kept,
+            ..
+        } = a
+        else {
             continue;
         };
         if path != Path::new(DROP_IN) {

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use sha_crypt::{PasswordHasher, PasswordVerifier, ShaCrypt};
 
-use super::{Action, Contents};
+use super::{Action, Contents, FileOwner};
 use crate::facts::accounts::{
     self as facts, AccountDbFacts, DbFile, HomeFacts, LoginDefs, PathState, SkelEntry,
     UseraddDefaults, GROUP, GSHADOW, PASSWD, SHADOW,
@@ -363,48 +363,48 @@ impl Db {
             subgid,
         } = self;
         if group.changed() {
-            out.push(Action::WriteFile {
-                path: GROUP.into(),
-                mode: modes[2],
-                contents: Contents::text(String::from_utf8_lossy(&group.bytes()).into_owned()),
-                purpose: "groups (cloud-config)",
-            });
+            out.push(Action::write_file(
+                GROUP,
+                Contents::text(String::from_utf8_lossy(&group.bytes()).into_owned()),
+                modes[2],
+                "groups (cloud-config)",
+            ));
         }
         if let Some(gs) = gshadow.filter(DbEdit::changed) {
-            out.push(Action::WriteFile {
-                path: GSHADOW.into(),
-                mode: modes[3],
-                contents: Contents::sensitive(gs.bytes()),
-                purpose: "group passwords (cloud-config)",
-            });
+            out.push(Action::write_file(
+                GSHADOW,
+                Contents::sensitive(gs.bytes()),
+                modes[3],
+                "group passwords (cloud-config)",
+            ));
         }
         if passwd.changed() {
-            out.push(Action::WriteFile {
-                path: PASSWD.into(),
-                mode: modes[0],
-                contents: Contents::text(String::from_utf8_lossy(&passwd.bytes()).into_owned()),
-                purpose: "users (cloud-config)",
-            });
+            out.push(Action::write_file(
+                PASSWD,
+                Contents::text(String::from_utf8_lossy(&passwd.bytes()).into_owned()),
+                modes[0],
+                "users (cloud-config)",
+            ));
         }
         if shadow.changed() {
-            out.push(Action::WriteFile {
-                path: SHADOW.into(),
-                mode: modes[1],
-                contents: Contents::sensitive(shadow.bytes()),
-                purpose: "passwords (cloud-config)",
-            });
+            out.push(Action::write_file(
+                SHADOW,
+                Contents::sensitive(shadow.bytes()),
+                modes[1],
+                "passwords (cloud-config)",
+            ));
         }
         for (file, purpose) in [
             (subuid, "subordinate uids of new users (cloud-config)"),
             (subgid, "subordinate gids of new users (cloud-config)"),
         ] {
             if let Some(file) = file.filter(subids::SubIdFile::changed) {
-                out.push(Action::WriteFile {
-                    path: file.path().into(),
-                    mode: file.mode(),
-                    contents: Contents::text(file.text()),
+                out.push(Action::write_file(
+                    file.path(),
+                    Contents::text(file.text()),
+                    file.mode(),
                     purpose,
-                });
+                ));
             }
         }
     }
@@ -594,12 +594,12 @@ pub fn plan_accounts(
             text.push_str(pw.expose());
             text.push('\n');
         }
-        plan.actions.push(Action::WriteFile {
-            path: RANDOM_PASSWORDS.into(),
-            mode: 0o600,
-            contents: Contents::sensitive(text.as_bytes().to_vec()),
-            purpose: "chpasswd RANDOM passwords (root only)",
-        });
+        plan.actions.push(Action::write_file(
+            RANDOM_PASSWORDS,
+            Contents::sensitive(text.as_bytes().to_vec()),
+            0o600,
+            "chpasswd RANDOM passwords (root only)",
+        ));
         plan.notes.push(format!(
             "chpasswd: the RANDOM passwords are in {RANDOM_PASSWORDS} (mode 0600), never in a log"
         ));
@@ -805,15 +805,17 @@ fn make_home(
                         rel: rel.clone(),
                         why: "it is not UTF-8 text",
                     })?;
-                out.push(Action::WriteUserFile {
-                    path: home.join(rel),
-                    mode: *mode,
-                    dir_mode,
-                    uid: k.uid,
-                    gid: k.gid,
-                    contents: Contents::text(text),
-                    purpose: "home file (from /etc/skel)",
-                });
+                out.push(Action::write_file_as(
+                    home.join(rel),
+                    Contents::text(text),
+                    *mode,
+                    FileOwner::InUserDir {
+                        uid: k.uid,
+                        gid: k.gid,
+                        dir_mode,
+                    },
+                    "home file (from /etc/skel)",
+                ));
             }
             SkelEntry::Skipped { rel } => notes.push(format!(
                 "users: {}: /etc/skel/{rel} is a symlink or special file; not copied",
@@ -1064,15 +1066,17 @@ fn keys_action(
             "remove it so the keys can be written",
         ));
     }
-    Ok(Action::WriteUserFile {
+    Ok(Action::write_file_as(
         path,
-        mode: 0o600,
-        dir_mode: 0o700,
-        uid: k.uid,
-        gid: k.gid,
-        contents: Contents::text(keys::merge(home.keys.as_deref().unwrap_or(""), lines)),
-        purpose: "ssh authorized keys (cloud-config)",
-    })
+        Contents::text(keys::merge(home.keys.as_deref().unwrap_or(""), lines)),
+        0o600,
+        FileOwner::InUserDir {
+            uid: k.uid,
+            gid: k.gid,
+            dir_mode: 0o700,
+        },
+        "ssh authorized keys (cloud-config)",
+    ))
 }
 
 #[cfg(test)]

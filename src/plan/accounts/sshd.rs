@@ -83,12 +83,12 @@ pub fn plan(yes: bool, f: &AccountDbFacts) -> Vec<Action> {
     };
     match set_option(current.unwrap_or(""), value) {
         None => Vec::new(),
-        Some(text) => vec![Action::WriteFile {
-            path: path.into(),
+        Some(text) => vec![Action::write_file(
+            path,
+            Contents::text(text),
             mode,
-            contents: Contents::text(text),
-            purpose: "sshd PasswordAuthentication (cloud-config ssh_pwauth)",
-        }],
+            "sshd PasswordAuthentication (cloud-config ssh_pwauth)",
+        )],
     }
 }
 

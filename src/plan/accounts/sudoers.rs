@@ -73,12 +73,12 @@ pub fn plan(users: &[(String, Vec<String>)], f: &AccountDbFacts) -> Vec<Action> 
         text.push_str(
             "\n# Added by vmcust (cloud-config users[].sudo)\n#includedir /etc/sudoers.d\n",
         );
-        out.push(Action::WriteFile {
-            path: SUDOERS.into(),
-            mode: 0o440,
-            contents: Contents::text(text),
-            purpose: "sudoers: include /etc/sudoers.d",
-        });
+        out.push(Action::write_file(
+            SUDOERS,
+            Contents::text(text),
+            0o440,
+            "sudoers: include /etc/sudoers.d",
+        ));
         out.push(Action::MakeDir {
             path: DROP_IN_DIR.into(),
             mode: 0o750,
@@ -87,12 +87,12 @@ pub fn plan(users: &[(String, Vec<String>)], f: &AccountDbFacts) -> Vec<Action> 
             purpose: "sudoers drop-in directory",
         });
     }
-    out.push(Action::WriteFile {
-        path: PathBuf::from(DROP_IN),
-        mode: DROP_IN_MODE,
-        contents: Contents::text(drop_in_text(f.sudoers_dropin.as_deref(), users)),
-        purpose: "sudo rules (cloud-config users[].sudo)",
-    });
+    out.push(Action::write_file(
+        PathBuf::from(DROP_IN),
+        Contents::text(drop_in_text(f.sudoers_dropin.as_deref(), users)),
+        DROP_IN_MODE,
+        "sudo rules (cloud-config users[].sudo)",
+    ));
     out
 }
 

@@ -177,7 +177,11 @@ fn top_level_keys_go_to_the_default_user_created_last() {
         .actions
         .iter()
         .filter_map(|a| match a {
-            Action::WriteUserFile { path, .. } => Some(path.display().to_string()),
+            Action::WriteFile {
+                path,
+                owner: FileOwner::InUserDir { .. },
+                ..
+            } => Some(path.display().to_string()),
             _ => None,
         })
         .collect();

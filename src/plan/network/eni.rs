@@ -51,12 +51,12 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
         let name = word(FORMAT, "iface", &v.vlan.name)?;
         stanzas(&mut out, &v.iface, &name, Some(&v), net)?;
     }
-    Ok(vec![Action::WriteFile {
-        path: ENI_FILE.into(),
-        mode: 0o644,
-        contents: Contents::text(out),
-        purpose: "network (ifupdown)",
-    }])
+    Ok(vec![Action::write_file(
+        ENI_FILE,
+        Contents::text(out),
+        0o644,
+        "network (ifupdown)",
+    )])
 }
 
 /// The stanzas of one interface. Several `iface` stanzas for one name are allowed and
@@ -239,12 +239,12 @@ pub fn main_file(existing: Option<&str>, devices: &[Device], eni: bool) -> Vec<A
             purpose: "original ifupdown configuration, kept as backup",
         });
     }
-    actions.push(Action::WriteFile {
-        path: MAIN_FILE.into(),
-        mode: 0o644,
-        contents: Contents::text(new),
-        purpose: "ifupdown main file without stanzas for our interfaces",
-    });
+    actions.push(Action::write_file(
+        MAIN_FILE,
+        Contents::text(new),
+        0o644,
+        "ifupdown main file without stanzas for our interfaces",
+    ));
     actions
 }
 

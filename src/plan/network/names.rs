@@ -37,10 +37,12 @@ pub(crate) fn udev_rules(net: &Network, devices: &[Device]) -> Result<Option<Act
         )
         .expect("writing to a String");
     }
-    Ok(any.then(|| Action::WriteFile {
-        path: UDEV_RULES.into(),
-        mode: 0o644,
-        contents: Contents::text(out),
-        purpose: "network device names by MAC (set-name, udev rule)",
+    Ok(any.then(|| {
+        Action::write_file(
+            UDEV_RULES,
+            Contents::text(out),
+            0o644,
+            "network device names by MAC (set-name, udev rule)",
+        )
     }))
 }

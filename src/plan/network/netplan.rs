@@ -283,12 +283,12 @@ fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
 /// The actions that write the netplan configuration.
 /// Every string goes through the YAML writer's quoting, so no value can add a key.
 pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
-    Ok(vec![Action::WriteFile {
-        path: NETPLAN_FILE.into(),
-        mode: 0o600,
-        contents: Contents::text(to_yaml(&document(net, devices))),
-        purpose: "network (netplan)",
-    }])
+    Ok(vec![Action::write_file(
+        NETPLAN_FILE,
+        Contents::text(to_yaml(&document(net, devices))),
+        0o600,
+        "network (netplan)",
+    )])
 }
 
 fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {

@@ -22,34 +22,34 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
     let vlans = vlan_devices(net, devices);
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         if dev.pinned() || iface.wake_on_lan {
-            actions.push(Action::WriteFile {
-                path: format!("{NETWORKD_DIR}/10-vmcust-{}.link", dev.name).into(),
-                mode: 0o644,
-                contents: Contents::text(link_file(iface, dev)?),
-                purpose: "network device name (systemd .link)",
-            });
+            actions.push(Action::write_file(
+                format!("{NETWORKD_DIR}/10-vmcust-{}.link", dev.name),
+                Contents::text(link_file(iface, dev)?),
+                0o644,
+                "network device name (systemd .link)",
+            ));
         }
         let on = vlans_on(&vlans, dev);
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORKD_DIR}/10-vmcust-{}.network", dev.name).into(),
-            mode: 0o644,
-            contents: Contents::text(network_file(iface, &Matched::Mac(&on), net)?),
-            purpose: "network (systemd-networkd)",
-        });
+        actions.push(Action::write_file(
+            format!("{NETWORKD_DIR}/10-vmcust-{}.network", dev.name),
+            Contents::text(network_file(iface, &Matched::Mac(&on), net)?),
+            0o644,
+            "network (systemd-networkd)",
+        ));
     }
     for v in &vlans {
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORKD_DIR}/10-vmcust-{}.netdev", v.vlan.name).into(),
-            mode: 0o644,
-            contents: Contents::text(netdev_file(v)?),
-            purpose: "VLAN device (systemd .netdev)",
-        });
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORKD_DIR}/10-vmcust-{}.network", v.vlan.name).into(),
-            mode: 0o644,
-            contents: Contents::text(network_file(&v.iface, &Matched::Name(&v.vlan.name), net)?),
-            purpose: "network (systemd-networkd)",
-        });
+        actions.push(Action::write_file(
+            format!("{NETWORKD_DIR}/10-vmcust-{}.netdev", v.vlan.name),
+            Contents::text(netdev_file(v)?),
+            0o644,
+            "VLAN device (systemd .netdev)",
+        ));
+        actions.push(Action::write_file(
+            format!("{NETWORKD_DIR}/10-vmcust-{}.network", v.vlan.name),
+            Contents::text(network_file(&v.iface, &Matched::Name(&v.vlan.name), net)?),
+            0o644,
+            "network (systemd-networkd)",
+        ));
     }
     Ok(actions)
 }

@@ -35,20 +35,20 @@ pub const AUTOCONNECT_PRIORITY: i32 = 100;
 pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
-        actions.push(Action::WriteFile {
-            path: format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", dev.name).into(),
-            mode: 0o600,
-            contents: Contents::text(keyfile(iface, &Profile::Ethernet(dev), net)?),
-            purpose: "network (NetworkManager profile)",
-        });
+        actions.push(Action::write_file(
+            format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", dev.name),
+            Contents::text(keyfile(iface, &Profile::Ethernet(dev), net)?),
+            0o600,
+            "network (NetworkManager profile)",
+        ));
     }
     for v in vlan_devices(net, devices) {
-        actions.push(Action::WriteFile {
-            path: format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", v.vlan.name).into(),
-            mode: 0o600,
-            contents: Contents::text(keyfile(&v.iface, &Profile::Vlan(&v), net)?),
-            purpose: "network (NetworkManager VLAN profile)",
-        });
+        actions.push(Action::write_file(
+            format!("{CONNECTIONS_DIR}/vmcust-{}.nmconnection", v.vlan.name),
+            Contents::text(keyfile(&v.iface, &Profile::Vlan(&v), net)?),
+            0o600,
+            "network (NetworkManager VLAN profile)",
+        ));
     }
     if !net.interfaces.is_empty() {
         let macs: Vec<String> = net.interfaces.iter().map(|i| i.mac.to_string()).collect();
@@ -57,12 +57,12 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
         // `+=` appends to the list other drop-ins set (RHEL's `no-auto-default=*`
         // must survive) instead of replacing it.
         w.set("no-auto-default+", macs.join(","))?;
-        actions.push(Action::WriteFile {
-            path: CONF_FILE.into(),
-            mode: 0o644,
-            contents: Contents::text(w.finish()),
-            purpose: "no automatic DHCP profile for our NICs (NetworkManager)",
-        });
+        actions.push(Action::write_file(
+            CONF_FILE,
+            Contents::text(w.finish()),
+            0o644,
+            "no automatic DHCP profile for our NICs (NetworkManager)",
+        ));
     }
     Ok(actions)
 }

@@ -529,16 +529,15 @@ mod tests {
     #[test]
     fn reload_commands_follow_the_stack_and_the_moment() {
         use crate::plan::Contents;
-        let actions = vec![Action::WriteFile {
-            path: format!(
+        let actions = vec![Action::write_file(
+            format!(
                 "{}/vmcust-ens192.nmconnection",
                 networkmanager::CONNECTIONS_DIR
-            )
-            .into(),
-            mode: 0o600,
-            contents: Contents::text(String::new()),
-            purpose: "test",
-        }];
+            ),
+            Contents::text(String::new()),
+            0o600,
+            "test",
+        )];
         let reload = |r: Renderer, up| (r.entry().reload)(&actions, up);
         assert_eq!(
             reload(Renderer::NetworkManager, true),

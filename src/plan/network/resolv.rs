@@ -50,12 +50,12 @@ pub fn plan(
             });
         }
     }
-    actions.push(Action::WriteFile {
-        path: RESOLV_CONF.into(),
-        mode: 0o644,
-        contents: Contents::text(resolv_conf(&dns)?),
-        purpose: "DNS resolver (no network service manages it)",
-    });
+    actions.push(Action::write_file(
+        RESOLV_CONF,
+        Contents::text(resolv_conf(&dns)?),
+        0o644,
+        "DNS resolver (no network service manages it)",
+    ));
     Ok(actions)
 }
 

@@ -41,20 +41,20 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
         let v4 = |r: &&Route| r.via.addr().is_ipv4();
         let (gw4, rest4) = split_default(iface.routes.iter().filter(v4));
         let (gw6, rest6) = split_default(iface.routes.iter().filter(|r| !v4(r)));
-        actions.push(Action::WriteFile {
-            path: format!("{SCRIPTS_DIR}/ifcfg-{}", dev.name).into(),
-            mode: 0o644,
-            contents: Contents::text(ifcfg(iface, dev, vlan, net, gw4, gw6)?),
-            purpose: "network (sysconfig ifcfg)",
-        });
+        actions.push(Action::write_file(
+            format!("{SCRIPTS_DIR}/ifcfg-{}", dev.name),
+            Contents::text(ifcfg(iface, dev, vlan, net, gw4, gw6)?),
+            0o644,
+            "network (sysconfig ifcfg)",
+        ));
         for (prefix, rest) in [("route", rest4), ("route6", rest6)] {
             if !rest.is_empty() {
-                actions.push(Action::WriteFile {
-                    path: format!("{SCRIPTS_DIR}/{prefix}-{}", dev.name).into(),
-                    mode: 0o644,
-                    contents: Contents::text(route_file(&rest, dev)?),
-                    purpose: "network routes (sysconfig)",
-                });
+                actions.push(Action::write_file(
+                    format!("{SCRIPTS_DIR}/{prefix}-{}", dev.name),
+                    Contents::text(route_file(&rest, dev)?),
+                    0o644,
+                    "network routes (sysconfig)",
+                ));
             }
         }
     }

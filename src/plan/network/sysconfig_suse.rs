@@ -57,28 +57,28 @@ pub fn render(
                 .map(|(v, d)| (&v.iface, d, Some(v))),
         );
     for (iface, dev, vlan) in all {
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORK_DIR}/ifcfg-{}", dev.name).into(),
-            mode: 0o644,
-            contents: Contents::text(ifcfg(iface, vlan)?),
-            purpose: "network (SUSE ifcfg)",
-        });
+        actions.push(Action::write_file(
+            format!("{NETWORK_DIR}/ifcfg-{}", dev.name),
+            Contents::text(ifcfg(iface, vlan)?),
+            0o644,
+            "network (SUSE ifcfg)",
+        ));
         // Written even without routes, so that routes an earlier customization gave
         // this device do not survive in a file of ours (which is never moved aside).
-        actions.push(Action::WriteFile {
-            path: format!("{NETWORK_DIR}/ifroute-{}", dev.name).into(),
-            mode: 0o644,
-            contents: Contents::text(ifroute(iface, dev)?),
-            purpose: "network routes (SUSE ifroute)",
-        });
+        actions.push(Action::write_file(
+            format!("{NETWORK_DIR}/ifroute-{}", dev.name),
+            Contents::text(ifroute(iface, dev)?),
+            0o644,
+            "network routes (SUSE ifroute)",
+        ));
     }
     if let Some(text) = sysctl_file(net, devices, &vlans)? {
-        actions.push(Action::WriteFile {
-            path: SYSCTL_FILE.into(),
-            mode: 0o644,
-            contents: Contents::text(text),
-            purpose: "IPv6 router advertisements per interface (sysctl, read by wicked)",
-        });
+        actions.push(Action::write_file(
+            SYSCTL_FILE,
+            Contents::text(text),
+            0o644,
+            "IPv6 router advertisements per interface (sysctl, read by wicked)",
+        ));
     }
     actions.extend(config_file(net, devices, config)?);
     Ok(actions)
@@ -237,12 +237,12 @@ fn config_file(
             purpose: "original netconfig settings, kept as backup",
         });
     }
-    actions.push(Action::WriteFile {
-        path: CONFIG_FILE.into(),
-        mode: 0o644,
-        contents: Contents::text(new),
-        purpose: "DNS servers and search list for netconfig (SUSE)",
-    });
+    actions.push(Action::write_file(
+        CONFIG_FILE,
+        Contents::text(new),
+        0o644,
+        "DNS servers and search list for netconfig (SUSE)",
+    ));
     Ok(actions)
 }
 
