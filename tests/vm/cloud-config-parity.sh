@@ -248,13 +248,14 @@ doc_name() {
 }
 
 # corpus: the parity documents, and the cloud-config corpus's documents that are valid and
-# touch only what a chroot can show (no packages, time service, disks, power, host name,
-# certificates: those are checked by the VM scenarios and tests/cc_apply_run.rs).
+# touch only what a chroot can show (no packages, time service, disks, swap files, power,
+# host name, certificates: those are checked by the VM scenarios and tests/cc_apply_run.rs;
+# a swap file would be made and swapon tried on the build host).
 corpus() {
     local f
     for f in "$repo"/tests/data/cloud-config-parity/*.yaml "$repo"/tests/data/cloud-config/*.yaml; do
         "$binary" schema "$f" >/dev/null 2>&1 || continue
-        grep -qE '^(packages|package_update|package_upgrade|apt_update|apt_upgrade|package_reboot_if_required|ntp|power_state|growpart|resize_rootfs|ca_certs|ca-certs|hostname|fqdn|prefer_fqdn_over_hostname|manage_etc_hosts):' "$f" && continue
+        grep -qE '^(packages|package_update|package_upgrade|apt_update|apt_upgrade|package_reboot_if_required|ntp|power_state|growpart|resize_rootfs|swap|ca_certs|ca-certs|hostname|fqdn|prefer_fqdn_over_hostname|manage_etc_hosts):' "$f" && continue
         echo "$f"
     done
     upstream
