@@ -261,12 +261,29 @@ pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
     if let Some(root_home) = existing.iter().find(|e| e.name == "root") {
         homes.push(root_home.home.clone());
     }
-    for home in homes.into_iter().filter(|h| h.starts_with('/')) {
+    // Each home's directories above it too: useradd makes the missing ones (root's, 0755).
+    let mut paths: Vec<String> = Vec::new();
+    for home in homes.iter().filter(|h| h.starts_with('/')) {
+        paths.extend(home_parents(home).map(str::to_string));
+        paths.push(home.clone());
+    }
+    for home in paths {
+        if f.homes.contains_key(&home) {
+            continue;
+        }
         let facts = facts::read_home(root, &home)
             .with_context(|| format!("inspecting {home} in {}", root.path().display()))?;
         f.homes.insert(home, facts);
     }
     Ok(f)
+}
+
+/// The directories above `home`, outermost first, `/` left out: `/srv/a/b` gives `/srv`,
+/// `/srv/a`.
+fn home_parents(home: &str) -> impl Iterator<Item = &str> {
+    home.match_indices('/')
+        .map(|(i, _)| &home[..i])
+        .filter(|p| !p.is_empty())
 }
 
 /// The permission bits of `path` in the root, if something is there.
@@ -766,6 +783,21 @@ fn make_home(
                 what: "not a directory",
                 fix: "remove it or set homedir",
             })
+        }
+    }
+    // useradd (shadow 4.13) makes the missing directories above the home, root's, 0755.
+    for parent in home_parents(&k.home) {
+        let made = out
+            .iter()
+            .any(|a| matches!(a, Action::MakeDir { path, .. } if path == Path::new(parent)));
+        if !made && f.homes.get(parent).map(|h| h.home) == Some(PathState::Missing) {
+            out.push(Action::MakeDir {
+                path: PathBuf::from(parent),
+                mode: 0o755,
+                uid: 0,
+                gid: 0,
+                purpose: "directory above a home directory",
+            });
         }
     }
     let home = PathBuf::from(&k.home);

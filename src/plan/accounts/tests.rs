@@ -265,3 +265,53 @@ fn chpasswd_for_a_missing_user_is_reported_and_the_rest_set() {
     assert!(plan.not_applied[0].starts_with("chpasswd[0]: user ghost does not exist"));
     assert!(!plan.not_applied[0].contains("pw-ghost"));
 }
+
+/// A home whose directories above it are missing gets them made first, root's, 0755, as
+/// useradd does (the parity harness found `homedir: /local/testdir`, from cloud-init's own
+/// example, failing the whole customization); a directory that exists is left alone.
+#[test]
+fn missing_directories_above_a_home_are_made_first() {
+    use crate::facts::accounts::{HomeFacts, PathState};
+    let state = |home| HomeFacts {
+        home,
+        ssh_dir: PathState::Missing,
+        keys_file: PathState::Missing,
+        keys: None,
+    };
+    let mut f = facts();
+    for (p, s) in [
+        ("/local", PathState::Missing),
+        ("/local/testdir", PathState::Missing),
+        ("/srv", PathState::Dir),
+        ("/srv/x", PathState::Missing),
+        ("/srv/x/y", PathState::Missing),
+    ] {
+        f.homes.insert(p.into(), state(s));
+    }
+    let mut a = user("a");
+    a.homedir = Some(request::AbsPath::parse("/local/testdir", "homedir").unwrap());
+    let mut b = user("b");
+    b.homedir = Some(request::AbsPath::parse("/srv/x/y", "homedir").unwrap());
+    let plan = plan_accounts(&req(vec![a, b]), &f).unwrap();
+    let dirs: Vec<(String, u32, u32)> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::MakeDir {
+                path, mode, uid, ..
+            } => Some((path.display().to_string(), *mode, *uid)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        dirs,
+        [
+            ("/local".to_string(), 0o755, 0),
+            ("/local/testdir".to_string(), 0o755, 1001),
+            ("/srv/x".to_string(), 0o755, 0),
+            ("/srv/x/y".to_string(), 0o755, 1002),
+        ],
+        "{:?}",
+        plan.actions
+    );
+}
