@@ -262,17 +262,13 @@ impl Root {
         if !OPENAT2_WORKS.load(Ordering::Relaxed) {
             return None;
         }
-        let mut relative = PathBuf::new();
-        for c in path.components() {
-            match c {
-                Component::Normal(p) => relative.push(p),
-                Component::RootDir | Component::CurDir => {}
-                Component::ParentDir | Component::Prefix(_) => return None,
-            }
-        }
-        if relative.as_os_str().is_empty() {
-            return Some(self.dir.clone());
-        }
+        let Some(relative) = openat2_relative(path, false) else {
+            // The root itself, or a `..` on the way (the walk's).
+            let root_itself = path
+                .components()
+                .all(|c| matches!(c, Component::RootDir | Component::CurDir));
+            return root_itself.then(|| self.dir.clone());
+        };
         let mut flags = OFlag::O_PATH | OFlag::O_CLOEXEC;
         if !follow_last {
             // With O_PATH, a symlink at the end is opened itself, not refused.
@@ -300,20 +296,9 @@ impl Root {
         use nix::errno::Errno;
         use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
 
-        if !OPENAT2_WORKS.load(Ordering::Relaxed) {
+        let Some(relative) = openat2_relative(path, false) else {
             return Direct::Resolve;
-        }
-        let mut relative = PathBuf::new();
-        for c in path.components() {
-            match c {
-                Component::Normal(p) => relative.push(p),
-                Component::RootDir | Component::CurDir => {}
-                Component::ParentDir | Component::Prefix(_) => return Direct::Resolve,
-            }
-        }
-        if relative.as_os_str().is_empty() {
-            return Direct::Resolve;
-        }
+        };
         let how = OpenHow::new()
             .flags(flags | OFlag::O_CLOEXEC)
             .resolve(ResolveFlag::RESOLVE_BENEATH | ResolveFlag::RESOLVE_NO_SYMLINKS);
@@ -340,21 +325,9 @@ impl Root {
         use nix::errno::Errno;
         use nix::fcntl::{openat2, OFlag, OpenHow, ResolveFlag};
 
-        if !OPENAT2_WORKS.load(Ordering::Relaxed) {
+        let Some(relative) = openat2_relative(path, true) else {
             return Direct::Resolve;
-        }
-        let mut relative = PathBuf::new();
-        for c in path.components() {
-            match c {
-                Component::Normal(p) => relative.push(p),
-                Component::ParentDir => relative.push(".."),
-                Component::RootDir | Component::CurDir => {}
-                Component::Prefix(_) => return Direct::Resolve,
-            }
-        }
-        if relative.as_os_str().is_empty() {
-            return Direct::Resolve;
-        }
+        };
         let how = OpenHow::new()
             .flags(flags | OFlag::O_CLOEXEC)
             .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
@@ -1075,6 +1048,25 @@ fn write_atomic(
         let _ = rustix::fs::unlinkat(&at.fd, &tmp, AtFlags::empty());
     }
     result
+}
+
+/// `path` relative to the root's handle for `openat2`, when `openat2` works here and the
+/// path names something below the root; `..` kept only where `parents` (the kernel then
+/// resolves it within the root).
+fn openat2_relative(path: &Path, parents: bool) -> Option<PathBuf> {
+    if !OPENAT2_WORKS.load(Ordering::Relaxed) {
+        return None;
+    }
+    let mut relative = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Normal(p) => relative.push(p),
+            Component::ParentDir if parents => relative.push(".."),
+            Component::RootDir | Component::CurDir => {}
+            Component::ParentDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!relative.as_os_str().is_empty()).then_some(relative)
 }
 
 fn push_components(stack: &mut Vec<OsString>, path: &Path) {
