@@ -344,6 +344,31 @@ fn manage_etc_hosts_uses_the_metadatas_host_name() {
     );
 }
 
+/// `preserve_hostname: true` keeps the host's name, the metadata's `local-hostname`
+/// included, as cloud-init's `set_hostname` and `update_hostname` do: no `/etc/hostname`
+/// written, and `plan` and `status` say what was left and why (the engine once named the
+/// host from the metadata before the modules ran; found by the parity harness).
+#[test]
+fn preserve_hostname_keeps_the_metadatas_name_away() {
+    let vm = vm_with_accounts();
+    fs::write(vm.path("/etc/hostname"), "template\n").unwrap();
+    user_data(&vm, "#cloud-config\npreserve_hostname: true\n");
+    let plan = vm.vmcust(&["plan"]);
+    let shown = text(&plan.stdout);
+    assert!(
+        shown.contains("name the host cc-vm from the metadata")
+            && shown.contains("preserve_hostname is true")
+            && !shown.contains("/etc/hostname"),
+        "{shown}"
+    );
+    let early = vm.run("early");
+    assert_eq!(early.status.code(), Some(0), "{}", text(&early.stderr));
+    assert_eq!(
+        fs::read_to_string(vm.path("/etc/hostname")).unwrap(),
+        "template\n"
+    );
+}
+
 /// The per-boot records name the boot id they were made in: removing them is what a new
 /// boot id amounts to for the next run.
 fn fake_next_boot(vm: &Vm) {

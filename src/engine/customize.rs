@@ -295,6 +295,16 @@ pub fn prepare(root: &Root, g: &SourceData, opts: Options) -> Result<Prepared, P
                 .map_err(PrepareError::UserData)?;
                 native_actions = n.actions;
                 host_keys = n.host_keys;
+                if n.preserve_hostname {
+                    if let Some(name) = c.identity.host_name.take() {
+                        steps.skipped.push(Skipped {
+                            action: format!("name the host {} from the metadata", name.short()),
+                            reason: "the cloud-config's preserve_hostname is true (cloud-init \
+                                     keeps the host's name then, the metadata's included)"
+                                .into(),
+                        });
+                    }
+                }
                 steps.degraded.extend(n.summary.not_applied.iter().cloned());
                 Some(n.summary)
             }

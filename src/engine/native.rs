@@ -71,6 +71,9 @@ pub struct Native {
     /// What the document asks of the host keys (`ssh_deletekeys`, `ssh_genkeytypes`),
     /// which clone hygiene carries out.
     pub host_keys: Option<crate::cloud_config::modules::ssh_host_keys::HostKeyWish>,
+    /// `preserve_hostname: true`: the host keeps its name, the metadata's included (as
+    /// cloud-init's `set_hostname` and `update_hostname` leave it).
+    pub preserve_hostname: bool,
 }
 
 /// The instance data of `g` on `root` (cloud-init's tree: `v1`, `ds.meta_data` with the
@@ -143,6 +146,7 @@ pub fn plan_native(
     }
     let cfg = &read.config;
     native.host_keys = Some(cfg.ssh_host_keys.clone()).filter(|w| !w.is_empty());
+    native.preserve_hostname = cfg.preserve_hostname;
     // Always: without a `users` key the distro's default user is created, as cloud-init's
     // stock cloud.cfg (`users: [default]`) does.
     plan_accounts(root, cfg, &mut native)?;
