@@ -348,16 +348,53 @@ impl Root {
     }
 
     /// `path` opened for reading (following symlinks inside the root); `None` if absent.
+    /// `path` opened for reading (following symlinks inside the root); `None` if absent.
     fn open_read(&self, path: &Path) -> io::Result<Option<File>> {
-        match self.open_following(path, nix::fcntl::OFlag::O_RDONLY) {
-            Direct::Open(f) => Ok(Some(f)),
-            Direct::Missing => Ok(None),
-            Direct::Resolve => match File::open(self.resolve(path, true)?) {
-                Ok(f) => Ok(Some(f)),
-                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(e),
-            },
+        self.open_regular(path, true)
+    }
+
+    /// `path` opened for reading if it is a regular file; a symlink at its end followed
+    /// inside the root only if `follow_last`. Opened without blocking: a FIFO planted
+    /// where a file is read (a user's `~/.ssh/authorized_keys`) would otherwise hang the
+    /// run, and it is refused, as is any other non-file. `None` if absent.
+    fn open_regular(&self, path: &Path, follow_last: bool) -> io::Result<Option<File>> {
+        use nix::fcntl::OFlag;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let mut flags = OFlag::O_RDONLY | OFlag::O_NONBLOCK;
+        if !follow_last {
+            flags |= OFlag::O_NOFOLLOW;
         }
+        let file = match self.open_following(path, flags) {
+            Direct::Open(f) => f,
+            Direct::Missing => return Ok(None),
+            Direct::Resolve => match fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(flags.bits() & !libc::O_ACCMODE)
+                .open(self.resolve(path, follow_last)?)
+            {
+                Ok(f) => f,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{} is a symbolic link", path.display()),
+                    ))
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            // As reading it would say.
+            return Err(io::Error::from_raw_os_error(libc::EISDIR));
+        }
+        if !meta.is_file() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a regular file", path.display()),
+            ));
+        }
+        Ok(Some(file))
     }
 
     /// What is at `path` (following symlinks inside the root); `None` if absent.
@@ -422,7 +459,28 @@ impl Root {
         max: u64,
         what: &'static str,
     ) -> io::Result<Option<Vec<u8>>> {
-        let Some(file) = self.open_read(path)? else {
+        self.read_capped_from(self.open_read(path)?, max, what)
+    }
+
+    /// [`Root::read_capped`] of a file a user controls (one in a home directory): a
+    /// symlink at its end is an error, never followed, so root opens no device or other
+    /// file through it.
+    pub fn read_user_file_capped(
+        &self,
+        path: &Path,
+        max: u64,
+        what: &'static str,
+    ) -> io::Result<Option<Vec<u8>>> {
+        self.read_capped_from(self.open_regular(path, false)?, max, what)
+    }
+
+    fn read_capped_from(
+        &self,
+        file: Option<File>,
+        max: u64,
+        what: &'static str,
+    ) -> io::Result<Option<Vec<u8>>> {
+        let Some(file) = file else {
             return Ok(None);
         };
         match vmcust_imc::read_capped(file, max, what) {
@@ -1000,10 +1058,14 @@ fn existing_at(real: &Path) -> io::Result<Existing> {
     if !meta.is_file() {
         return Ok(Existing::Other);
     }
+    // Not blocking on a FIFO swapped in since the look above, and refusing it.
     let file = fs::OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(real)?;
+    if !file.metadata()?.is_file() {
+        return Ok(Existing::Other);
+    }
     let mut contents = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0) + 1);
     file.take(u64::MAX).read_to_end(&mut contents)?;
     Ok(Existing::File {
@@ -1175,6 +1237,45 @@ mod tests {
         // A loop is an error both ways.
         assert!(root.read(Path::new("/etc/loop-a")).is_err());
         assert!(root.resolve(Path::new("/etc/loop-a"), true).is_err());
+    }
+
+    /// A FIFO planted where a file is read is refused without blocking (a reader once
+    /// hung on one), whichever way the path is opened; a user's file behind a link at its
+    /// end is refused, never followed.
+    #[test]
+    fn a_fifo_or_a_users_final_link_is_refused_not_read() {
+        let (dir, root) = root();
+        let d = dir.path();
+        fs::create_dir_all(d.join("home/al/.ssh")).unwrap();
+        fs::create_dir_all(d.join("etc")).unwrap();
+        nix::unistd::mkfifo(
+            &d.join("home/al/.ssh/authorized_keys"),
+            nix::sys::stat::Mode::S_IRWXU,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("al/.ssh", d.join("home/link")).unwrap();
+        fs::write(d.join("etc/shadow"), "root:x\n").unwrap();
+        std::os::unix::fs::symlink("/etc/shadow", d.join("home/al/keys")).unwrap();
+        for p in [
+            "/home/al/.ssh/authorized_keys",
+            "/home/link/authorized_keys",
+        ] {
+            let err = root.read(Path::new(p)).unwrap_err();
+            assert!(err.to_string().contains("not a regular file"), "{p}: {err}");
+            assert!(root
+                .read_user_file_capped(Path::new(p), 1024, "keys")
+                .is_err());
+            assert_eq!(root.existing(Path::new(p)).unwrap(), Existing::Other, "{p}");
+        }
+        let err = root
+            .read_user_file_capped(Path::new("/home/al/keys"), 1024, "keys")
+            .unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        // A system file read the usual way still follows its link.
+        assert_eq!(
+            root.read(Path::new("/home/al/keys")).unwrap().unwrap(),
+            b"root:x\n"
+        );
     }
 
     /// The one-call lookup and the component walk agree on every shape of path: plain,

@@ -10,6 +10,7 @@
 //! vmcust installs keys to, `~/.ssh/authorized_keys` (cloud-init reads sshd's
 //! `AuthorizedKeysFile`, which vmcust leaves as the template has it).
 
+use std::io;
 use std::path::Path;
 
 use sha2::Digest as _;
@@ -202,6 +203,26 @@ fn users(s: &Step) -> Result<Vec<(String, String)>, String> {
         .collect())
 }
 
+/// A user's keys file as root reads it: only a regular file, never through a link at
+/// its end (the user owns the directory: a link or a FIFO there would have root open a
+/// device or hang), at most [`MAX_KEYS_FILE`] bytes. `None`, with a warning, otherwise.
+fn read_keys(s: &Step, file: &str) -> Option<String> {
+    let read = s
+        .ctx
+        .root
+        .read_user_file_capped(Path::new(file), MAX_KEYS_FILE, "authorized_keys file")
+        .and_then(|bytes| {
+            bytes
+                .map(String::from_utf8)
+                .transpose()
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not UTF-8 text"))
+        });
+    read.unwrap_or_else(|e| {
+        tracing::warn!("{file}: {e:#}; its keys are not listed");
+        None
+    })
+}
+
 /// Logs the tables.
 pub(crate) fn run(s: &Step) -> ModuleOutcome {
     if s.cfg.no_ssh_fingerprints == Some(true) {
@@ -214,14 +235,7 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
     };
     let mut printed = Vec::new();
     for (user, file) in &users {
-        let text = s
-            .ctx
-            .root
-            .read_text_capped(Path::new(file), MAX_KEYS_FILE, "authorized_keys file")
-            .unwrap_or_else(|e| {
-                tracing::warn!("{file}: {e:#}");
-                None
-            });
+        let text = read_keys(s, file);
         for line in table(user, file, text.as_deref(), hash) {
             tracing::info!(target: "ssh_authkey_fingerprints", "{line}");
         }
