@@ -143,6 +143,51 @@ fn snap_waits_acks_and_runs_every_command_as_cloud_init_does() {
 }
 
 #[test]
+fn users_commands_reach_no_report_or_record_with_their_words() {
+    // snap's commands, a list and a shell string, one failing: the tool gets every word,
+    // the module's report (status, query, the records) and the root's files only a count.
+    let d = root("ubuntu");
+    fake(
+        d.path(),
+        "/usr/bin/snap",
+        "[ \"$1\" = install ] && exit 3; exit 0",
+    );
+    let reports = late(
+        d.path(),
+        "snap:\n  commands:\n    - [install, MARK-SNAP-1]\n    - 'echo MARK-SNAP-2 >/dev/null'\n",
+    );
+    assert!(
+        matches!(outcome(&reports, "snap"), ModuleOutcome::Failed { why } if why.contains("status 3")),
+        "{reports:?}"
+    );
+    assert!(calls(d.path()).contains(&"snap [install] [MARK-SNAP-1]".to_string()));
+    let report = serde_json::to_string(&reports).unwrap();
+    assert!(!report.contains("MARK-SNAP"), "{report}");
+    assert!(
+        report.contains("/usr/bin/snap (2 arguments, not shown)"),
+        "{report}"
+    );
+    assert!(!all_text(d.path()).contains("MARK-SNAP"));
+    // Ansible's galaxy actions are the user's words too.
+    let d = root("debian");
+    ansible_fakes(d.path(), "2.14.0");
+    fake(d.path(), "/usr/bin/ansible-galaxy", "exit 2");
+    fs::write(d.path().join("usr/bin/ansible"), "").unwrap();
+    let reports = late(
+        d.path(),
+        "ansible: {install_method: distro, package_name: ansible, galaxy: {actions: [[ansible-galaxy, install, MARK-GALAXY]]}}",
+    );
+    assert!(
+        matches!(outcome(&reports, "ansible"), ModuleOutcome::Failed { why } if why.contains("status 2")),
+        "{reports:?}"
+    );
+    assert_eq!(calls(d.path()), ["ansible-galaxy [install] [MARK-GALAXY]"]);
+    let report = serde_json::to_string(&reports).unwrap();
+    assert!(!report.contains("MARK-GALAXY"), "{report}");
+    assert!(!all_text(d.path()).contains("MARK-GALAXY"));
+}
+
+#[test]
 fn snap_is_skipped_by_distro_off_ubuntu_and_says_so() {
     for id in ["debian", "rhel"] {
         let d = root(id);
@@ -252,7 +297,7 @@ fn rh_subscription_failures_are_warnings_except_unguarded_listings() {
     );
     let reports = late(
         d.path(),
-        "rh_subscription: {activation_key: k-1, org: '123', auto_attach: true}",
+        "rh_subscription: {activation_key: AK-k1-SECRET, org: '123', auto_attach: true}",
     );
     let o = outcome(&reports, "rh_subscription");
     assert!(
@@ -263,9 +308,13 @@ fn rh_subscription_failures_are_warnings_except_unguarded_listings() {
         calls(d.path()),
         [
             "subscription-manager [identity]",
-            "subscription-manager [register] [--activationkey=k-1] [--org=123]",
+            "subscription-manager [register] [--activationkey=AK-k1-SECRET] [--org=123]",
         ]
     );
+    // The activation key is a credential: the tool gets it, the report does not.
+    let report = serde_json::to_string(&reports).unwrap();
+    assert!(!report.contains("AK-k1"), "{report}");
+    assert!(!all_text(d.path()).contains("AK-k1"));
     // Already registered: nothing else.
     let d = root("fedora");
     fake(d.path(), "/usr/sbin/subscription-manager", "");

@@ -23,6 +23,7 @@ use crate::cloud_config::modules::package_update_upgrade_install::{self as packa
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::model::UserName;
 
 /// Longest value, in bytes.
 pub const MAX_VALUE: usize = 4096;
@@ -320,7 +321,19 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
                 }
             }),
             "package_name" => r.line(v, &at, MAX_VALUE).map(|s| a.package_name = Some(s)),
-            "run_user" => r.line(v, &at, MAX_VALUE).map(|s| a.run_user = Some(s)),
+            // It goes to `su - <user>`: a login name, so that `-x` is not read as an option.
+            "run_user" => r
+                .line(v, &at, MAX_VALUE)
+                .and_then(|s| match UserName::parse(&s) {
+                    Ok(_) => {
+                        a.run_user = Some(s);
+                        Some(())
+                    }
+                    Err(why) => {
+                        r.error(v, &at, why);
+                        None
+                    }
+                }),
             "ansible_config" => r
                 .line(v, &at, MAX_VALUE)
                 .map(|s| a.ansible_config = Some(s)),
@@ -576,6 +589,9 @@ struct Runner<'s, 'a> {
     a: &'s Ansible,
     env: Vec<(String, String)>,
     ran: usize,
+    /// The commands now run are the user's own words (galaxy actions, pulls, clones,
+    /// playbooks), which may hold secrets as runcmd's may: the log gives only how many.
+    hide: bool,
 }
 
 impl Runner<'_, '_> {
@@ -606,7 +622,7 @@ impl Runner<'_, '_> {
             args: argv[1..].to_vec(),
             env: self.env.clone(),
             timeout,
-            hide_args: false,
+            hide_args: self.hide,
         };
         exec::run_capturing(&self.s.ctx.root, &p, cwd, self.s.ctx.stop)
     }
@@ -756,6 +772,7 @@ impl Runner<'_, '_> {
 
     fn work(&mut self) -> Go<()> {
         self.install()?;
+        self.hide = true;
         for action in self.a.galaxy.iter().flatten() {
             self.must(action, None)?;
         }
@@ -791,7 +808,13 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
     if let Some(c) = &a.ansible_config {
         env.push(("ANSIBLE_CONFIG".into(), c.clone()));
     }
-    let mut r = Runner { s, a, env, ran: 0 };
+    let mut r = Runner {
+        s,
+        a,
+        env,
+        ran: 0,
+        hide: false,
+    };
     match r.work() {
         Ok(()) => ModuleOutcome::Ran {
             note: format!("{} command(s)", r.ran),
@@ -996,7 +1019,21 @@ mod tests {
                 "ansible.galaxy.actions[0]",
             ),
             ("ansible: {pull: [{url: u, clean: 'yes'}]}", "true or false"),
+            // su would read these as its options or a second word.
+            (
+                "ansible: {run_user: '-c id'}",
+                "ansible.run_user: invalid user name",
+            ),
+            (
+                "ansible: {run_user: '--session-command=x'}",
+                "ansible.run_user",
+            ),
+            ("ansible: {run_user: 'ops x'}", "ansible.run_user"),
         ]);
+        let (cfg, _) = crate::cloud_config::document::from_text(
+            "ansible: {install_method: distro, package_name: ansible, run_user: -x}",
+        );
+        assert!(cfg.ansible.is_none(), "{:?}", cfg.ansible);
     }
 
     #[test]

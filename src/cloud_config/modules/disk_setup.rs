@@ -712,6 +712,12 @@ pub struct Op {
     pub input: Option<String>,
     /// Its failure is only logged (`udevadm settle`, `partprobe`, as cloud-init).
     pub best_effort: bool,
+    /// It makes a file system (`mkfs`, the user's `cmd`): on a large disk that can take
+    /// far longer than a tool, so it is bounded by the command timeout.
+    pub formats: bool,
+    /// The user's own command (`cmd`): its words may hold secrets, as runcmd's may, so
+    /// the log and the records give only how many there are.
+    pub users: bool,
 }
 
 impl Op {
@@ -720,6 +726,30 @@ impl Op {
             argv: argv.iter().map(|a| a.to_string()).collect(),
             input: None,
             best_effort: false,
+            formats: false,
+            users: false,
+        }
+    }
+
+    /// The program to run for this command, found at `path` in the root: a format
+    /// bounded by `command_timeout`, anything else by `tool_timeout`.
+    pub(crate) fn program<'a>(
+        &'a self,
+        path: &'a str,
+        command_timeout: Duration,
+        tool_timeout: Duration,
+    ) -> Program<'a> {
+        Program {
+            module: "disk_setup",
+            program: path,
+            args: self.argv[1..].to_vec(),
+            env: Vec::new(),
+            timeout: if self.formats {
+                command_timeout
+            } else {
+                tool_timeout
+            },
+            hide_args: self.users,
         }
     }
 
@@ -1158,7 +1188,11 @@ pub fn plan_fs(
             .replace("%(label)s", label.unwrap_or("None"))
             .replace("%(filesystem)s", f.filesystem.as_deref().unwrap_or("None"))
             .replace("%(device)s", &target);
-        return Outcome::Run(vec![Op::new(&["sh", "-c", &cmd])]);
+        return Outcome::Run(vec![Op {
+            formats: true,
+            users: true,
+            ..Op::new(&["sh", "-c", &cmd])
+        }]);
     }
     let Some(fs) = f.filesystem.as_deref() else {
         return Outcome::Fail(format!(
@@ -1195,6 +1229,8 @@ pub fn plan_fs(
         argv,
         input: None,
         best_effort: false,
+        formats: true,
+        users: false,
     }])
 }
 
@@ -1371,7 +1407,8 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
     }
 }
 
-/// Runs an entry's commands with the tool timeout, in order.
+/// Runs an entry's commands in order: a format with the command timeout, the rest with
+/// the tool timeout.
 fn carry_out(s: &Step, ops: &[Op]) -> Result<(), RunEnd> {
     for op in ops {
         let Some(path) = which(&s.ctx.root, &op.argv[0]) else {
@@ -1383,14 +1420,7 @@ fn carry_out(s: &Step, ops: &[Op]) -> Result<(), RunEnd> {
                 op.argv[0]
             )));
         };
-        let p = Program {
-            module: "disk_setup",
-            program: &path,
-            args: op.argv[1..].to_vec(),
-            env: Vec::new(),
-            timeout: s.ctx.tool_timeout,
-            hide_args: false,
-        };
+        let p = op.program(&path, s.ctx.command_timeout, s.ctx.tool_timeout);
         let input = op.input.as_deref().unwrap_or_default().as_bytes();
         match exec::run_with_input(&s.ctx.root, &p, input, s.ctx.stop) {
             RunEnd::Succeeded => {}
@@ -1868,6 +1898,40 @@ mod tests {
 
     fn fs_entry(doc: &str) -> Filesystem {
         cfg(doc).fs_setup.unwrap().remove(0)
+    }
+
+    #[test]
+    fn formats_run_with_the_command_timeout_and_a_users_cmd_is_hidden() {
+        let have = |p: &str| p == "mkfs.ext4";
+        let (command, tool) = (Duration::from_secs(3600), Duration::from_secs(120));
+        let ops = |doc: &str| {
+            let f = fs_entry(doc);
+            let (_, part) = resolve_fs(&f, &BTreeMap::new()).unwrap();
+            match plan_fs(&f, &disk("/dev/sdb", 2_097_152), part, &have) {
+                Outcome::Run(ops) => ops,
+                other => panic!("{doc}: {other:?}"),
+            }
+        };
+        let mkfs = ops("fs_setup: [{device: /dev/sdb, filesystem: ext4, extra_opts: ['-E', 'lazy_itable_init=0']}]");
+        let p = mkfs[0].program("/sbin/mkfs.ext4", command, tool);
+        assert_eq!((p.timeout, p.hide_args), (command, false), "{p:?}");
+        let cmd = ops("fs_setup: [{device: /dev/sdb, filesystem: ext4, cmd: 'mkfs -t %(filesystem)s %(device)s # MARK-7'}]");
+        let p = cmd[0].program("/bin/sh", command, tool);
+        assert_eq!((p.timeout, p.hide_args), (command, true), "{p:?}");
+        // The partitioning tools keep the tool timeout.
+        let Outcome::Run(part) = plan_disk(
+            &cfg("disk_setup: {/dev/sdb: {layout: true}}")
+                .disk_setup
+                .unwrap()
+                .remove(0),
+            &disk("/dev/sdb", 2_097_152),
+            false,
+        ) else {
+            panic!("no partitioning planned")
+        };
+        assert!(part
+            .iter()
+            .all(|o| o.program("/x", command, tool).timeout == tool));
     }
 
     #[test]

@@ -8,10 +8,12 @@
 //! did not complete successfully") and the module does not fail; only the listing of
 //! pools and repositories, which cloud-init does not guard, fails it.
 //!
-//! The password is a secret: the document's value never serializes, the plan shows
-//! `<redacted>`, and the `register` command line (which carries it, or the activation
-//! key) is never logged or recorded — only how many arguments it had, as cloud-init
-//! hides it.
+//! The password and the activation key are secrets (each is a registration
+//! credential): the document's values never serialize, the plan shows `<redacted>`,
+//! and the `register` command line (which carries one of them) is never logged or
+//! recorded — only how many arguments it had, as cloud-init hides it. While it runs,
+//! that command line is readable in `/proc/<pid>/cmdline` (`subscription-manager`
+//! takes the credential only as an argument; see docs/security.md).
 
 use serde::{Serialize, Serializer};
 
@@ -33,7 +35,8 @@ pub const MAX_IDS: usize = 1024;
 /// The package caches removed after the release is set.
 pub const CACHES: [&str; 2] = ["/var/cache/dnf", "/var/cache/yum"];
 
-/// A password: never printed, serialized or shown but as `<redacted>`.
+/// A credential (password or activation key): never printed, serialized or shown but
+/// as `<redacted>`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
 
@@ -65,9 +68,9 @@ pub struct RhSubscription {
     /// `password` (secret).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub password: Option<Secret>,
-    /// `activation_key` (`activation-key`).
+    /// `activation_key` (`activation-key`; secret).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub activation_key: Option<String>,
+    pub activation_key: Option<Secret>,
     /// `org` (an integer taken as its digits, as cloud-init formats it).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub org: Option<String>,
@@ -161,26 +164,8 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
         let line = |r: &mut Reader| r.line(v, &at, MAX_VALUE);
         let good = match name.as_str() {
             "username" => line(r).map(|s| rh.username = Some(s)),
-            "password" => match &v.value {
-                // Not through the reader's messages: they may quote the value.
-                Value::Str(s) if s.len() <= MAX_VALUE && !s.chars().any(char::is_control) => {
-                    rh.password = Some(Secret(s.clone()));
-                    Some(())
-                }
-                Value::Str(_) => {
-                    r.error(
-                        v,
-                        &at,
-                        format!("is too long or holds a control character; at most {MAX_VALUE} bytes on one line"),
-                    );
-                    None
-                }
-                _ => {
-                    r.wrong_type(v, &at, "a string");
-                    None
-                }
-            },
-            "activation_key" => line(r).map(|s| rh.activation_key = Some(s)),
+            "password" => secret(r, v, &at).map(|s| rh.password = Some(s)),
+            "activation_key" => secret(r, v, &at).map(|s| rh.activation_key = Some(s)),
             "org" => match &v.value {
                 Value::Int(n) => {
                     r.report(
@@ -207,6 +192,28 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     }
     if ok {
         cfg.rh_subscription = Some(rh);
+    }
+}
+
+/// A credential: one line of at most [`MAX_VALUE`] bytes. Not through the reader's
+/// line messages: they may quote the value.
+fn secret(r: &mut Reader, v: &Node, at: &str) -> Option<Secret> {
+    match &v.value {
+        Value::Str(s) if s.len() <= MAX_VALUE && !s.chars().any(char::is_control) => {
+            Some(Secret(s.clone()))
+        }
+        Value::Str(_) => {
+            r.error(
+                v,
+                at,
+                format!("is too long or holds a control character; at most {MAX_VALUE} bytes on one line"),
+            );
+            None
+        }
+        _ => {
+            r.wrong_type(v, at, "a string");
+            None
+        }
     }
 }
 
@@ -258,6 +265,8 @@ pub enum Word {
     Plain(String),
     /// `--password=` and the secret.
     Password(Secret),
+    /// `--activationkey=` and the secret.
+    ActivationKey(Secret),
 }
 
 impl Word {
@@ -265,6 +274,7 @@ impl Word {
         match self {
             Word::Plain(s) => s.clone(),
             Word::Password(_) => format!("--password={REDACTED}"),
+            Word::ActivationKey(_) => format!("--activationkey={REDACTED}"),
         }
     }
 
@@ -272,6 +282,7 @@ impl Word {
         match self {
             Word::Plain(s) => s.clone(),
             Word::Password(p) => format!("--password={}", p.expose()),
+            Word::ActivationKey(k) => format!("--activationkey={}", k.expose()),
         }
     }
 }
@@ -283,7 +294,7 @@ pub fn register_args(rh: &RhSubscription) -> Result<Vec<Word>, &'static str> {
     let mut args = vec![plain("register".into())];
     match (&rh.activation_key, &rh.org, &rh.username, &rh.password) {
         (Some(key), Some(org), _, _) => {
-            args.push(plain(format!("--activationkey={key}")));
+            args.push(Word::ActivationKey(key.clone()));
             args.push(plain(format!("--org={org}")));
         }
         (_, _, Some(user), Some(password)) => {
@@ -569,7 +580,7 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
     }
 }
 
-/// The commands, the password shown as `<redacted>`.
+/// The commands, the password and activation key shown as `<redacted>`.
 pub(crate) fn preview(l: &Look) -> Vec<String> {
     if let Some(why) = idle(l.cfg, l.facts) {
         return vec![format!("nothing: {why}")];
@@ -685,6 +696,37 @@ mod tests {
     }
 
     #[test]
+    fn the_activation_key_is_never_shown() {
+        let doc = "rh_subscription: {activation_key: 'AK-SECRET-1', org: '7'}";
+        let (cfg, _) = document::from_text(doc);
+        let json = serde_json::to_string(&cfg).unwrap();
+        let debug = format!("{cfg:?}");
+        let lines = look_lines(doc, &rhel()).join("\n");
+        for shown in [&json, &debug, &lines] {
+            assert!(!shown.contains("AK-SECRET-1"), "{shown}");
+        }
+        assert!(json.contains("\"activation_key\":\"<redacted>\""), "{json}");
+        assert!(
+            lines.contains(
+                "run: subscription-manager register --activationkey=<redacted> --org=7 (not logged)"
+            ),
+            "{lines}"
+        );
+        let real: Vec<String> = register_args(cfg.rh_subscription.as_ref().unwrap())
+            .unwrap()
+            .iter()
+            .map(Word::real)
+            .collect();
+        assert_eq!(real, ["register", "--activationkey=AK-SECRET-1", "--org=7"]);
+        let (_, p) =
+            document::from_text("rh_subscription: {activation_key: \"AK-S\\nECRET\", org: o}");
+        assert!(
+            p.iter().all(|p| !p.message.contains("AK-S")) && !p.is_empty(),
+            "{p:?}"
+        );
+    }
+
+    #[test]
     fn activation_key_and_dashed_keys() {
         let (cfg, p) = document::from_text(
             "rh_subscription: {activation-key: k1, org: 12345, add-pool: [p1, p2], enable-repo: [r1], disable-repo: [r2]}",
@@ -696,7 +738,10 @@ mod tests {
             .iter()
             .map(Word::shown)
             .collect();
-        assert_eq!(args, ["register", "--activationkey=k1", "--org=12345"]);
+        assert_eq!(
+            args,
+            ["register", "--activationkey=<redacted>", "--org=12345"]
+        );
         assert_eq!(
             pool_args(
                 &rh.add_pool.clone().unwrap(),

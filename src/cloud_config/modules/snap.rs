@@ -176,8 +176,10 @@ fn assertions_action(path: &str, text: &str) -> Action {
     )
 }
 
-/// Runs `argv` (its program found in the root) with the command timeout.
-fn run_one(s: &Step, argv: &[String]) -> RunEnd {
+/// Runs `argv` (its program found in the root) with the command timeout; `users` when
+/// it is one of the document's commands, whose words may hold secrets as runcmd's may,
+/// so the log and the records give only how many there are.
+fn run_one(s: &Step, argv: &[String], users: bool) -> RunEnd {
     let Some(path) = s.cc.programs.get(&argv[0]) else {
         return RunEnd::Failed(format!(
             "snap: {} is not in the root; install it in the template",
@@ -190,7 +192,7 @@ fn run_one(s: &Step, argv: &[String]) -> RunEnd {
         args: argv[1..].to_vec(),
         env: Vec::new(),
         timeout: s.ctx.command_timeout,
-        hide_args: false,
+        hide_args: users,
     };
     exec::run(&s.ctx.root, &p, s.ctx.stop)
 }
@@ -216,6 +218,7 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
                 "system".into(),
                 "seed.loaded".into(),
             ],
+            false,
         ) {
             RunEnd::Succeeded => {}
             RunEnd::Failed(why) => return failed(why),
@@ -227,7 +230,7 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
         if let Err(e) = s.apply(vec![assertions_action(&path, text)]) {
             return failed(format!("snap: writing {path}: {e}"));
         }
-        match run_one(s, &["snap".into(), "ack".into(), path]) {
+        match run_one(s, &["snap".into(), "ack".into(), path], false) {
             RunEnd::Succeeded => {}
             RunEnd::Failed(why) => return failed(why),
             RunEnd::Interrupted => return ModuleOutcome::Interrupted,
@@ -235,7 +238,7 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
     }
     let mut failures = Vec::new();
     for c in &p.commands {
-        match run_one(s, c) {
+        match run_one(s, c, true) {
             RunEnd::Succeeded => {}
             RunEnd::Failed(why) => failures.push(why),
             RunEnd::Interrupted => return ModuleOutcome::Interrupted,
