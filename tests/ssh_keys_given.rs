@@ -233,3 +233,74 @@ fn given_host_keys_win_over_clone_hygiene_and_sshd_takes_them() {
         );
     }
 }
+
+/// An ed25519 host key and its host certificate, made by ssh-keygen in `dir`: (private
+/// key text, certificate line).
+fn certified_key(dir: &Path) -> (String, String) {
+    let key = keygen(dir, "host", &["-t", "ed25519"]);
+    let ca = keygen(dir, "ca", &["-t", "ed25519"]);
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-s"])
+        .arg(&ca)
+        .args(["-I", "host", "-h", "-n", "vm.example"])
+        .arg(key.with_extension("pub"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (
+        read(&key),
+        read(&dir.join("host-cert.pub")).trim().to_string(),
+    )
+}
+
+/// A clone with a template `sshd_config` of `template` in `/etc/ssh` (and the drop-in
+/// directory), booted with `user_data` (both stages must succeed).
+fn boot_with_sshd(template: &str, user_data: &str) -> Vm {
+    let vm = Vm::new();
+    fs::write(vm.path("/etc/os-release"), "ID=debian\n").unwrap();
+    fs::write(vm.path("/etc/group"), "root:x:0:\nsudo:x:27:\n").unwrap();
+    fs::write(vm.path("/etc/gshadow"), "root:*::\nsudo:*::\n").unwrap();
+    fs::create_dir_all(vm.path("/etc/ssh/sshd_config.d")).unwrap();
+    fs::write(vm.path("/etc/ssh/sshd_config"), template).unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: sshd-1\nlocal-hostname: vm\n",
+    )
+    .unwrap();
+    fs::write(vm.host.path().join("guestinfo.userdata"), user_data).unwrap();
+    vm.boot();
+    vm
+}
+
+/// A `write_files` entry for sshd's configuration runs before `ssh_keys` in the same
+/// stage: the `HostCertificate` line is added to the user's file, not to the template's.
+#[test]
+fn host_certificate_goes_into_the_sshd_file_write_files_wrote() {
+    let keys = tempfile::tempdir().unwrap();
+    let (key, cert) = certified_key(keys.path());
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    const CERT_LINE: &str = "HostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub";
+    // (template sshd_config, file write_files writes, its content)
+    let table = [
+        ("Port 22\n", "/etc/ssh/sshd_config", "Port 2222\n"),
+        (
+            "Include /etc/ssh/sshd_config.d/*.conf\nPort 22\n",
+            "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+            "PermitRootLogin no\n",
+        ),
+    ];
+    for (template, path, content) in table {
+        let user_data = format!(
+            "#cloud-config\nwrite_files: [{{path: {path}, content: {}}}]\nssh_keys:\n  ed25519_private: {}\n  ed25519_certificate: {}\n",
+            json(content),
+            json(&key),
+            json(&cert),
+        );
+        let vm = boot_with_sshd(template, &user_data);
+        assert_eq!(
+            read(&vm.path(path)),
+            format!("{content}{CERT_LINE}\n"),
+            "{path}"
+        );
+    }
+}
