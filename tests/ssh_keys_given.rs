@@ -257,11 +257,17 @@ fn certified_key(dir: &Path) -> (String, String) {
 /// directory), booted with `user_data` (both stages must succeed).
 fn boot_with_sshd(template: &str, user_data: &str) -> Vm {
     let vm = Vm::new();
+    fs::create_dir_all(vm.path("/etc/ssh/sshd_config.d")).unwrap();
+    fs::write(vm.path("/etc/ssh/sshd_config"), template).unwrap();
+    boot_prepared(vm, user_data)
+}
+
+/// `vm`, its `/etc/ssh` set up by the caller, booted with `user_data` (both stages must
+/// succeed).
+fn boot_prepared(vm: Vm, user_data: &str) -> Vm {
     fs::write(vm.path("/etc/os-release"), "ID=debian\n").unwrap();
     fs::write(vm.path("/etc/group"), "root:x:0:\nsudo:x:27:\n").unwrap();
     fs::write(vm.path("/etc/gshadow"), "root:*::\nsudo:*::\n").unwrap();
-    fs::create_dir_all(vm.path("/etc/ssh/sshd_config.d")).unwrap();
-    fs::write(vm.path("/etc/ssh/sshd_config"), template).unwrap();
     fs::write(
         vm.host.path().join("guestinfo.metadata"),
         "instance-id: sshd-1\nlocal-hostname: vm\n",
@@ -301,6 +307,77 @@ fn host_certificate_goes_into_the_sshd_file_write_files_wrote() {
             read(&vm.path(path)),
             format!("{content}{CERT_LINE}\n"),
             "{path}"
+        );
+    }
+}
+
+/// The `HostCertificate` line keeps the mode of the sshd file it goes into (RHEL's
+/// `sshd_config` is 0600 and must not become world-readable); a new file gets
+/// cloud-init's mode.
+#[test]
+fn host_certificate_keeps_the_sshd_file_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let keys = tempfile::tempdir().unwrap();
+    let (key, cert) = certified_key(keys.path());
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    let user_data = format!(
+        "#cloud-config\nssh_keys:\n  ed25519_private: {}\n  ed25519_certificate: {}\n",
+        json(&key),
+        json(&cert),
+    );
+    let include = "Include /etc/ssh/sshd_config.d/*.conf\n";
+    // (sshd_config, its mode, the drop-in and its mode if there, the file edited, its
+    // mode after)
+    let table: &[(&str, u32, Option<u32>, &str, u32)] = &[
+        ("Port 22\n", 0o600, None, "/etc/ssh/sshd_config", 0o600),
+        ("Port 22\n", 0o640, None, "/etc/ssh/sshd_config", 0o640),
+        ("Port 22\n", 0o644, None, "/etc/ssh/sshd_config", 0o644),
+        (
+            include,
+            0o600,
+            Some(0o644),
+            "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+            0o644,
+        ),
+        (
+            include,
+            0o600,
+            None,
+            "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+            0o600,
+        ),
+    ];
+    for &(main, main_mode, drop_in, edited, want) in table {
+        let vm = Vm::new();
+        fs::create_dir_all(vm.path("/etc/ssh/sshd_config.d")).unwrap();
+        let set = |p: &str, text: &str, mode: u32| {
+            fs::write(vm.path(p), text).unwrap();
+            fs::set_permissions(vm.path(p), fs::Permissions::from_mode(mode)).unwrap();
+        };
+        set("/etc/ssh/sshd_config", main, main_mode);
+        if let Some(mode) = drop_in {
+            set(
+                "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+                "Port 22\n",
+                mode,
+            );
+        }
+        let vm = boot_prepared(vm, &user_data);
+        assert!(
+            read(&vm.path(edited)).contains("HostCertificate "),
+            "{edited}"
+        );
+        assert_eq!(
+            fs::metadata(vm.path(edited)).unwrap().mode() & 0o7777,
+            want,
+            "{edited} of {main_mode:o}/{drop_in:?}"
+        );
+        assert_eq!(
+            fs::metadata(vm.path("/etc/ssh/sshd_config"))
+                .unwrap()
+                .mode()
+                & 0o7777,
+            main_mode
         );
     }
 }

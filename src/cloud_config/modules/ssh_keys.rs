@@ -296,8 +296,8 @@ fn key_path(t: &str) -> String {
     format!("/etc/ssh/ssh_host_{t}_key")
 }
 
-/// One of sshd's configuration files as it is: its text.
-type SshdFile = Option<String>;
+/// One of sshd's configuration files as it is: its text and permission bits.
+type SshdFile = Option<(String, u32)>;
 
 /// sshd's configuration as the `HostCertificate` lines are planned against.
 #[derive(Debug, Default)]
@@ -314,13 +314,18 @@ struct Sshd {
 impl Sshd {
     /// As the stage's facts saw it, for the preview.
     fn of_facts(facts: &CcFacts) -> Sshd {
-        let file = |p: &str| match facts.files.get(p) {
-            Some(Current::File(b)) => Some(String::from_utf8_lossy(b).into_owned()),
+        // Gathered facts hold every file's mode; facts made by hand may not: the new
+        // file's default then.
+        let file = |p: &str, default: u32| match facts.files.get(p) {
+            Some(Current::File(b)) => Some((
+                String::from_utf8_lossy(b).into_owned(),
+                facts.modes.get(p).copied().unwrap_or(default),
+            )),
             _ => None,
         };
         Sshd {
-            main: file(SSHD_CONFIG),
-            drop_in: file(DROP_IN),
+            main: file(SSHD_CONFIG, 0o644),
+            drop_in: file(DROP_IN, 0o600),
             drop_in_dir: matches!(facts.files.get(DROP_IN_DIR), Some(Current::NotAFile)),
         }
     }
@@ -334,8 +339,8 @@ impl Sshd {
         };
         let file = |p: &str| -> Result<SshdFile, String> {
             Ok(match existing(p)? {
-                Existing::File { contents, .. } => {
-                    Some(String::from_utf8_lossy(&contents).into_owned())
+                Existing::File { contents, mode } => {
+                    Some((String::from_utf8_lossy(&contents).into_owned(), mode))
                 }
                 _ => None,
             })
@@ -428,17 +433,22 @@ fn host_certificates(paths: &[String], sshd: &Sshd) -> Option<Action> {
         return None;
     }
     let includes = match &sshd.main {
-        Some(text) => text
+        Some((text, _)) => text
             .lines()
             .any(|l| l.starts_with(&format!("Include {DROP_IN_DIR}/*.conf"))),
         None => sshd.drop_in_dir,
     };
-    let (path, current, mode) = if includes {
-        (DROP_IN, sshd.drop_in.clone(), 0o600)
+    // An existing file keeps its mode (RHEL's sshd_config is 0600, and stays so, as
+    // cloud-init keeps it); a new drop-in is 0600 (cloud-init's), a new sshd_config 0644.
+    let (path, current, new_mode) = if includes {
+        (DROP_IN, &sshd.drop_in, 0o600)
     } else {
-        (SSHD_CONFIG, sshd.main.clone(), 0o644)
+        (SSHD_CONFIG, &sshd.main, 0o644)
     };
-    let current = current.unwrap_or_default();
+    let (current, mode) = match current {
+        Some((text, mode)) => (text.as_str(), *mode),
+        None => ("", new_mode),
+    };
     let mut lines: Vec<String> = current.lines().map(str::to_string).collect();
     let first_match = lines.iter().position(|l| {
         l.split_whitespace()
@@ -711,6 +721,16 @@ mod tests {
         let actions = plan_keys(&cfg, &facts);
         assert!(
             matches!(&actions[3], Action::WriteFile { path, mode: 0o600, .. } if path.to_str() == Some(DROP_IN)),
+            "{actions:?}"
+        );
+        // An existing drop-in keeps its mode.
+        facts
+            .files
+            .insert(DROP_IN.into(), Current::File(b"Port 22\n".to_vec()));
+        facts.modes.insert(DROP_IN.into(), 0o640);
+        let actions = plan_keys(&cfg, &facts);
+        assert!(
+            matches!(&actions[3], Action::WriteFile { path, mode: 0o640, .. } if path.to_str() == Some(DROP_IN)),
             "{actions:?}"
         );
         // The plan never shows the private key.
