@@ -381,3 +381,63 @@ fn host_certificate_keeps_the_sshd_file_mode() {
         );
     }
 }
+
+/// A private key given indented (a YAML block indented more than its key, or lines
+/// pasted with leading spaces) or with CRLF endings passes the check, which reads
+/// trimmed lines: it is written as sshd loads it, so `ssh-keygen -y` reads the written
+/// file and finds the same public key.
+#[test]
+fn a_private_key_is_written_as_sshd_loads_it() {
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keygen(keys.path(), "host", &["-t", "ed25519"]);
+    let key = read(&key_file);
+    let public: Vec<String> = read(&key_file.with_extension("pub"))
+        .split_whitespace()
+        .take(2)
+        .map(str::to_string)
+        .collect();
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    let indented: String = key.lines().map(|l| format!("   {l}\n")).collect();
+    let table = [
+        // A YAML block whose indentation indicator keeps 3 spaces in each line.
+        format!(
+            "#cloud-config\nssh_keys:\n  ed25519_private: |2\n{}",
+            indented
+                .lines()
+                .map(|l| format!("  {l}\n"))
+                .collect::<String>()
+        ),
+        format!(
+            "#cloud-config\nssh_keys:\n  ed25519_private: {}\n",
+            json(&indented)
+        ),
+        format!(
+            "#cloud-config\nssh_keys:\n  ed25519_private: {}\n",
+            json(&key.replace('\n', "\r\n"))
+        ),
+    ];
+    for user_data in &table {
+        let vm = Vm::new();
+        fs::create_dir_all(vm.path("/etc/ssh")).unwrap();
+        let vm = boot_prepared(vm, user_data);
+        let written = vm.path("/etc/ssh/ssh_host_ed25519_key");
+        assert_eq!(read(&written), key, "{user_data}");
+        let out = Command::new("ssh-keygen")
+            .arg("-y")
+            .arg("-f")
+            .arg(&written)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{user_data}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .take(2)
+            .map(str::to_string)
+            .collect();
+        assert_eq!(got, public);
+    }
+}

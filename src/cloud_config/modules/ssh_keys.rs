@@ -24,7 +24,7 @@ use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{join, Reader};
 use crate::cloud_config::CloudConfig;
-use crate::model::ssh_private::{public_half, PublicHalf, MAX_PRIVATE_KEY};
+use crate::model::ssh_private::{normalised, public_half, PublicHalf, MAX_PRIVATE_KEY};
 use crate::model::{Secret, SshKey};
 use crate::plan::{Action, Contents, FileOwner};
 use crate::root::{Existing, Root};
@@ -53,7 +53,8 @@ const NAMES: &[&str] = &[
     "ed25519_certificate",
 ];
 
-/// A given private key: the text (wiped on drop, never shown) and its public half.
+/// A given private key: the text as sshd loads it (wiped on drop, never shown) and its
+/// public half.
 #[derive(Debug, Clone)]
 pub struct PrivateKey {
     text: Secret,
@@ -186,8 +187,9 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
                     ok = false;
                 }
                 Ok(half) => {
+                    // Written normalised: the check took trimmed lines, sshd does not.
                     slot.private = Some(PrivateKey {
-                        text: Secret::new(text.clone()),
+                        text: Secret::new(normalised(text)),
                         public: half,
                     })
                 }
