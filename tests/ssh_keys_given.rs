@@ -233,3 +233,211 @@ fn given_host_keys_win_over_clone_hygiene_and_sshd_takes_them() {
         );
     }
 }
+
+/// An ed25519 host key and its host certificate, made by ssh-keygen in `dir`: (private
+/// key text, certificate line).
+fn certified_key(dir: &Path) -> (String, String) {
+    let key = keygen(dir, "host", &["-t", "ed25519"]);
+    let ca = keygen(dir, "ca", &["-t", "ed25519"]);
+    let out = Command::new("ssh-keygen")
+        .args(["-q", "-s"])
+        .arg(&ca)
+        .args(["-I", "host", "-h", "-n", "vm.example"])
+        .arg(key.with_extension("pub"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    (
+        read(&key),
+        read(&dir.join("host-cert.pub")).trim().to_string(),
+    )
+}
+
+/// A clone with a template `sshd_config` of `template` in `/etc/ssh` (and the drop-in
+/// directory), booted with `user_data` (both stages must succeed).
+fn boot_with_sshd(template: &str, user_data: &str) -> Vm {
+    let vm = Vm::new();
+    fs::create_dir_all(vm.path("/etc/ssh/sshd_config.d")).unwrap();
+    fs::write(vm.path("/etc/ssh/sshd_config"), template).unwrap();
+    boot_prepared(vm, user_data)
+}
+
+/// `vm`, its `/etc/ssh` set up by the caller, booted with `user_data` (both stages must
+/// succeed).
+fn boot_prepared(vm: Vm, user_data: &str) -> Vm {
+    fs::write(vm.path("/etc/os-release"), "ID=debian\n").unwrap();
+    fs::write(vm.path("/etc/group"), "root:x:0:\nsudo:x:27:\n").unwrap();
+    fs::write(vm.path("/etc/gshadow"), "root:*::\nsudo:*::\n").unwrap();
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: sshd-1\nlocal-hostname: vm\n",
+    )
+    .unwrap();
+    fs::write(vm.host.path().join("guestinfo.userdata"), user_data).unwrap();
+    vm.boot();
+    vm
+}
+
+/// A `write_files` entry for sshd's configuration runs before `ssh_keys` in the same
+/// stage: the `HostCertificate` line is added to the user's file, not to the template's.
+#[test]
+fn host_certificate_goes_into_the_sshd_file_write_files_wrote() {
+    let keys = tempfile::tempdir().unwrap();
+    let (key, cert) = certified_key(keys.path());
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    const CERT_LINE: &str = "HostCertificate /etc/ssh/ssh_host_ed25519_key-cert.pub";
+    // (template sshd_config, file write_files writes, its content)
+    let table = [
+        ("Port 22\n", "/etc/ssh/sshd_config", "Port 2222\n"),
+        (
+            "Include /etc/ssh/sshd_config.d/*.conf\nPort 22\n",
+            "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+            "PermitRootLogin no\n",
+        ),
+    ];
+    for (template, path, content) in table {
+        let user_data = format!(
+            "#cloud-config\nwrite_files: [{{path: {path}, content: {}}}]\nssh_keys:\n  ed25519_private: {}\n  ed25519_certificate: {}\n",
+            json(content),
+            json(&key),
+            json(&cert),
+        );
+        let vm = boot_with_sshd(template, &user_data);
+        assert_eq!(
+            read(&vm.path(path)),
+            format!("{content}{CERT_LINE}\n"),
+            "{path}"
+        );
+    }
+}
+
+/// The `HostCertificate` line keeps the mode of the sshd file it goes into (RHEL's
+/// `sshd_config` is 0600 and must not become world-readable); a new file gets
+/// cloud-init's mode.
+#[test]
+fn host_certificate_keeps_the_sshd_file_mode() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let keys = tempfile::tempdir().unwrap();
+    let (key, cert) = certified_key(keys.path());
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    let user_data = format!(
+        "#cloud-config\nssh_keys:\n  ed25519_private: {}\n  ed25519_certificate: {}\n",
+        json(&key),
+        json(&cert),
+    );
+    let include = "Include /etc/ssh/sshd_config.d/*.conf\n";
+    // (sshd_config, its mode, the drop-in and its mode if there, the file edited, its
+    // mode after)
+    let table: &[(&str, u32, Option<u32>, &str, u32)] = &[
+        ("Port 22\n", 0o600, None, "/etc/ssh/sshd_config", 0o600),
+        ("Port 22\n", 0o640, None, "/etc/ssh/sshd_config", 0o640),
+        ("Port 22\n", 0o644, None, "/etc/ssh/sshd_config", 0o644),
+        (
+            include,
+            0o600,
+            Some(0o644),
+            "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+            0o644,
+        ),
+        (
+            include,
+            0o600,
+            None,
+            "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+            0o600,
+        ),
+    ];
+    for &(main, main_mode, drop_in, edited, want) in table {
+        let vm = Vm::new();
+        fs::create_dir_all(vm.path("/etc/ssh/sshd_config.d")).unwrap();
+        let set = |p: &str, text: &str, mode: u32| {
+            fs::write(vm.path(p), text).unwrap();
+            fs::set_permissions(vm.path(p), fs::Permissions::from_mode(mode)).unwrap();
+        };
+        set("/etc/ssh/sshd_config", main, main_mode);
+        if let Some(mode) = drop_in {
+            set(
+                "/etc/ssh/sshd_config.d/50-cloud-init.conf",
+                "Port 22\n",
+                mode,
+            );
+        }
+        let vm = boot_prepared(vm, &user_data);
+        assert!(
+            read(&vm.path(edited)).contains("HostCertificate "),
+            "{edited}"
+        );
+        assert_eq!(
+            fs::metadata(vm.path(edited)).unwrap().mode() & 0o7777,
+            want,
+            "{edited} of {main_mode:o}/{drop_in:?}"
+        );
+        assert_eq!(
+            fs::metadata(vm.path("/etc/ssh/sshd_config"))
+                .unwrap()
+                .mode()
+                & 0o7777,
+            main_mode
+        );
+    }
+}
+
+/// A private key given indented (a YAML block indented more than its key, or lines
+/// pasted with leading spaces) or with CRLF endings passes the check, which reads
+/// trimmed lines: it is written as sshd loads it, so `ssh-keygen -y` reads the written
+/// file and finds the same public key.
+#[test]
+fn a_private_key_is_written_as_sshd_loads_it() {
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keygen(keys.path(), "host", &["-t", "ed25519"]);
+    let key = read(&key_file);
+    let public: Vec<String> = read(&key_file.with_extension("pub"))
+        .split_whitespace()
+        .take(2)
+        .map(str::to_string)
+        .collect();
+    let json = |s: &str| serde_json::to_string(s).unwrap();
+    let indented: String = key.lines().map(|l| format!("   {l}\n")).collect();
+    let table = [
+        // A YAML block whose indentation indicator keeps 3 spaces in each line.
+        format!(
+            "#cloud-config\nssh_keys:\n  ed25519_private: |2\n{}",
+            indented
+                .lines()
+                .map(|l| format!("  {l}\n"))
+                .collect::<String>()
+        ),
+        format!(
+            "#cloud-config\nssh_keys:\n  ed25519_private: {}\n",
+            json(&indented)
+        ),
+        format!(
+            "#cloud-config\nssh_keys:\n  ed25519_private: {}\n",
+            json(&key.replace('\n', "\r\n"))
+        ),
+    ];
+    for user_data in &table {
+        let vm = Vm::new();
+        fs::create_dir_all(vm.path("/etc/ssh")).unwrap();
+        let vm = boot_prepared(vm, user_data);
+        let written = vm.path("/etc/ssh/ssh_host_ed25519_key");
+        assert_eq!(read(&written), key, "{user_data}");
+        let out = Command::new("ssh-keygen")
+            .arg("-y")
+            .arg("-f")
+            .arg(&written)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{user_data}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: Vec<String> = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .take(2)
+            .map(str::to_string)
+            .collect();
+        assert_eq!(got, public);
+    }
+}

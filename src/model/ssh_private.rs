@@ -80,9 +80,35 @@ pub fn public_half(text: &str) -> Result<PublicHalf, String> {
     }
 }
 
+/// The lines of `text` as [`pem`] reads them: trimmed, so a block indented (as a YAML
+/// block may leave it) or with CRLF endings is taken.
+fn trimmed_lines(text: &str) -> Vec<&str> {
+    text.lines().map(str::trim).collect()
+}
+
+/// The key `text` (one [`public_half`] took) as sshd can load it: OpenSSH wants the
+/// BEGIN and END markers at the start of a line, so each line is trimmed as [`pem`] reads
+/// it, the blank lines around the block are dropped and every line ends in LF.
+pub fn normalised(text: &str) -> String {
+    let lines = trimmed_lines(text);
+    let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(first, |i| i + 1);
+    // Never longer than `text` and a final newline: the secret is not copied by a
+    // reallocation.
+    let mut out = String::with_capacity(text.len() + 1);
+    for l in &lines[first..end] {
+        out.push_str(l);
+        out.push('\n');
+    }
+    out
+}
+
 /// The label, header lines and decoded body of the one PEM block in `text`.
 fn pem(text: &str) -> Result<(String, Vec<String>, Vec<u8>), String> {
-    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let lines = trimmed_lines(text);
     let begin = lines
         .iter()
         .position(|l| l.starts_with("-----BEGIN ") && l.ends_with("-----"))
@@ -368,6 +394,22 @@ fn pkcs8(der: &[u8]) -> Result<PublicHalf, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_is_normalised_as_its_check_reads_it() {
+        let key =
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\nBBBB\n-----END OPENSSH PRIVATE KEY-----\n";
+        let table = [
+            key.to_string(),
+            key.replace('\n', "\r\n"),
+            key.lines().map(|l| format!("    {l}\n")).collect(),
+            format!("\n\n  {}  \n\n", key.trim_end()),
+            key.trim_end().to_string(),
+        ];
+        for text in &table {
+            assert_eq!(normalised(text), key, "{text:?}");
+        }
+    }
 
     #[test]
     fn what_is_not_a_usable_key_is_refused_without_a_quote() {

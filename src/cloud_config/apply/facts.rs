@@ -61,6 +61,9 @@ pub struct CcFacts {
     /// What the files the repository and locale modules look at hold now (the
     /// repo files they never overwrite, the files they edit), by path inside the root.
     pub files: BTreeMap<String, Current>,
+    /// The permission bits of those of [`CcFacts::files`] that are regular files (an
+    /// edited file keeps its mode).
+    pub modes: BTreeMap<String, u32>,
     /// What `apt` needs (empty without an `apt` key).
     pub apt: crate::cloud_config::modules::apt_configure::AptFacts,
     /// What `mounts` needs (fstab, mount points, devices, swap), when the document has
@@ -134,13 +137,17 @@ impl CcFacts {
             appended.insert(f.path.clone(), now);
         }
         let mut files = BTreeMap::new();
+        let mut modes = BTreeMap::new();
         for p in looked_at(cfg) {
             let now = match root
                 .existing(Path::new(&p))
                 .with_context(|| format!("reading {p} in {}", root.path().display()))?
             {
                 Existing::Missing => Current::Missing,
-                Existing::File { contents, .. } => Current::File(contents),
+                Existing::File { contents, mode } => {
+                    modes.insert(p.clone(), mode);
+                    Current::File(contents)
+                }
                 _ => Current::NotAFile,
             };
             files.insert(p, now);
@@ -172,6 +179,7 @@ impl CcFacts {
             appended,
             programs,
             files,
+            modes,
             hostname_file: root.is_file(Path::new("/etc/hostname")),
             mounts: crate::cloud_config::modules::mounts::gather(root, cfg),
             disk_setup: crate::cloud_config::modules::disk_setup::gather(root, cfg),

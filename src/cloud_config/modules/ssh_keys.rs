@@ -18,15 +18,16 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::cloud_config::apply::driver::{skipped, ModuleOutcome, Step};
+use crate::cloud_config::apply::driver::{failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::facts::{CcFacts, Current};
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{join, Reader};
 use crate::cloud_config::CloudConfig;
-use crate::model::ssh_private::{public_half, PublicHalf, MAX_PRIVATE_KEY};
+use crate::model::ssh_private::{normalised, public_half, PublicHalf, MAX_PRIVATE_KEY};
 use crate::model::{Secret, SshKey};
 use crate::plan::{Action, Contents, FileOwner};
+use crate::root::{Existing, Root};
 
 /// The host key types `ssh_keys` takes, in the order they are written.
 pub const TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
@@ -52,7 +53,8 @@ const NAMES: &[&str] = &[
     "ed25519_certificate",
 ];
 
-/// A given private key: the text (wiped on drop, never shown) and its public half.
+/// A given private key: the text as sshd loads it (wiped on drop, never shown) and its
+/// public half.
 #[derive(Debug, Clone)]
 pub struct PrivateKey {
     text: Secret,
@@ -185,8 +187,9 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
                     ok = false;
                 }
                 Ok(half) => {
+                    // Written normalised: the check took trimmed lines, sshd does not.
                     slot.private = Some(PrivateKey {
-                        text: Secret::new(text.clone()),
+                        text: Secret::new(normalised(text)),
                         public: half,
                     })
                 }
@@ -295,8 +298,74 @@ fn key_path(t: &str) -> String {
     format!("/etc/ssh/ssh_host_{t}_key")
 }
 
-/// What the module writes: the keys, then the `HostCertificate` lines.
+/// One of sshd's configuration files as it is: its text and permission bits.
+type SshdFile = Option<(String, u32)>;
+
+/// sshd's configuration as the `HostCertificate` lines are planned against.
+#[derive(Debug, Default)]
+struct Sshd {
+    /// `sshd_config`, when a regular file.
+    main: SshdFile,
+    /// cloud-init's drop-in, when a regular file.
+    drop_in: SshdFile,
+    /// Whether something other than a regular file (the directory) is at
+    /// [`DROP_IN_DIR`].
+    drop_in_dir: bool,
+}
+
+impl Sshd {
+    /// As the stage's facts saw it, for the preview.
+    fn of_facts(facts: &CcFacts) -> Sshd {
+        // Gathered facts hold every file's mode; facts made by hand may not: the new
+        // file's default then.
+        let file = |p: &str, default: u32| match facts.files.get(p) {
+            Some(Current::File(b)) => Some((
+                String::from_utf8_lossy(b).into_owned(),
+                facts.modes.get(p).copied().unwrap_or(default),
+            )),
+            _ => None,
+        };
+        Sshd {
+            main: file(SSHD_CONFIG, 0o644),
+            drop_in: file(DROP_IN, 0o600),
+            drop_in_dir: matches!(facts.files.get(DROP_IN_DIR), Some(Current::NotAFile)),
+        }
+    }
+
+    /// As the root holds it now: the stage's facts were read before `write_files` ran,
+    /// which may have written either file, and that file must be the one edited.
+    fn of_root(root: &Root) -> Result<Sshd, String> {
+        let existing = |p: &str| {
+            root.existing(std::path::Path::new(p))
+                .map_err(|e| format!("reading {p} in {}: {e}", root.path().display()))
+        };
+        let file = |p: &str| -> Result<SshdFile, String> {
+            Ok(match existing(p)? {
+                Existing::File { contents, mode } => {
+                    Some((String::from_utf8_lossy(&contents).into_owned(), mode))
+                }
+                _ => None,
+            })
+        };
+        Ok(Sshd {
+            main: file(SSHD_CONFIG)?,
+            drop_in: file(DROP_IN)?,
+            drop_in_dir: !matches!(
+                existing(DROP_IN_DIR)?,
+                Existing::Missing | Existing::File { .. }
+            ),
+        })
+    }
+}
+
+/// What the module writes: the keys, then the `HostCertificate` lines (planned against
+/// the stage's facts).
 pub fn plan_keys(cfg: &CloudConfig, facts: &CcFacts) -> Vec<Action> {
+    plan_with(cfg, &Sshd::of_facts(facts))
+}
+
+/// [`plan_keys`] against sshd's configuration `sshd`.
+fn plan_with(cfg: &CloudConfig, sshd: &Sshd) -> Vec<Action> {
     let Some(given) = &cfg.ssh_keys else {
         return Vec::new();
     };
@@ -338,7 +407,7 @@ pub fn plan_keys(cfg: &CloudConfig, facts: &CcFacts) -> Vec<Action> {
             certificates.push(path);
         }
     }
-    if let Some(a) = host_certificates(&certificates, facts) {
+    if let Some(a) = host_certificates(&certificates, sshd) {
         actions.push(a);
     }
     actions
@@ -361,27 +430,27 @@ pub fn looked_at(cfg: &CloudConfig) -> Vec<String> {
 /// drop-in when `sshd_config` includes the drop-in directory (or there is no
 /// `sshd_config` but the directory), else `sshd_config`, before its first `Match` block
 /// (`HostCertificate` is refused inside one). A line already there is not added again.
-fn host_certificates(paths: &[String], facts: &CcFacts) -> Option<Action> {
+fn host_certificates(paths: &[String], sshd: &Sshd) -> Option<Action> {
     if paths.is_empty() {
         return None;
     }
-    let file = |p: &str| match facts.files.get(p) {
-        Some(Current::File(b)) => Some(String::from_utf8_lossy(b).into_owned()),
-        _ => None,
-    };
-    let main = file(SSHD_CONFIG);
-    let includes = match &main {
-        Some(text) => text
+    let includes = match &sshd.main {
+        Some((text, _)) => text
             .lines()
             .any(|l| l.starts_with(&format!("Include {DROP_IN_DIR}/*.conf"))),
-        None => matches!(facts.files.get(DROP_IN_DIR), Some(Current::NotAFile)),
+        None => sshd.drop_in_dir,
     };
-    let (path, current, mode) = if includes {
-        (DROP_IN, file(DROP_IN), 0o600)
+    // An existing file keeps its mode (RHEL's sshd_config is 0600, and stays so, as
+    // cloud-init keeps it); a new drop-in is 0600 (cloud-init's), a new sshd_config 0644.
+    let (path, current, new_mode) = if includes {
+        (DROP_IN, &sshd.drop_in, 0o600)
     } else {
-        (SSHD_CONFIG, main, 0o644)
+        (SSHD_CONFIG, &sshd.main, 0o644)
     };
-    let current = current.unwrap_or_default();
+    let (current, mode) = match current {
+        Some((text, mode)) => (text.as_str(), *mode),
+        None => ("", new_mode),
+    };
     let mut lines: Vec<String> = current.lines().map(str::to_string).collect();
     let first_match = lines.iter().position(|l| {
         l.split_whitespace()
@@ -425,7 +494,16 @@ const NOTHING: &str = "no ssh_keys in the cloud-config (host keys: clone hygiene
 
 /// Writes the given keys.
 pub(crate) fn run(s: &Step) -> ModuleOutcome {
-    let actions = plan_keys(s.cfg, s.cc);
+    // sshd's files are read now, after write_files, only when a certificate needs them.
+    let sshd = if looked_at(s.cfg).is_empty() {
+        Sshd::default()
+    } else {
+        match Sshd::of_root(&s.ctx.root) {
+            Ok(sshd) => sshd,
+            Err(why) => return failed(why),
+        }
+    };
+    let actions = plan_with(s.cfg, &sshd);
     if actions.is_empty() {
         return skipped(NOTHING);
     }
@@ -645,6 +723,16 @@ mod tests {
         let actions = plan_keys(&cfg, &facts);
         assert!(
             matches!(&actions[3], Action::WriteFile { path, mode: 0o600, .. } if path.to_str() == Some(DROP_IN)),
+            "{actions:?}"
+        );
+        // An existing drop-in keeps its mode.
+        facts
+            .files
+            .insert(DROP_IN.into(), Current::File(b"Port 22\n".to_vec()));
+        facts.modes.insert(DROP_IN.into(), 0o640);
+        let actions = plan_keys(&cfg, &facts);
+        assert!(
+            matches!(&actions[3], Action::WriteFile { path, mode: 0o640, .. } if path.to_str() == Some(DROP_IN)),
             "{actions:?}"
         );
         // The plan never shows the private key.
