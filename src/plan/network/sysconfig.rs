@@ -10,7 +10,9 @@
 
 use std::fmt::Write as _;
 
-use super::{merged_dns, split_default, vlan_devices, Device, VlanDevice, HEADER};
+use super::{
+    interfaces_then_vlans, merged_dns, split_default, vlan_devices, Device, VlanDevice, HEADER,
+};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network, Route};
 use crate::plan::writer::{word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
@@ -25,19 +27,7 @@ pub const SCRIPTS_DIR: &str = "/etc/sysconfig/network-scripts";
 pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     let vlans = vlan_devices(net, devices);
-    let vlan_devs: Vec<Device> = vlans.iter().map(|v| Device::vlan(v.vlan)).collect();
-    let all = net
-        .interfaces
-        .iter()
-        .zip(devices)
-        .map(|(i, d)| (i, d, None))
-        .chain(
-            vlans
-                .iter()
-                .zip(&vlan_devs)
-                .map(|(v, d)| (&v.iface, d, Some(v))),
-        );
-    for (iface, dev, vlan) in all {
+    for (iface, dev, vlan) in interfaces_then_vlans(net, devices, &vlans) {
         let v4 = |r: &&Route| r.via.addr().is_ipv4();
         let (gw4, rest4) = split_default(iface.routes.iter().filter(v4));
         let (gw6, rest6) = split_default(iface.routes.iter().filter(|r| !v4(r)));

@@ -18,7 +18,7 @@
 
 use std::fmt::Write as _;
 
-use super::{vlan_devices, written_by_vmcust, Device, VlanDevice, HEADER};
+use super::{interfaces_then_vlans, vlan_devices, written_by_vmcust, Device, VlanDevice, HEADER};
 use crate::model::{Interface, InterfaceId, Ipv4Config, Ipv6Config, Network};
 use crate::plan::writer::{shell_double_quoted, word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
@@ -44,19 +44,7 @@ pub fn render(
 ) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     let vlans = vlan_devices(net, devices);
-    let vlan_devs: Vec<Device> = vlans.iter().map(|v| Device::vlan(v.vlan)).collect();
-    let all = net
-        .interfaces
-        .iter()
-        .zip(devices)
-        .map(|(i, d)| (i, d, None))
-        .chain(
-            vlans
-                .iter()
-                .zip(&vlan_devs)
-                .map(|(v, d)| (&v.iface, d, Some(v))),
-        );
-    for (iface, dev, vlan) in all {
+    for (iface, dev, vlan) in interfaces_then_vlans(net, devices, &vlans) {
         actions.push(Action::write_file(
             format!("{NETWORK_DIR}/ifcfg-{}", dev.name),
             Contents::text(ifcfg(iface, vlan)?),
