@@ -13,10 +13,10 @@
 mod support;
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
+use support::network::nmcli_roundtrip;
 use support::{files, repo, require_tool, scratch_root, snapshot};
 use vmcust::plan::network::Renderer;
 
@@ -198,32 +198,7 @@ fn networkmanager_reads_the_renamed_profile_with_wake_on_lan() {
             .join("etc/NetworkManager/system-connections/vmcust-eth0.nmconnection"),
     )
     .unwrap();
-    let mut child = Command::new("nmcli")
-        .args([
-            "--offline",
-            "connection",
-            "modify",
-            "connection.autoconnect-retries",
-            "0",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running nmcli");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(keyfile.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let normalized = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "nmcli: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let normalized = nmcli_roundtrip(&keyfile).unwrap_or_else(|e| panic!("nmcli: {e}"));
     for want in ["interface-name=eth0", "wake-on-lan=64"] {
         assert!(
             normalized.lines().any(|l| l == want),

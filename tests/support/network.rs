@@ -4,8 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use vmcust::apply::apply;
 use vmcust::facts::NetworkFacts;
@@ -618,4 +619,35 @@ vlans:
     let t = vmcust::source::netconfig::translate(&value).unwrap();
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     t.network.unwrap()
+}
+
+/// Runs `nmcli --offline connection modify` on a keyfile: nmcli parses it, verifies
+/// the profile, applies the (harmless) change and prints the profile as NetworkManager
+/// would store it.
+pub fn nmcli_roundtrip(keyfile: &str) -> Result<String, String> {
+    let mut child = Command::new("nmcli")
+        .args([
+            "--offline",
+            "connection",
+            "modify",
+            "connection.autoconnect-retries",
+            "0",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running nmcli");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(keyfile.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
 }
