@@ -43,24 +43,9 @@ ethernets:
 
 /// Runs `vmcust <cmd>` on `root` with guestinfo metadata carrying `network`.
 fn vmcust(cmd: &str, root: &Path, network: &str, renderer: &str) -> Output {
-    let host = tempfile::tempdir().unwrap();
-    let mut md = String::from("instance-id: capv-1\nlocal-hostname: node-0\nnetwork:\n");
-    for line in network.lines() {
-        md.push_str("  ");
-        md.push_str(line);
-        md.push('\n');
-    }
-    fs::write(host.path().join("guestinfo.metadata"), md).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .arg(cmd)
-        .arg("--root")
-        .arg(root)
-        .arg("--guestinfo-dir")
-        .arg(host.path())
-        .args(["--renderer", renderer])
-        .env("VMCUST_LOG", "error")
-        .output()
-        .unwrap()
+    let head = "instance-id: capv-1\nlocal-hostname: node-0\n";
+    let extra = ["--renderer", renderer];
+    support::network::vmcust_guestinfo_network(cmd, root, head, network, &extra)
 }
 
 fn capv_network() -> vmcust::model::Network {

@@ -11,7 +11,9 @@ mod support;
 use std::fs;
 use std::process::Command;
 
-use support::network::{example_facts, nmcli_roundtrip, render_tree, renderers, vlan_network};
+use support::network::{
+    example_facts, nmcli_roundtrip, render_tree, renderers, vlan_network, vmcust_guestinfo_network,
+};
 use support::{check_golden_tree, files, repo, require_tool};
 use vmcust::plan::network::{plan_network, Renderer};
 
@@ -255,24 +257,9 @@ vlans:
 ";
     let plan = |network: &str, renderer: &str| {
         let root = support::scratch_root();
-        let host = tempfile::tempdir().unwrap();
-        let mut md = String::from("instance-id: vm-1\nlocal-hostname: vm-1\nnetwork:\n");
-        for line in network.lines() {
-            md.push_str("  ");
-            md.push_str(line);
-            md.push('\n');
-        }
-        fs::write(host.path().join("guestinfo.metadata"), md).unwrap();
-        Command::new(env!("CARGO_BIN_EXE_vmcust"))
-            .arg("plan")
-            .arg("--root")
-            .arg(root.path())
-            .arg("--guestinfo-dir")
-            .arg(host.path())
-            .args(["--renderer", renderer])
-            .env("VMCUST_LOG", "error")
-            .output()
-            .unwrap()
+        let head = "instance-id: vm-1\nlocal-hostname: vm-1\n";
+        let extra = ["--renderer", renderer];
+        vmcust_guestinfo_network("plan", root.path(), head, network, &extra)
     };
     for r in renderers() {
         let out = plan(network, r.name());

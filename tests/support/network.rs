@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 use vmcust::apply::apply;
 use vmcust::facts::NetworkFacts;
@@ -650,4 +650,34 @@ pub fn nmcli_roundtrip(keyfile: &str) -> Result<String, String> {
     } else {
         Err(String::from_utf8_lossy(&out.stderr).into_owned())
     }
+}
+
+/// Runs `vmcust <cmd> --root <root> --guestinfo-dir <host> <extra>` where the host
+/// directory's guestinfo metadata is `head` (its other keys, whole lines) and a
+/// `network` key holding the document `network`.
+pub fn vmcust_guestinfo_network(
+    cmd: &str,
+    root: &Path,
+    head: &str,
+    network: &str,
+    extra: &[&str],
+) -> Output {
+    let host = tempfile::tempdir().unwrap();
+    let mut md = format!("{head}network:\n");
+    for line in network.lines() {
+        md.push_str("  ");
+        md.push_str(line);
+        md.push('\n');
+    }
+    fs::write(host.path().join("guestinfo.metadata"), md).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .arg(cmd)
+        .arg("--root")
+        .arg(root)
+        .arg("--guestinfo-dir")
+        .arg(host.path())
+        .args(extra)
+        .env("VMCUST_LOG", "error")
+        .output()
+        .unwrap()
 }
