@@ -80,7 +80,7 @@ fn systemd_networkd_applies_our_files() {
                 .map(|(n, _)| n.clone())
                 .unwrap();
             ns.add_nic(&name, &mac, &format!("vmcpeer{i}"));
-            nics.push((name, mac, iface.start_on_boot, iface.mtu));
+            nics.push((name, mac, iface.start_on_boot, iface.ip.mtu));
         }
         let log = tree.path().join("networkd.log");
         let networkd = Networkd::start(&ns, &tree.path().join("etc/systemd/network"), &log);

@@ -115,17 +115,18 @@ pub fn expected(net: &Network) -> Summary {
     for i in &net.interfaces {
         let mac = i.mac.to_string();
         s.iface(&mac);
-        if let Ipv4Config::Static(nets) = &i.ipv4 {
+        if let Ipv4Config::Static(nets) = &i.ip.ipv4 {
             nets.iter().for_each(|n| s.address(&mac, &n.to_string()));
         }
-        if let Ipv6Config::Static(nets) = &i.ipv6 {
+        if let Ipv6Config::Static(nets) = &i.ip.ipv6 {
             nets.iter().for_each(|n| s.address(&mac, &n.to_string()));
         }
-        for r in &i.routes {
+        for r in &i.ip.routes {
             s.route(&mac, &r.to.to_string(), &r.via.to_string(), r.metric);
         }
-        s.dns.extend(i.dns.servers.iter().map(|d| d.to_string()));
-        s.search.extend(i.dns.search.iter().map(|d| d.to_string()));
+        s.dns.extend(i.ip.dns.servers.iter().map(|d| d.to_string()));
+        s.search
+            .extend(i.ip.dns.search.iter().map(|d| d.to_string()));
     }
     s.dns.extend(net.dns.servers.iter().map(|d| d.to_string()));
     s.search

@@ -457,8 +457,8 @@ pub fn written_by_vmcust(text: &str) -> bool {
 /// The machine-wide DNS followed by every interface's and VLAN's own, without repeats:
 /// what the stacks that keep DNS for the whole machine write.
 pub fn machine_dns(net: &Network) -> Dns {
-    let own = net.interfaces.iter().map(|i| &i.dns);
-    own.chain(net.vlans.iter().map(|v| &v.dns))
+    let own = net.interfaces.iter().map(|i| &i.ip.dns);
+    own.chain(net.vlans.iter().map(|v| &v.ip.dns))
         .fold(net.dns.clone(), |acc, d| merged_dns(&acc, d))
 }
 
