@@ -578,18 +578,19 @@ fn nic_record(i: &Interface) -> NicRecord {
     NicRecord {
         id: i.id.to_string(),
         mac: i.mac.to_string(),
-        ipv4: match &i.ipv4 {
+        ipv4: match &i.ip.ipv4 {
             Ipv4Config::Dhcp => "dhcp".into(),
             Ipv4Config::Disabled => "disabled".into(),
             Ipv4Config::Static(a) => join(a.iter().map(ToString::to_string).collect()),
         },
-        ipv6: match &i.ipv6 {
+        ipv6: match &i.ip.ipv6 {
             Ipv6Config::Auto => "auto".into(),
             Ipv6Config::Dhcp => "dhcp".into(),
             Ipv6Config::Disabled => "disabled".into(),
             Ipv6Config::Static(a) => join(a.iter().map(ToString::to_string).collect()),
         },
         routes: i
+            .ip
             .routes
             .iter()
             .map(|r| match r.metric {
@@ -597,7 +598,7 @@ fn nic_record(i: &Interface) -> NicRecord {
                 None => format!("{} via {}", r.to, r.via),
             })
             .collect(),
-        dns: dns_record(&i.dns),
+        dns: dns_record(&i.ip.dns),
     }
 }
 

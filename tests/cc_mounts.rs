@@ -12,7 +12,8 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use vmcust::cloud_config::apply::{run_early, run_late, ModuleOutcome, ModuleReport, StageContext};
+use support::outcome;
+use vmcust::cloud_config::apply::{run_early, run_late, ModuleOutcome, StageContext};
 use vmcust::cloud_config::{document, CloudConfig};
 use vmcust::model::InstanceId;
 use vmcust::root::Root;
@@ -57,14 +58,6 @@ fn ctx<'a>(dir: &Path, instance: &str, stop: &'a AtomicBool) -> StageContext<'a>
     );
     c.command_timeout = Duration::from_secs(20);
     c
-}
-
-fn outcome<'r>(reports: &'r [ModuleReport], module: &str) -> &'r ModuleOutcome {
-    &reports
-        .iter()
-        .find(|r| r.module == module)
-        .unwrap_or_else(|| panic!("no {module} in {reports:?}"))
-        .outcome
 }
 
 fn read(dir: &Path, p: &str) -> String {

@@ -12,6 +12,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use support::outcome;
 use vmcust::cloud_config::apply::{run_late, ModuleOutcome, ModuleReport, StageContext};
 use vmcust::cloud_config::{document, CloudConfig};
 use vmcust::model::InstanceId;
@@ -80,14 +81,6 @@ fn ctx<'a>(dir: &Path, stop: &'a AtomicBool) -> StageContext<'a> {
     c.package_timeout = Duration::from_secs(20);
     c.tool_timeout = Duration::from_secs(20);
     c
-}
-
-fn outcome<'r>(reports: &'r [ModuleReport], module: &str) -> &'r ModuleOutcome {
-    &reports
-        .iter()
-        .find(|r| r.module == module)
-        .unwrap_or_else(|| panic!("no {module} in {reports:?}"))
-        .outcome
 }
 
 fn late(dir: &Path, doc: &str) -> Vec<ModuleReport> {

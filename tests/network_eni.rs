@@ -34,7 +34,7 @@ fn ifup_configures_static_addresses_and_gateways_from_our_files() {
         ns.exec("ip", &["link", "set", "lo", "up"]);
         let want = expected(&net);
         for (i, iface) in net.interfaces.iter().enumerate() {
-            if iface.ipv4 == Ipv4Config::Dhcp || iface.ipv6 == Ipv6Config::Dhcp {
+            if iface.ip.ipv4 == Ipv4Config::Dhcp || iface.ip.ipv6 == Ipv6Config::Dhcp {
                 continue;
             }
             let mac = iface.mac.to_string();
@@ -62,14 +62,14 @@ fn ifup_configures_static_addresses_and_gateways_from_our_files() {
                     "{spec}: route {to} via {via} metric {metric:?} missing on {name}:\n{routes}"
                 );
             }
-            if let Some(mtu) = iface.mtu {
+            if let Some(mtu) = iface.ip.mtu {
                 let link = ns.exec("ip", &["-o", "link", "show", "dev", name]);
                 assert!(
                     link.contains(&format!(" mtu {mtu} ")),
                     "{spec}: mtu {mtu} missing on {name}:\n{link}"
                 );
             }
-            if let Some(ra) = iface.accept_ra {
+            if let Some(ra) = iface.ip.accept_ra {
                 let path = format!("/proc/sys/net/ipv6/conf/{name}/accept_ra");
                 let got = ns.exec("cat", &[&path]);
                 assert_eq!(got.trim(), if ra { "1" } else { "0" }, "{spec}: {path}");

@@ -18,24 +18,8 @@ use vmcust::plan::network::Renderer;
 
 /// Runs vmcust with the metadata `network` given, in a fake host directory.
 fn vmcust(cmd: &str, root: &Path, network: &str, format: &str) -> Output {
-    let host = tempfile::tempdir().unwrap();
-    let mut md = String::from("instance-id: match-1\nnetwork:\n");
-    for line in network.lines() {
-        md.push_str("  ");
-        md.push_str(line);
-        md.push('\n');
-    }
-    fs::write(host.path().join("guestinfo.metadata"), md).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .arg(cmd)
-        .arg("--root")
-        .arg(root)
-        .arg("--guestinfo-dir")
-        .arg(host.path())
-        .args(["--renderer", "netplan", "--format", format])
-        .env("VMCUST_LOG", "error")
-        .output()
-        .unwrap()
+    let extra = ["--renderer", "netplan", "--format", format];
+    support::network::vmcust_guestinfo_network(cmd, root, "instance-id: match-1\n", network, &extra)
 }
 
 /// Gives the scratch root's NICs drivers as the kernel links them: ens192 and ens224

@@ -46,6 +46,27 @@ impl Networkd {
             .expect("starting systemd-networkd");
         Networkd(child)
     }
+
+    /// Polls `missing` (what is not configured yet) for up to 15 s until it is empty,
+    /// then stops networkd; fails naming what is still missing, with networkd's `log`.
+    /// The log's text, for more checks.
+    fn settle(self, log: &Path, what: &str, mut missing: impl FnMut() -> Vec<String>) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let missing = loop {
+            let missing = missing();
+            if missing.is_empty() || Instant::now() > deadline {
+                break missing;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        drop(self);
+        let log_text = std::fs::read_to_string(log).unwrap();
+        assert!(
+            missing.is_empty(),
+            "{what}: networkd did not configure {missing:?}; its log:\n{log_text}"
+        );
+        log_text
+    }
 }
 
 impl Drop for Networkd {
@@ -80,14 +101,13 @@ fn systemd_networkd_applies_our_files() {
                 .map(|(n, _)| n.clone())
                 .unwrap();
             ns.add_nic(&name, &mac, &format!("vmcpeer{i}"));
-            nics.push((name, mac, iface.start_on_boot, iface.mtu));
+            nics.push((name, mac, iface.start_on_boot, iface.ip.mtu));
         }
         let log = tree.path().join("networkd.log");
         let networkd = Networkd::start(&ns, &tree.path().join("etc/systemd/network"), &log);
 
         let want = expected(&net);
-        let deadline = Instant::now() + Duration::from_secs(15);
-        let missing = loop {
+        let log_text = networkd.settle(&log, &spec, || {
             let mut missing = Vec::new();
             for (name, mac, on_boot, mtu) in &nics {
                 if !on_boot {
@@ -114,17 +134,8 @@ fn systemd_networkd_applies_our_files() {
                     }
                 }
             }
-            if missing.is_empty() || Instant::now() > deadline {
-                break missing;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        };
-        drop(networkd);
-        let log_text = std::fs::read_to_string(&log).unwrap();
-        assert!(
-            missing.is_empty(),
-            "{spec}: networkd did not configure {missing:?}; its log:\n{log_text}"
-        );
+            missing
+        });
         for (name, _, on_boot, _) in &nics {
             if !on_boot {
                 let link = ns.exec("ip", &["-o", "link", "show", "dev", name]);
@@ -193,8 +204,7 @@ fn systemd_networkd_creates_the_vlans() {
         "eth0: Requested stacked netdev 'eth0.100'",
         "ens224: Requested stacked netdev 'storage'",
     ];
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let missing = loop {
+    let log_text = networkd.settle(&log, "the VLANs", || {
         let mut missing = Vec::new();
         for (dev, item) in &want {
             let shown = Command::new("ip")
@@ -214,17 +224,8 @@ fn systemd_networkd_creates_the_vlans() {
                 missing.push(format!("log line {l:?}"));
             }
         }
-        if missing.is_empty() || Instant::now() > deadline {
-            break missing;
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    };
-    drop(networkd);
-    let log_text = std::fs::read_to_string(&log).unwrap();
-    assert!(
-        missing.is_empty(),
-        "networkd did not configure {missing:?}; its log:\n{log_text}"
-    );
+        missing
+    });
     if kernel_vlans {
         let routes = ns.exec("ip", &["route", "show", "dev", "eth0.100"]);
         assert!(

@@ -8,43 +8,13 @@
 mod support;
 
 use std::fs;
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use support::network::{expected, link_keys_network, parse_nm, render_tree, specs, Summary};
+use support::network::{
+    expected, link_keys_network, nmcli_roundtrip, parse_nm, render_tree, specs, Summary,
+};
 use support::{files, require_tool};
 use vmcust::plan::network::Renderer;
-
-/// Runs `nmcli --offline connection modify` on a keyfile: nmcli parses it, verifies
-/// the profile, applies the (harmless) change and prints the profile as NetworkManager
-/// would store it.
-fn nmcli_roundtrip(keyfile: &str) -> Result<String, String> {
-    let mut child = Command::new("nmcli")
-        .args([
-            "--offline",
-            "connection",
-            "modify",
-            "connection.autoconnect-retries",
-            "0",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running nmcli");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(keyfile.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
-}
 
 #[test]
 fn networkmanager_accepts_every_keyfile_and_reads_the_same_settings() {

@@ -12,8 +12,8 @@ use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use proptest::prelude::*;
 use support::network::{example_names, expected, parse, render_tree, renderers};
 use vmcust::model::{
-    Dns, DnsName, Gateway, Interface, InterfaceId, Ipv4Config, Ipv6Config, MacAddr, NameServer,
-    Network, NicAddr4, NicAddr6, Route,
+    Dns, DnsName, Gateway, Interface, InterfaceId, IpSettings, Ipv4Config, Ipv6Config, MacAddr,
+    NameServer, Network, NicAddr4, NicAddr6, Route,
 };
 
 /// The example root's MACs, so the devices resolve.
@@ -68,25 +68,27 @@ fn interface(mac: &'static str) -> impl Strategy<Value = Interface> {
             mac: mac.parse::<MacAddr>().unwrap(),
             set_name: None,
             wake_on_lan: false,
-            mtu: None,
-            accept_ra: None,
-            dhcp4_overrides: Default::default(),
-            dhcp6_overrides: Default::default(),
-            ipv4: Ipv4Config::Static(v4),
-            ipv6: match v6 {
-                Some(a) => Ipv6Config::Static(vec![a]),
-                None => Ipv6Config::Auto,
+            ip: IpSettings {
+                mtu: None,
+                accept_ra: None,
+                dhcp4_overrides: Default::default(),
+                dhcp6_overrides: Default::default(),
+                ipv4: Ipv4Config::Static(v4),
+                ipv6: match v6 {
+                    Some(a) => Ipv6Config::Static(vec![a]),
+                    None => Ipv6Config::Auto,
+                },
+                routes: gw
+                    .map(|(via, metric)| Route {
+                        to: IpNet::V4(Ipv4Net::default()),
+                        via,
+                        metric: Some(metric),
+                    })
+                    .into_iter()
+                    .collect(),
+                dns: Dns::default(),
+                dhcp_dns: false,
             },
-            routes: gw
-                .map(|(via, metric)| Route {
-                    to: IpNet::V4(Ipv4Net::default()),
-                    via,
-                    metric: Some(metric),
-                })
-                .into_iter()
-                .collect(),
-            dns: Dns::default(),
-            dhcp_dns: false,
             start_on_boot: true,
         })
 }

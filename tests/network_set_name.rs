@@ -13,10 +13,10 @@
 mod support;
 
 use std::fs;
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
+use support::network::nmcli_roundtrip;
 use support::{files, repo, require_tool, scratch_root, snapshot};
 use vmcust::plan::network::Renderer;
 
@@ -43,24 +43,9 @@ ethernets:
 
 /// Runs `vmcust <cmd>` on `root` with guestinfo metadata carrying `network`.
 fn vmcust(cmd: &str, root: &Path, network: &str, renderer: &str) -> Output {
-    let host = tempfile::tempdir().unwrap();
-    let mut md = String::from("instance-id: capv-1\nlocal-hostname: node-0\nnetwork:\n");
-    for line in network.lines() {
-        md.push_str("  ");
-        md.push_str(line);
-        md.push('\n');
-    }
-    fs::write(host.path().join("guestinfo.metadata"), md).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_vmcust"))
-        .arg(cmd)
-        .arg("--root")
-        .arg(root)
-        .arg("--guestinfo-dir")
-        .arg(host.path())
-        .args(["--renderer", renderer])
-        .env("VMCUST_LOG", "error")
-        .output()
-        .unwrap()
+    let head = "instance-id: capv-1\nlocal-hostname: node-0\n";
+    let extra = ["--renderer", renderer];
+    support::network::vmcust_guestinfo_network(cmd, root, head, network, &extra)
 }
 
 fn capv_network() -> vmcust::model::Network {
@@ -71,27 +56,35 @@ fn capv_network() -> vmcust::model::Network {
         .unwrap()
 }
 
+/// `renderer`'s plan for metadata `network` that renames the NIC ens192 to eth0: it
+/// succeeds, renames the running NIC first, and no file names ens192 any more.
+fn renaming_plan(network: &str, renderer: Renderer) -> String {
+    let root = scratch_root();
+    let out = vmcust("plan", root.path(), network, renderer.name());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}: {stderr}", renderer.name());
+    let got = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        got.contains("ip link set dev ens192 name eth0"),
+        "{}: no live rename\n{got}",
+        renderer.name()
+    );
+    assert!(
+        !got.contains("ens192.") && !got.contains("-ens192"),
+        "{}: a file still names ens192\n{got}",
+        renderer.name()
+    );
+    got
+}
+
 /// Every renderer's plan: the files under the new name, the rename and wake-on-LAN in
 /// the stack's own terms, and the live rename before the reload.
 #[test]
 fn every_renderer_renames_and_wakes_as_its_golden_plan_says() {
     let dir = repo().join("tests/golden/set-name");
     for r in support::network::renderers() {
-        let root = scratch_root();
-        let out = vmcust("plan", root.path(), CAPV, r.name());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", r.name());
-        let got = String::from_utf8(out.stdout).unwrap();
+        let got = renaming_plan(CAPV, r);
         support::check_golden(&dir.join(format!("{}.txt", r.name())), &got);
-        assert!(
-            got.contains("ip link set dev ens192 name eth0"),
-            "{}: no live rename\n{got}",
-            r.name()
-        );
-        assert!(
-            !got.contains("ens192.") && !got.contains("-ens192"),
-            "{got}"
-        );
         // The mechanism each stack renames and wakes by.
         let (rename, wake) = match r {
             Renderer::Netplan => ("set-name: eth0", "wakeonlan: true"),
@@ -198,32 +191,7 @@ fn networkmanager_reads_the_renamed_profile_with_wake_on_lan() {
             .join("etc/NetworkManager/system-connections/vmcust-eth0.nmconnection"),
     )
     .unwrap();
-    let mut child = Command::new("nmcli")
-        .args([
-            "--offline",
-            "connection",
-            "modify",
-            "connection.autoconnect-retries",
-            "0",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running nmcli");
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(keyfile.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let normalized = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "nmcli: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let normalized = nmcli_roundtrip(&keyfile).unwrap_or_else(|e| panic!("nmcli: {e}"));
     for want in ["interface-name=eth0", "wake-on-lan=64"] {
         assert!(
             normalized.lines().any(|l| l == want),
@@ -282,21 +250,7 @@ config:
 #[test]
 fn a_v1_name_with_a_mac_renames_the_nic_on_every_renderer() {
     for r in support::network::renderers() {
-        let root = scratch_root();
-        let out = vmcust("plan", root.path(), V1_NAMED, r.name());
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(0), "{}: {stderr}", r.name());
-        let got = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            got.contains("ip link set dev ens192 name eth0"),
-            "{}: no live rename\n{got}",
-            r.name()
-        );
-        assert!(
-            !got.contains("ens192.") && !got.contains("-ens192"),
-            "{}: a file still names ens192\n{got}",
-            r.name()
-        );
+        let got = renaming_plan(V1_NAMED, r);
         // The mechanism each stack renames by, and the address on the new name.
         let (rename, file) = match r {
             Renderer::Netplan => ("set-name: eth0", "    eth0:\n"),

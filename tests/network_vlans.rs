@@ -9,10 +9,11 @@
 mod support;
 
 use std::fs;
-use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
-use support::network::{example_facts, render_tree, renderers, vlan_network};
+use support::network::{
+    example_facts, nmcli_roundtrip, render_tree, renderers, vlan_network, vmcust_guestinfo_network,
+};
 use support::{check_golden_tree, files, repo, require_tool};
 use vmcust::plan::network::{plan_network, Renderer};
 
@@ -227,32 +228,7 @@ fn networkmanager_reads_the_vlan_profiles() {
         // `nmcli --offline connection modify` parses the keyfile, verifies the profile
         // (a VLAN needs an id and a parent) and prints it as NetworkManager stores it.
         let keyfile = fs::read_to_string(dir.join(file)).unwrap();
-        let mut child = Command::new("nmcli")
-            .args([
-                "--offline",
-                "connection",
-                "modify",
-                "connection.autoconnect-retries",
-                "0",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(keyfile.as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        let shown = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{file}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let shown = nmcli_roundtrip(&keyfile).unwrap_or_else(|e| panic!("{file}: {e}"));
         let lines: Vec<&str> = shown.lines().collect();
         for w in want {
             assert!(lines.contains(w), "{file}: {w} missing:\n{shown}");
@@ -281,24 +257,9 @@ vlans:
 ";
     let plan = |network: &str, renderer: &str| {
         let root = support::scratch_root();
-        let host = tempfile::tempdir().unwrap();
-        let mut md = String::from("instance-id: vm-1\nlocal-hostname: vm-1\nnetwork:\n");
-        for line in network.lines() {
-            md.push_str("  ");
-            md.push_str(line);
-            md.push('\n');
-        }
-        fs::write(host.path().join("guestinfo.metadata"), md).unwrap();
-        Command::new(env!("CARGO_BIN_EXE_vmcust"))
-            .arg("plan")
-            .arg("--root")
-            .arg(root.path())
-            .arg("--guestinfo-dir")
-            .arg(host.path())
-            .args(["--renderer", renderer])
-            .env("VMCUST_LOG", "error")
-            .output()
-            .unwrap()
+        let head = "instance-id: vm-1\nlocal-hostname: vm-1\n";
+        let extra = ["--renderer", renderer];
+        vmcust_guestinfo_network("plan", root.path(), head, network, &extra)
     };
     for r in renderers() {
         let out = plan(network, r.name());

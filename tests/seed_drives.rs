@@ -870,6 +870,50 @@ fn ovf_env(host: &str) -> String {
     )
 }
 
+/// Two broken copies of the ISO image `good`, which holds `content` as one file: cut
+/// inside the file, and with every directory record of the file declaring 4 GiB.
+fn broken_copies(good: &[u8], content: &[u8]) -> [(&'static str, Vec<u8>); 2] {
+    let start = find(good, content);
+    let block = (start / 2048) as u32;
+    let records: Vec<usize> = (0..good.len() - 34)
+        .filter(|&at| {
+            u32::from_le_bytes(good[at + 2..at + 6].try_into().unwrap()) == block
+                && u32::from_le_bytes(good[at + 10..at + 14].try_into().unwrap()) as usize
+                    == content.len()
+        })
+        .collect();
+    assert!(!records.is_empty(), "the file's directory records");
+    let mut huge = good.to_vec();
+    for at in &records {
+        huge[at + 10..at + 14].copy_from_slice(&u32::MAX.to_le_bytes());
+    }
+    [
+        ("cut inside the file", good[..start + 10].to_vec()),
+        ("a 4 GiB file", huge),
+    ]
+}
+
+/// A VM with guestinfo metadata and `medium` as its CD fails its early stage with each
+/// of `wants` in the log, and guestinfo is not taken instead.
+fn assert_cd_refused(medium: &[u8], wants: &[&str], what: &str) {
+    let vm = new_vm();
+    fs::write(
+        vm.host.path().join("guestinfo.metadata"),
+        "instance-id: gi-other\nlocal-hostname: from-guestinfo\n",
+    )
+    .unwrap();
+    fs::create_dir_all(vm.path("/dev")).unwrap();
+    fs::write(vm.path("/dev/sr0"), medium).unwrap();
+    let before = vm.state();
+    let early = vm.run("early");
+    let log = text(&early.stderr);
+    for want in wants {
+        assert!(log.contains(want), "{what}: want {want:?} in\n{log}");
+    }
+    assert_ne!(early.status.code(), Some(0), "{what}: {log}");
+    assert_eq!(vm.state(), before, "{what}: guestinfo is not taken instead");
+}
+
 /// An OVF transport CD that cannot be read exactly (cut inside `ovf-env.xml`, or a
 /// directory record declaring a 4 GiB file) fails the boot as a broken seed drive does:
 /// guestinfo, which the VM also has, is not taken instead.
@@ -883,52 +927,14 @@ fn a_broken_ovf_cd_fails_the_boot_instead_of_guestinfo() {
         &[("ovf-env.xml".to_string(), xml.clone())],
     ))
     .unwrap();
-    let start = find(&good, xml.as_bytes());
-    let block = (start / 2048) as u32;
-    let records: Vec<usize> = (0..good.len() - 34)
-        .filter(|&at| {
-            u32::from_le_bytes(good[at + 2..at + 6].try_into().unwrap()) == block
-                && u32::from_le_bytes(good[at + 10..at + 14].try_into().unwrap()) as usize
-                    == xml.len()
-        })
-        .collect();
-    assert!(!records.is_empty(), "the file's directory records");
-    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        (
-            "cut inside the file",
-            good[..start + 10].to_vec(),
-            "lies beyond the end of the volume",
-        ),
-        (
-            "a 4 GiB file",
-            {
-                let mut b = good.clone();
-                for at in &records {
-                    b[at + 10..at + 14].copy_from_slice(&u32::MAX.to_le_bytes());
-                }
-                b
-            },
-            "is 4294967295 bytes, over the limit",
-        ),
+    let wants = [
+        "lies beyond the end of the volume",
+        "is 4294967295 bytes, over the limit",
     ];
-    for (what, bytes, want) in cases {
-        // The same medium without guestinfo is taken when whole, as a sanity check of the
-        // image; broken, it is refused with guestinfo there.
-        let vm = new_vm();
-        fs::write(
-            vm.host.path().join("guestinfo.metadata"),
-            "instance-id: gi-other\nlocal-hostname: from-guestinfo\n",
-        )
-        .unwrap();
-        fs::create_dir_all(vm.path("/dev")).unwrap();
-        fs::write(vm.path("/dev/sr0"), &bytes).unwrap();
-        let before = vm.state();
-        let early = vm.run("early");
-        let log = text(&early.stderr);
-        assert!(log.contains(want), "{what}: want {want:?} in\n{log}");
-        assert!(log.contains("/dev/sr0"), "{what}: names the CD: {log}");
-        assert_ne!(early.status.code(), Some(0), "{what}: {log}");
-        assert_eq!(vm.state(), before, "{what}: guestinfo is not taken instead");
+    for ((what, bytes), want) in broken_copies(&good, xml.as_bytes()).into_iter().zip(wants) {
+        // The same medium without guestinfo is taken when whole (below), as a sanity
+        // check of the image; broken, it is refused with guestinfo there.
+        assert_cd_refused(&bytes, &[want, "/dev/sr0"], what);
     }
     let vm = new_vm();
     fs::create_dir_all(vm.path("/dev")).unwrap();
@@ -954,60 +960,12 @@ fn a_broken_seed_iso_fails_the_boot_instead_of_guestinfo() {
     for (label, files, victim) in seeds {
         let content = &files.iter().find(|(p, _)| p.ends_with(victim)).unwrap().1;
         let good = fs::read(iso(dir.path(), label, &files)).unwrap();
-        let start = find(&good, content.as_bytes());
-        let block = (start / 2048) as u32;
-        let records: Vec<usize> = (0..good.len() - 34)
-            .filter(|&at| {
-                u32::from_le_bytes(good[at + 2..at + 6].try_into().unwrap()) == block
-                    && u32::from_le_bytes(good[at + 10..at + 14].try_into().unwrap()) as usize
-                        == content.len()
-            })
-            .collect();
-        assert!(!records.is_empty(), "{label}: the file's directory records");
-        let cases: [(&str, Vec<u8>, &str); 2] = [
-            (
-                "cut inside the file",
-                good[..start + 10].to_vec(),
-                "beyond the end",
-            ),
-            (
-                "a 4 GiB file",
-                {
-                    let mut b = good.clone();
-                    for at in &records {
-                        b[at + 10..at + 14].copy_from_slice(&u32::MAX.to_le_bytes());
-                    }
-                    b
-                },
-                "4294967295 bytes, over the limit",
-            ),
-        ];
-        for (what, bytes, want) in cases {
-            let vm = new_vm();
-            fs::write(
-                vm.host.path().join("guestinfo.metadata"),
-                "instance-id: gi-other\nlocal-hostname: from-guestinfo\n",
-            )
-            .unwrap();
-            fs::create_dir_all(vm.path("/dev")).unwrap();
-            fs::write(vm.path("/dev/sr0"), &bytes).unwrap();
-            let before = vm.state();
-            let early = vm.run("early");
-            let log = text(&early.stderr);
-            assert!(
-                log.contains(want),
-                "{label}, {what}: want {want:?} in\n{log}"
-            );
-            assert!(
-                log.contains(victim),
-                "{label}, {what}: names the file: {log}"
-            );
-            assert_ne!(early.status.code(), Some(0), "{label}, {what}: {log}");
-            assert_eq!(
-                vm.state(),
-                before,
-                "{label}, {what}: guestinfo is not taken instead"
-            );
+        let wants = ["beyond the end", "4294967295 bytes, over the limit"];
+        for ((what, bytes), want) in broken_copies(&good, content.as_bytes())
+            .into_iter()
+            .zip(wants)
+        {
+            assert_cd_refused(&bytes, &[want, victim], &format!("{label}, {what}"));
         }
         // Whole, the same medium is taken.
         let vm = new_vm();

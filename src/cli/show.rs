@@ -173,7 +173,7 @@ fn summary(g: &crate::source::SourceData) -> String {
             "network",
         );
         for i in &net.interfaces {
-            let v4 = match &i.ipv4 {
+            let v4 = match &i.ip.ipv4 {
                 Ipv4Config::Dhcp => "dhcp".to_string(),
                 Ipv4Config::Static(a) => a
                     .iter()
@@ -182,7 +182,7 @@ fn summary(g: &crate::source::SourceData) -> String {
                     .join(" "),
                 Ipv4Config::Disabled => "off".to_string(),
             };
-            let v6 = match &i.ipv6 {
+            let v6 = match &i.ip.ipv6 {
                 Ipv6Config::Auto => "auto".to_string(),
                 Ipv6Config::Dhcp => "dhcp".to_string(),
                 Ipv6Config::Static(a) => a
@@ -193,12 +193,12 @@ fn summary(g: &crate::source::SourceData) -> String {
                 Ipv6Config::Disabled => "off".to_string(),
             };
             let _ = writeln!(out, "  {} {}: ipv4 {v4}; ipv6 {v6}", i.id, i.mac);
-            for r in &i.routes {
+            for r in &i.ip.routes {
                 let metric = r.metric.map_or(String::new(), |m| format!(" metric {m}"));
                 let _ = writeln!(out, "    route {} via {}{metric}", r.to, r.via);
             }
-            if !i.dns.is_empty() {
-                let _ = writeln!(out, "    dns {}", dns_text(&i.dns));
+            if !i.ip.dns.is_empty() {
+                let _ = writeln!(out, "    dns {}", dns_text(&i.ip.dns));
             }
         }
         for m in &net.matched {
@@ -211,8 +211,8 @@ fn summary(g: &crate::source::SourceData) -> String {
                 v.name,
                 v.vlan_id,
                 v.link_entry,
-                v.ipv4.describe(),
-                v.ipv6.describe()
+                v.ip.ipv4.describe(),
+                v.ip.ipv6.describe()
             );
         }
         if !net.dns.is_empty() {

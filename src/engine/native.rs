@@ -251,16 +251,8 @@ fn summary_of(read: &UserData) -> NativeSummary {
 }
 
 fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<(), Failure> {
-    let req = crate::cloud_config::modules::accounts::request(cfg).map_err(|errors| {
-        Failure::invalid(format!(
-            "user-data: {}",
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
-        ))
-    })?;
+    let req = crate::cloud_config::modules::accounts::request(cfg)
+        .map_err(|e| Failure::invalid(format!("user-data: {e}")))?;
     let facts = accounts::gather(root, &req).map_err(|e| Failure::of(&e))?;
     let plan = accounts::plan_accounts(&req, &facts)
         .map_err(|e| Failure::new(FailureKind::CannotApply, format!("user-data: {e}")))?;

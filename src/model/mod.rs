@@ -158,28 +158,9 @@ pub struct Vlan {
     pub link: VlanLink,
     /// The source's name for the link (the `ethernets` key), for messages and `show`.
     pub link_entry: String,
-    /// `mtu`: the VLAN device's MTU; `None` takes the link's.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mtu: Option<Mtu>,
-    /// `accept-ra`, as on an interface.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub accept_ra: Option<bool>,
-    /// `dhcp4-overrides` beyond `use-dns`.
-    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
-    pub dhcp4_overrides: DhcpOverrides,
-    /// `dhcp6-overrides` beyond `use-dns`.
-    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
-    pub dhcp6_overrides: DhcpOverrides,
-    /// IPv4 configuration.
-    pub ipv4: Ipv4Config,
-    /// IPv6 configuration.
-    pub ipv6: Ipv6Config,
-    /// Routes through the VLAN, default routes included.
-    pub routes: Vec<Route>,
-    /// DNS of the VLAN.
-    pub dns: Dns,
-    /// Whether DNS servers learned over DHCP are used.
-    pub dhcp_dns: bool,
+    /// Its IP configuration; `mtu` `None` takes the link's.
+    #[serde(flatten)]
+    pub ip: IpSettings,
 }
 
 impl Vlan {
@@ -193,15 +174,7 @@ impl Vlan {
             mac,
             set_name: None,
             wake_on_lan: false,
-            mtu: self.mtu,
-            accept_ra: self.accept_ra,
-            dhcp4_overrides: self.dhcp4_overrides.clone(),
-            dhcp6_overrides: self.dhcp6_overrides.clone(),
-            ipv4: self.ipv4.clone(),
-            ipv6: self.ipv6.clone(),
-            routes: self.routes.clone(),
-            dns: self.dns.clone(),
-            dhcp_dns: self.dhcp_dns,
+            ip: self.ip.clone(),
             start_on_boot: true,
         }
     }
@@ -266,32 +239,12 @@ pub struct MatchedInterface {
     /// How many of [`Network::interfaces`] come before this entry in the source, so
     /// that resolved NICs keep the source's order.
     pub position: usize,
-    /// IPv4 configuration of each selected NIC.
-    pub ipv4: Ipv4Config,
-    /// IPv6 configuration of each selected NIC.
-    pub ipv6: Ipv6Config,
-    /// Routes through each selected NIC.
-    pub routes: Vec<Route>,
-    /// DNS of each selected NIC.
-    pub dns: Dns,
-    /// Whether DNS servers learned over DHCP are used.
-    pub dhcp_dns: bool,
     /// `wakeonlan`: the selected NICs wake the VM on a magic packet.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub wake_on_lan: bool,
-    /// `mtu`: the link MTU of each selected NIC; `None` keeps the NIC's own.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mtu: Option<Mtu>,
-    /// `accept-ra`: whether IPv6 router advertisements are accepted; `None` leaves the
-    /// stack's default.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub accept_ra: Option<bool>,
-    /// `dhcp4-overrides` beyond `use-dns` (which is [`Self::dhcp_dns`]).
-    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
-    pub dhcp4_overrides: DhcpOverrides,
-    /// `dhcp6-overrides` beyond `use-dns`.
-    #[serde(skip_serializing_if = "DhcpOverrides::is_empty")]
-    pub dhcp6_overrides: DhcpOverrides,
+    /// The IP configuration of each selected NIC; `mtu` `None` keeps the NIC's own.
+    #[serde(flatten)]
+    pub ip: IpSettings,
 }
 
 impl MatchedInterface {
@@ -300,8 +253,8 @@ impl MatchedInterface {
     pub fn needs_one(&self) -> Option<&'static str> {
         if self.set_name.is_some() {
             Some("it has a set-name")
-        } else if matches!(self.ipv4, Ipv4Config::Static(_))
-            || matches!(self.ipv6, Ipv6Config::Static(_))
+        } else if matches!(self.ip.ipv4, Ipv4Config::Static(_))
+            || matches!(self.ip.ipv6, Ipv6Config::Static(_))
         {
             Some("it has static addresses")
         } else {
@@ -312,12 +265,12 @@ impl MatchedInterface {
     /// `ethernets.nics: the NICs matching name ens* (found at plan time…): ipv4 dhcp`,
     /// for `show`, which has no root to resolve against.
     pub fn describe(&self) -> String {
-        let v4 = match &self.ipv4 {
+        let v4 = match &self.ip.ipv4 {
             Ipv4Config::Dhcp => "dhcp".to_string(),
             Ipv4Config::Static(a) => join(a),
             Ipv4Config::Disabled => "off".to_string(),
         };
-        let v6 = match &self.ipv6 {
+        let v6 = match &self.ip.ipv6 {
             Ipv6Config::Auto => "auto".to_string(),
             Ipv6Config::Dhcp => "dhcp".to_string(),
             Ipv6Config::Static(a) => join(a),
@@ -344,35 +297,17 @@ impl MatchedInterface {
             mac,
             set_name: self.set_name.clone(),
             wake_on_lan: self.wake_on_lan,
-            mtu: self.mtu,
-            accept_ra: self.accept_ra,
-            dhcp4_overrides: self.dhcp4_overrides.clone(),
-            dhcp6_overrides: self.dhcp6_overrides.clone(),
-            ipv4: self.ipv4.clone(),
-            ipv6: self.ipv6.clone(),
-            routes: self.routes.clone(),
-            dns: self.dns.clone(),
-            dhcp_dns: self.dhcp_dns,
+            ip: self.ip.clone(),
             start_on_boot: true,
         }
     }
 }
 
-/// One network interface, identified by its MAC address.
+/// The IP configuration of one device, the same for a NIC ([`Interface`]), the NICs a
+/// matched entry selects ([`MatchedInterface`]) and a VLAN device ([`Vlan`]).
 #[derive(Debug, Clone, Serialize)]
-pub struct Interface {
-    /// The source's name for it (`NIC1`); used where no device name is known.
-    pub id: InterfaceId,
-    /// Hardware address the interface is matched by.
-    pub mac: MacAddr,
-    /// `set-name`: the name the NIC with [`Interface::mac`] is given, whatever the kernel
-    /// called it; the renderers rename it (by MAC) and configure it under this name.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub set_name: Option<InterfaceId>,
-    /// `wakeonlan`: the NIC wakes the VM on a magic packet.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub wake_on_lan: bool,
-    /// `mtu`: the link MTU; `None` keeps the NIC's own.
+pub struct IpSettings {
+    /// `mtu`: the link MTU; `None` keeps the device's own (a VLAN's: its link's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mtu: Option<Mtu>,
     /// `accept-ra`: whether IPv6 router advertisements are accepted; `None` leaves the
@@ -389,12 +324,31 @@ pub struct Interface {
     pub ipv4: Ipv4Config,
     /// IPv6 configuration.
     pub ipv6: Ipv6Config,
-    /// Routes through this interface, default routes included.
+    /// Routes through the device, default routes included.
     pub routes: Vec<Route>,
-    /// DNS servers and search domains that belong to this interface only.
+    /// DNS servers and search domains that belong to this device only.
     pub dns: Dns,
     /// Whether DNS servers learned over DHCP are used.
     pub dhcp_dns: bool,
+}
+
+/// One network interface, identified by its MAC address.
+#[derive(Debug, Clone, Serialize)]
+pub struct Interface {
+    /// The source's name for it (`NIC1`); used where no device name is known.
+    pub id: InterfaceId,
+    /// Hardware address the interface is matched by.
+    pub mac: MacAddr,
+    /// `set-name`: the name the NIC with [`Interface::mac`] is given, whatever the kernel
+    /// called it; the renderers rename it (by MAC) and configure it under this name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub set_name: Option<InterfaceId>,
+    /// `wakeonlan`: the NIC wakes the VM on a magic packet.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub wake_on_lan: bool,
+    /// Its IP configuration.
+    #[serde(flatten)]
+    pub ip: IpSettings,
     /// Bring the interface up at boot.
     pub start_on_boot: bool,
 }

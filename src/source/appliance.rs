@@ -21,9 +21,9 @@ use vmcust_ovf::Environment;
 
 use super::field::{field, host_and_domain};
 use crate::model::{
-    Customization, Dns, DnsName, Gateway, InstanceId, Interface, InterfaceId, Ipv4Config,
-    Ipv6Config, MacAddr, NameServer, Network, NicAddr4, RootPassword, Route, Secret, SshKey,
-    Timezone,
+    Customization, Dns, DnsName, Gateway, InstanceId, Interface, InterfaceId, IpSettings,
+    Ipv4Config, Ipv6Config, MacAddr, NameServer, Network, NicAddr4, RootPassword, Route, Secret,
+    SshKey, Timezone,
 };
 
 /// A mapped appliance property that cannot be used. Messages name the property, never
@@ -266,15 +266,17 @@ impl PropertyMap {
                 mac,
                 set_name: None,
                 wake_on_lan: false,
-                mtu: None,
-                accept_ra: None,
-                dhcp4_overrides: Default::default(),
-                dhcp6_overrides: Default::default(),
-                ipv4,
-                ipv6: Ipv6Config::Auto,
-                routes,
-                dns: Dns::default(),
-                dhcp_dns,
+                ip: IpSettings {
+                    mtu: None,
+                    accept_ra: None,
+                    dhcp4_overrides: Default::default(),
+                    dhcp6_overrides: Default::default(),
+                    ipv4,
+                    ipv6: Ipv6Config::Auto,
+                    routes,
+                    dns: Dns::default(),
+                    dhcp_dns,
+                },
                 start_on_boot: true,
             }],
             dns,
@@ -378,12 +380,12 @@ mod tests {
         let i = &net.interfaces[0];
         assert_eq!(i.mac.to_string(), "00:50:56:aa:bb:cc");
         assert_eq!(
-            i.ipv4,
+            i.ip.ipv4,
             Ipv4Config::Static(vec!["10.1.2.3/24".parse().unwrap()])
         );
-        assert_eq!(i.routes[0].via.to_string(), "10.1.2.1");
+        assert_eq!(i.ip.routes[0].via.to_string(), "10.1.2.1");
         assert_eq!(net.dns.servers.len(), 2);
-        assert!(!i.dhcp_dns);
+        assert!(!i.ip.dhcp_dns);
     }
 
     #[test]
@@ -392,7 +394,7 @@ mod tests {
         let mut c = Customization::default();
         map.apply(&env(&prop("ip0", "")), &mut c, &mut Vec::new())
             .unwrap();
-        assert_eq!(c.network.unwrap().interfaces[0].ipv4, Ipv4Config::Dhcp);
+        assert_eq!(c.network.unwrap().interfaces[0].ip.ipv4, Ipv4Config::Dhcp);
     }
 
     #[test]

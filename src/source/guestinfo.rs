@@ -262,7 +262,7 @@ mod tests {
             Some("example.com")
         );
         let net = c.network.as_ref().unwrap();
-        assert_eq!(net.interfaces[0].ipv4, Ipv4Config::Dhcp);
+        assert_eq!(net.interfaces[0].ip.ipv4, Ipv4Config::Dhcp);
         // Redacted vendordata: its encoding is not asked for.
         assert!(!h
             .recorded()

@@ -15,8 +15,8 @@ use super::{metadata, Door, Source, SourceData};
 use crate::failure::{Failure, FailureKind};
 use crate::model::{
     Customization, Dns, Gateway, HardwareClock, Identity, InstanceId, Interface, InterfaceId,
-    InvalidValue, Ipv4Config, Ipv6Config, NameServer, Network, NicAddr4, NicAddr6, RootPassword,
-    Route,
+    InvalidValue, IpSettings, Ipv4Config, Ipv6Config, NameServer, Network, NicAddr4, NicAddr6,
+    RootPassword, Route,
 };
 
 /// The name of this source in messages.
@@ -123,15 +123,17 @@ fn network(nics: &[Nic], spec: &Spec) -> Result<Network, InvalidValue> {
                 mac: nic.mac,
                 set_name: None,
                 wake_on_lan: false,
-                mtu: None,
-                accept_ra: None,
-                dhcp4_overrides: Default::default(),
-                dhcp6_overrides: Default::default(),
-                ipv4: ipv4(nic)?,
-                ipv6,
-                routes,
-                dns: Dns::default(),
-                dhcp_dns,
+                ip: IpSettings {
+                    mtu: None,
+                    accept_ra: None,
+                    dhcp4_overrides: Default::default(),
+                    dhcp6_overrides: Default::default(),
+                    ipv4: ipv4(nic)?,
+                    ipv6,
+                    routes,
+                    dns: Dns::default(),
+                    dhcp_dns,
+                },
                 start_on_boot: nic.onboot != Some(false),
             })
         })

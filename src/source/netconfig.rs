@@ -21,9 +21,9 @@ use serde::Deserialize;
 use serde_norway::Value;
 
 use crate::model::{
-    DhcpOverrides, Dns, DnsName, Gateway, Glob, HostName, Interface, InterfaceId, Ipv4Config,
-    Ipv6Config, MacAddr, MatchedInterface, Mtu, NameServer, Network, NicAddr4, NicAddr6,
-    NicSelector, Route, Vlan, VlanId, VlanLink,
+    DhcpOverrides, Dns, DnsName, Gateway, Glob, HostName, Interface, InterfaceId, IpSettings,
+    Ipv4Config, Ipv6Config, MacAddr, MatchedInterface, Mtu, NameServer, Network, NicAddr4,
+    NicAddr6, NicSelector, Route, Vlan, VlanId, VlanLink,
 };
 
 /// A network config that cannot be translated; the message names the offending entry.
@@ -220,46 +220,46 @@ impl Builder {
     }
 
     /// The interface for the NIC with `mac`, named `id` in the source.
-    fn keyed(self, id: &str, mac: MacAddr) -> Result<Entry, NetworkConfigError> {
+    fn keyed(mut self, id: &str, mac: MacAddr) -> Result<Entry, NetworkConfigError> {
         let id = InterfaceId::parse(id).map_err(|e| err(format!("{}: {e}", self.path)))?;
-        let (ipv4, ipv6) = self.methods()?;
+        let ip = self.ip_settings()?;
         Ok(Entry::Keyed(Interface {
             id,
             mac,
             set_name: self.set_name,
             wake_on_lan: self.wake_on_lan,
-            mtu: self.mtu,
-            accept_ra: self.accept_ra,
-            dhcp4_overrides: self.dhcp4_overrides,
-            dhcp6_overrides: self.dhcp6_overrides,
-            ipv4,
-            ipv6,
-            routes: self.routes,
-            dns: self.dns,
-            dhcp_dns: self.dhcp_dns,
+            ip,
             start_on_boot: true,
         }))
     }
 
     /// The entry for the NICs `selector` finds at plan time.
-    fn matched(self, selector: NicSelector) -> Result<Entry, NetworkConfigError> {
-        let (ipv4, ipv6) = self.methods()?;
+    fn matched(mut self, selector: NicSelector) -> Result<Entry, NetworkConfigError> {
+        let ip = self.ip_settings()?;
         Ok(Entry::Matched(MatchedInterface {
             entry: self.path,
             selector,
             set_name: self.set_name,
             wake_on_lan: self.wake_on_lan,
+            ip,
+            position: 0,
+        }))
+    }
+
+    /// The device's IP configuration, taken out of what the entry's keys gave.
+    fn ip_settings(&mut self) -> Result<IpSettings, NetworkConfigError> {
+        let (ipv4, ipv6) = self.methods()?;
+        Ok(IpSettings {
             mtu: self.mtu,
             accept_ra: self.accept_ra,
-            dhcp4_overrides: self.dhcp4_overrides,
-            dhcp6_overrides: self.dhcp6_overrides,
-            position: 0,
+            dhcp4_overrides: std::mem::take(&mut self.dhcp4_overrides),
+            dhcp6_overrides: std::mem::take(&mut self.dhcp6_overrides),
             ipv4,
             ipv6,
-            routes: self.routes,
-            dns: self.dns,
+            routes: std::mem::take(&mut self.routes),
+            dns: std::mem::take(&mut self.dns),
             dhcp_dns: self.dhcp_dns,
-        }))
+        })
     }
 
     /// The IPv4 and IPv6 methods; DHCP and static addresses of one family conflict.
@@ -863,22 +863,13 @@ fn v2_vlans(
                 keys.join(", ")
             ));
         }
-        let b = v2_settings(&path, e, warnings)?;
-        let (ipv4, ipv6) = b.methods()?;
+        let mut b = v2_settings(&path, e, warnings)?;
         out.push(Vlan {
             name: vname,
             vlan_id,
             link: link.clone(),
             link_entry: link_key,
-            mtu: b.mtu,
-            accept_ra: b.accept_ra,
-            dhcp4_overrides: b.dhcp4_overrides,
-            dhcp6_overrides: b.dhcp6_overrides,
-            ipv4,
-            ipv6,
-            routes: b.routes,
-            dns: b.dns,
-            dhcp_dns: b.dhcp_dns,
+            ip: b.ip_settings()?,
         });
     }
     Ok(out)
@@ -1093,27 +1084,27 @@ mod tests {
         );
         assert_eq!(i.id, "ens192");
         assert_eq!(i.mac.to_string(), "00:50:56:aa:bb:cc");
-        assert_eq!(i.ipv4, Ipv4Config::Dhcp);
-        assert_eq!(i.ipv6, Ipv6Config::Dhcp);
-        assert!(!i.dhcp_dns);
+        assert_eq!(i.ip.ipv4, Ipv4Config::Dhcp);
+        assert_eq!(i.ip.ipv6, Ipv6Config::Dhcp);
+        assert!(!i.ip.dhcp_dns);
 
         let i = one(
             "version: 2\nethernets:\n  eth0:\n    match:\n      macaddress: 00:50:56:00:00:01\n    addresses: [10.0.0.5/24, 'fd00::5/64']\n    gateway4: 10.0.0.1\n    gateway6: fd00::1\n    routes:\n      - {to: 192.168.0.0/16, via: 10.0.0.254, metric: 50}\n      - {to: default, via: 10.0.0.2}\n    nameservers: {addresses: [10.0.0.53, 'fd00::53'], search: [example.com]}\n",
         );
         assert_eq!(i.id, "eth0");
         assert_eq!(
-            i.ipv4,
+            i.ip.ipv4,
             Ipv4Config::Static(vec!["10.0.0.5/24".parse().unwrap()])
         );
         assert_eq!(
-            i.ipv6,
+            i.ip.ipv6,
             Ipv6Config::Static(vec!["fd00::5/64".parse().unwrap()])
         );
-        let routes: Vec<String> = i
-            .routes
-            .iter()
-            .map(|r| format!("{} via {} {:?}", r.to, r.via, r.metric))
-            .collect();
+        let routes: Vec<String> =
+            i.ip.routes
+                .iter()
+                .map(|r| format!("{} via {} {:?}", r.to, r.via, r.metric))
+                .collect();
         assert_eq!(
             routes,
             [
@@ -1123,17 +1114,21 @@ mod tests {
                 "0.0.0.0/0 via 10.0.0.2 None",
             ]
         );
-        assert_eq!(i.dns.servers.len(), 2);
+        assert_eq!(i.ip.dns.servers.len(), 2);
         assert_eq!(
-            i.dns.search.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+            i.ip.dns
+                .search
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>(),
             ["example.com"]
         );
-        assert!(i.dhcp_dns);
+        assert!(i.ip.dhcp_dns);
 
         // Neither dhcp nor addresses: IPv4 off, IPv6 left to router advertisements.
         let i = one("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n");
-        assert_eq!(i.ipv4, Ipv4Config::Disabled);
-        assert_eq!(i.ipv6, Ipv6Config::Auto);
+        assert_eq!(i.ip.ipv4, Ipv4Config::Disabled);
+        assert_eq!(i.ip.ipv6, Ipv6Config::Auto);
     }
 
     /// The link keys CAPV sends per NIC (issue 32): `mtu` and `accept-ra` are taken,
@@ -1143,9 +1138,9 @@ mod tests {
         let doc = "version: 2\nethernets:\n  id0:\n    match: {macaddress: '00:50:56:00:00:0a'}\n    set-name: eth0\n    dhcp4: true\n    dhcp6: false\n    mtu: 9000\n    accept-ra: false\n    dhcp4-overrides: {use-dns: false, use-ntp: false, route-metric: 100}\n    dhcp6-overrides: {use-dns: true}\n";
         let t = translate(&yaml(doc)).unwrap();
         let i = &t.network.as_ref().unwrap().interfaces[0];
-        assert_eq!(i.mtu.map(Mtu::get), Some(9000));
-        assert_eq!(i.accept_ra, Some(false));
-        assert!(!i.dhcp_dns);
+        assert_eq!(i.ip.mtu.map(Mtu::get), Some(9000));
+        assert_eq!(i.ip.accept_ra, Some(false));
+        assert!(!i.ip.dhcp_dns);
         assert!(
             !t.warnings
                 .iter()
@@ -1157,9 +1152,9 @@ mod tests {
             t.warnings,
             ["ethernets.id0.dhcp4-overrides: route-metric, use-ntp applied by the netplan and networkd renderers only; the others ignore them"]
         );
-        assert_eq!(i.dhcp4_overrides.use_ntp, Some(false));
-        assert_eq!(i.dhcp4_overrides.route_metric, Some(100));
-        assert!(i.dhcp6_overrides.is_empty());
+        assert_eq!(i.ip.dhcp4_overrides.use_ntp, Some(false));
+        assert_eq!(i.ip.dhcp4_overrides.route_metric, Some(100));
+        assert!(i.ip.dhcp6_overrides.is_empty());
 
         // A key netplan does not define is named too; a bad host name is refused.
         let t = translate(&yaml("version: 2\nethernets:\n  e:\n    dhcp6: true\n    dhcp6-overrides: {use-ntp: no, frobnicate: 1}\n")).unwrap();
@@ -1182,14 +1177,14 @@ mod tests {
 
         // Absent keys leave the NIC's MTU and the stack's RA default alone.
         let i = one("version: 2\nethernets:\n  e:\n    match: {macaddress: '00:50:56:00:00:02'}\n    accept-ra: yes\n");
-        assert_eq!(i.mtu, None);
-        assert_eq!(i.accept_ra, Some(true));
+        assert_eq!(i.ip.mtu, None);
+        assert_eq!(i.ip.accept_ra, Some(true));
 
         // v1 physical entries carry mtu too (cloud-init's v1 schema); null is unset.
         let i = one("version: 1\nconfig:\n  - {type: physical, name: eth0, mac_address: '00:50:56:00:00:03', mtu: 1400}\n");
-        assert_eq!(i.mtu.map(Mtu::get), Some(1400));
+        assert_eq!(i.ip.mtu.map(Mtu::get), Some(1400));
         let i = one("version: 1\nconfig:\n  - {type: physical, name: eth0, mac_address: '00:50:56:00:00:03', mtu: null}\n");
-        assert_eq!(i.mtu, None);
+        assert_eq!(i.ip.mtu, None);
     }
 
     #[test]
@@ -1213,7 +1208,7 @@ mod tests {
         for ok in ["68", "65535"] {
             let doc = format!("version: 2\nethernets:\n  e:\n    match: {{macaddress: '00:50:56:00:00:02'}}\n    mtu: {ok}\n");
             assert_eq!(
-                one(&doc).mtu.map(|m| m.get().to_string()).as_deref(),
+                one(&doc).ip.mtu.map(|m| m.get().to_string()).as_deref(),
                 Some(ok)
             );
         }
@@ -1417,14 +1412,15 @@ config:
         let e0 = &n.interfaces[0];
         assert_eq!(e0.id, "eth0");
         assert_eq!(
-            e0.ipv4,
+            e0.ip.ipv4,
             Ipv4Config::Static(vec!["192.168.1.10/24".parse().unwrap()])
         );
         assert_eq!(
-            e0.ipv6,
+            e0.ip.ipv6,
             Ipv6Config::Static(vec!["fd00::10/64".parse().unwrap()])
         );
         let routes: Vec<String> = e0
+            .ip
             .routes
             .iter()
             .map(|r| format!("{} {}", r.to, r.via))
@@ -1437,14 +1433,19 @@ config:
                 "::/0 fd00::1"
             ]
         );
-        assert_eq!(e0.routes[1].metric, Some(10));
+        assert_eq!(e0.ip.routes[1].metric, Some(10));
         assert_eq!(
-            e0.dns.search.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+            e0.ip
+                .dns
+                .search
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>(),
             ["corp.example"]
         );
         let e1 = &n.interfaces[1];
-        assert_eq!(e1.ipv4, Ipv4Config::Dhcp);
-        assert_eq!(e1.ipv6, Ipv6Config::Dhcp);
+        assert_eq!(e1.ip.ipv4, Ipv4Config::Dhcp);
+        assert_eq!(e1.ip.ipv6, Ipv6Config::Dhcp);
         assert_eq!(n.dns.servers.len(), 2);
         assert_eq!(
             n.dns.search.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
@@ -1495,6 +1496,6 @@ config:
         let i = one(
             "network:\n  version: 2\n  ethernets:\n    e:\n      match: {macaddress: '00:50:56:00:00:01'}\n      dhcp4: true\n",
         );
-        assert_eq!(i.ipv4, Ipv4Config::Dhcp);
+        assert_eq!(i.ip.ipv4, Ipv4Config::Dhcp);
     }
 }

@@ -388,3 +388,15 @@ pub fn assert_same_tree(
         diffs.join("\n")
     );
 }
+
+/// The outcome `module` had among the `reports` of a cloud-config stage.
+pub fn outcome<'r>(
+    reports: &'r [vmcust::cloud_config::apply::ModuleReport],
+    module: &str,
+) -> &'r vmcust::cloud_config::apply::ModuleOutcome {
+    &reports
+        .iter()
+        .find(|r| r.module == module)
+        .unwrap_or_else(|| panic!("no {module} in {reports:?}"))
+        .outcome
+}

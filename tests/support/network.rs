@@ -4,8 +4,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output, Stdio};
 
 use vmcust::apply::apply;
 use vmcust::facts::NetworkFacts;
@@ -114,17 +115,18 @@ pub fn expected(net: &Network) -> Summary {
     for i in &net.interfaces {
         let mac = i.mac.to_string();
         s.iface(&mac);
-        if let Ipv4Config::Static(nets) = &i.ipv4 {
+        if let Ipv4Config::Static(nets) = &i.ip.ipv4 {
             nets.iter().for_each(|n| s.address(&mac, &n.to_string()));
         }
-        if let Ipv6Config::Static(nets) = &i.ipv6 {
+        if let Ipv6Config::Static(nets) = &i.ip.ipv6 {
             nets.iter().for_each(|n| s.address(&mac, &n.to_string()));
         }
-        for r in &i.routes {
+        for r in &i.ip.routes {
             s.route(&mac, &r.to.to_string(), &r.via.to_string(), r.metric);
         }
-        s.dns.extend(i.dns.servers.iter().map(|d| d.to_string()));
-        s.search.extend(i.dns.search.iter().map(|d| d.to_string()));
+        s.dns.extend(i.ip.dns.servers.iter().map(|d| d.to_string()));
+        s.search
+            .extend(i.ip.dns.search.iter().map(|d| d.to_string()));
     }
     s.dns.extend(net.dns.servers.iter().map(|d| d.to_string()));
     s.search
@@ -618,4 +620,65 @@ vlans:
     let t = vmcust::source::netconfig::translate(&value).unwrap();
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     t.network.unwrap()
+}
+
+/// Runs `nmcli --offline connection modify` on a keyfile: nmcli parses it, verifies
+/// the profile, applies the (harmless) change and prints the profile as NetworkManager
+/// would store it.
+pub fn nmcli_roundtrip(keyfile: &str) -> Result<String, String> {
+    let mut child = Command::new("nmcli")
+        .args([
+            "--offline",
+            "connection",
+            "modify",
+            "connection.autoconnect-retries",
+            "0",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("running nmcli");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(keyfile.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+/// Runs `vmcust <cmd> --root <root> --guestinfo-dir <host> <extra>` where the host
+/// directory's guestinfo metadata is `head` (its other keys, whole lines) and a
+/// `network` key holding the document `network`.
+pub fn vmcust_guestinfo_network(
+    cmd: &str,
+    root: &Path,
+    head: &str,
+    network: &str,
+    extra: &[&str],
+) -> Output {
+    let host = tempfile::tempdir().unwrap();
+    let mut md = format!("{head}network:\n");
+    for line in network.lines() {
+        md.push_str("  ");
+        md.push_str(line);
+        md.push('\n');
+    }
+    fs::write(host.path().join("guestinfo.metadata"), md).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_vmcust"))
+        .arg(cmd)
+        .arg("--root")
+        .arg(root)
+        .arg("--guestinfo-dir")
+        .arg(host.path())
+        .args(extra)
+        .env("VMCUST_LOG", "error")
+        .output()
+        .unwrap()
 }

@@ -15,7 +15,6 @@ use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{unknown_message, Reader, Severity};
 use crate::cloud_config::redact;
 use crate::cloud_config::CloudConfig;
-use crate::model::InvalidValue;
 use crate::plan::accounts::parse::{parse_accounts, parse_accounts_all};
 use crate::plan::accounts::request::AccountsRequest;
 use serde::Serialize;
@@ -139,13 +138,20 @@ pub fn parse_key(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) 
 
 /// The accounts request of a read document (its accounts keys together, so that
 /// `password` and `ssh_authorized_keys` see `users`). Problems were reported when the
-/// document was read; an error here means the document was used despite them.
-pub fn request(cfg: &CloudConfig) -> Result<AccountsRequest, Vec<InvalidValue>> {
+/// document was read; an error here means the document was used despite them, and
+/// says them all on one line.
+pub fn request(cfg: &CloudConfig) -> Result<AccountsRequest, String> {
     let mut m = Mapping::new();
     for raw in &cfg.accounts {
         m.insert(Yaml::String(raw.key.clone()), to_yaml(&raw.node));
     }
-    parse_accounts(SOURCE, &m)
+    parse_accounts(SOURCE, &m).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
 }
 
 #[cfg(test)]

@@ -1612,13 +1612,8 @@ mod tests {
     use super::*;
     use crate::cloud_config::document;
     use crate::cloud_config::modules::test_support::assert_refused;
+    use crate::cloud_config::modules::test_support::clean_config as cfg;
     use crate::cloud_config::read::Severity;
-
-    fn cfg(doc: &str) -> CloudConfig {
-        let (cfg, p) = document::from_text(doc);
-        assert!(p.is_empty(), "{doc}: {p:?}");
-        cfg
-    }
 
     fn disk(path: &str, sectors: u64) -> Device {
         Device {

@@ -826,6 +826,13 @@ pub(crate) mod test_support {
     use crate::cloud_config::read::Severity;
     use crate::plan::Action;
 
+    /// The configuration `doc` reads to, which must read without a problem.
+    pub(crate) fn clean_config(doc: &str) -> crate::cloud_config::CloudConfig {
+        let (cfg, p) = document::from_text(doc);
+        assert!(p.is_empty(), "{doc}: {p:?}");
+        cfg
+    }
+
     /// Each document of `table` is refused with an error whose `path: message` holds the
     /// text beside it.
     pub(crate) fn assert_refused(table: &[(&str, &str)]) {

@@ -1049,12 +1049,7 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::cloud_config::document;
-
-    fn cfg(doc: &str) -> CloudConfig {
-        let (cfg, p) = document::from_text(doc);
-        assert!(p.is_empty(), "{doc}: {p:?}");
-        cfg
-    }
+    use crate::cloud_config::modules::test_support::clean_config as cfg;
 
     #[test]
     fn keys_good_and_hostile() {

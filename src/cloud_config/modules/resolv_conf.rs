@@ -393,6 +393,7 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::cloud_config::document;
+    use crate::cloud_config::modules::test_support::clean_config;
     use crate::cloud_config::read::Severity;
 
     fn facts(os_id: &str) -> CcFacts {
@@ -403,8 +404,7 @@ mod tests {
     }
 
     fn written(doc: &str, os_id: &str) -> Plan {
-        let (cfg, p) = document::from_text(doc);
-        assert!(p.is_empty(), "{doc}: {p:?}");
+        let cfg = clean_config(doc);
         plan_resolv_conf(&cfg, &facts(os_id)).unwrap()
     }
 

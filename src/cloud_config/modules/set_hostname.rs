@@ -71,6 +71,7 @@ impl CloudConfig {
 #[allow(clippy::type_complexity)]
 mod parse_tests {
     use crate::cloud_config::document;
+    use crate::cloud_config::modules::test_support::clean_config;
     use crate::cloud_config::modules::update_etc_hosts::ManageEtcHosts;
     use crate::cloud_config::read::Severity;
 
@@ -90,8 +91,7 @@ mod parse_tests {
             ("{}", (None, None)),
         ];
         for (doc, (h, f)) in table {
-            let (cfg, p) = document::from_text(doc);
-            assert!(p.is_empty(), "{doc}: {p:?}");
+            let cfg = clean_config(doc);
             let (gh, gf) = cfg.host_names();
             assert_eq!((gh.as_deref(), gf.as_deref()), (*h, *f), "{doc}");
         }
@@ -228,7 +228,7 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloud_config::document;
+    use crate::cloud_config::modules::test_support::clean_config;
 
     use super::super::test_support::show_names as show;
 
@@ -315,8 +315,7 @@ mod tests {
             ("{hostname: web1, preserve_hostname: true}", &deb, None, ""),
         ];
         for (doc, facts, fallback, want) in table {
-            let (cfg, p) = document::from_text(doc);
-            assert!(p.is_empty(), "{doc}: {p:?}");
+            let cfg = clean_config(doc);
             let got = plan_set_hostname(&cfg, facts, *fallback).unwrap();
             assert_eq!(show(&got), *want, "{doc}");
         }

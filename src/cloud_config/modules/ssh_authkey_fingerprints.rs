@@ -177,13 +177,7 @@ pub fn table(user: &str, file: &str, text: Option<&str>, hash: &str) -> Vec<Stri
 /// The users whose keys are printed, with their `authorized_keys` path: the accounts
 /// modules' users, less `system` and `no_create_home` ones, homes from `/etc/passwd`.
 fn users(s: &Step) -> Result<Vec<(String, String)>, String> {
-    let req = crate::cloud_config::modules::accounts::request(s.cfg).map_err(|errors| {
-        errors
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
+    let req = crate::cloud_config::modules::accounts::request(s.cfg)?;
     let facts = crate::plan::accounts::gather(&s.ctx.root, &req).map_err(|e| format!("{e:#}"))?;
     let passwd = s.cc.passwd.as_deref().unwrap_or("");
     Ok(crate::plan::accounts::resolved_users(&req, &facts)

@@ -704,6 +704,7 @@ pub(crate) fn preview_deferred(l: &Look) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::cloud_config::document;
+    use crate::cloud_config::modules::test_support::clean_config;
 
     const PASSWD: &str =
         "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
@@ -817,8 +818,7 @@ mod tests {
             ),
         ];
         for (doc, which, want) in table {
-            let (cfg, p) = document::from_text(doc);
-            assert!(p.is_empty(), "{doc}: {p:?}");
+            let cfg = clean_config(doc);
             match (plan_write_files(&cfg, &facts(), *which), want) {
                 (Ok(a), Ok(w)) => assert_eq!(show(&a), *w, "{doc}"),
                 (Err(e), Err(w)) => assert!(e.to_string().contains(w), "{doc}: {e}"),
@@ -833,8 +833,7 @@ mod tests {
     fn a_deferred_owner_a_package_may_create_is_not_a_false_failure() {
         let scripts = crate::cloud_config::apply::scripts::Scripts::default();
         let look = |doc: &str| {
-            let (cfg, p) = document::from_text(doc);
-            assert!(p.is_empty(), "{doc}: {p:?}");
+            let cfg = clean_config(doc);
             preview_deferred(&Look {
                 cfg: &cfg,
                 facts: &facts(),

@@ -73,7 +73,7 @@ fn stanzas(
     }
     // Options that belong to the interface, not to one family: they go on its first
     // stanza.
-    let dns = merged_dns(&iface.dns, &net.dns);
+    let dns = merged_dns(&iface.ip.dns, &net.dns);
     let mut shared = Vec::new();
     if let Some(v) = vlan {
         let link = word(FORMAT, "vlan-raw-device", &v.parent.name)?;
@@ -87,7 +87,7 @@ fn stanzas(
             shared.push(format!("post-down ip link del dev {name}"));
         }
     }
-    if iface.ipv6 == Ipv6Config::Disabled {
+    if iface.ip.ipv6 == Ipv6Config::Disabled {
         shared.push(format!(
             "pre-up sysctl -q -w net.ipv6.conf.{name}.disable_ipv6=1"
         ));
@@ -105,9 +105,9 @@ fn stanzas(
         shared.push(format!("dns-search {search}"));
     }
     let mut stanzas: Vec<(String, Vec<String>)> = Vec::new();
-    let v4 = iface.routes.iter().filter(|r| r.via.addr().is_ipv4());
-    let v6 = iface.routes.iter().filter(|r| r.via.addr().is_ipv6());
-    match &iface.ipv4 {
+    let v4 = iface.ip.routes.iter().filter(|r| r.via.addr().is_ipv4());
+    let v6 = iface.ip.routes.iter().filter(|r| r.via.addr().is_ipv6());
+    match &iface.ip.ipv4 {
         Ipv4Config::Dhcp => stanzas.push(("inet dhcp".into(), routes_only(v4, name))),
         Ipv4Config::Static(nets) => {
             let addrs: Vec<String> = nets.iter().map(|n| n.to_string()).collect();
@@ -115,8 +115,8 @@ fn stanzas(
         }
         Ipv4Config::Disabled => {}
     }
-    match &iface.ipv6 {
-        Ipv6Config::Auto if iface.ipv4 == Ipv4Config::Disabled => {
+    match &iface.ip.ipv6 {
+        Ipv6Config::Auto if iface.ip.ipv4 == Ipv4Config::Disabled => {
             stanzas.push(("inet6 auto".into(), routes_only(v6, name)));
         }
         // The kernel does SLAAC by itself when there is no inet6 stanza.
@@ -132,7 +132,7 @@ fn stanzas(
         // Neither family configured: the device still comes up, with no address.
         stanzas.push(("inet manual".into(), Vec::new()));
     }
-    if let Some(mtu) = iface.mtu {
+    if let Some(mtu) = iface.ip.mtu {
         // ifupdown sets the MTU itself for static and manual stanzas only
         // (interfaces(5)); for dhcp and auto the link is set before it comes up.
         if stanzas[0].0.ends_with(" static") || stanzas[0].0.ends_with(" manual") {
@@ -141,7 +141,7 @@ fn stanzas(
             shared.insert(0, format!("pre-up ip link set dev {name} mtu {mtu}"));
         }
     }
-    if let (Some(ra), false) = (iface.accept_ra, iface.ipv6 == Ipv6Config::Disabled) {
+    if let (Some(ra), false) = (iface.ip.accept_ra, iface.ip.ipv6 == Ipv6Config::Disabled) {
         let value = u8::from(ra);
         let mut inet6 = stanzas
             .iter_mut()

@@ -315,6 +315,8 @@ pub struct VlanDevice<'a> {
     pub vlan: &'a Vlan,
     /// The device of its link.
     pub parent: &'a Device,
+    /// Its own device ([`Device::vlan`]).
+    pub device: Device,
     /// Its addressing, named after the VLAN, with the link's MAC.
     pub iface: Interface,
 }
@@ -336,10 +338,27 @@ pub fn vlan_devices<'a>(net: &'a Network, devices: &'a [Device]) -> Vec<VlanDevi
             Some(VlanDevice {
                 vlan: v,
                 parent,
+                device: Device::vlan(v),
                 iface: v.interface(iface.mac),
             })
         })
         .collect()
+}
+
+/// Every device a renderer configures, interfaces first and then the VLAN devices
+/// (`vlans`, from [`vlan_devices`]): each one's addressing, device, and VLAN if it is one.
+/// For the stacks that write one file per device whatever its kind (the ifcfg ones).
+pub fn interfaces_then_vlans<'a>(
+    net: &'a Network,
+    devices: &'a [Device],
+    vlans: &'a [VlanDevice<'a>],
+) -> impl Iterator<Item = (&'a Interface, &'a Device, Option<&'a VlanDevice<'a>>)> {
+    let nics = net
+        .interfaces
+        .iter()
+        .zip(devices)
+        .map(|(i, d)| (i, d, None));
+    nics.chain(vlans.iter().map(|v| (&v.iface, &v.device, Some(v))))
 }
 
 /// The names of the VLAN devices on `parent`, for the stacks that list them on the
@@ -438,8 +457,8 @@ pub fn written_by_vmcust(text: &str) -> bool {
 /// The machine-wide DNS followed by every interface's and VLAN's own, without repeats:
 /// what the stacks that keep DNS for the whole machine write.
 pub fn machine_dns(net: &Network) -> Dns {
-    let own = net.interfaces.iter().map(|i| &i.dns);
-    own.chain(net.vlans.iter().map(|v| &v.dns))
+    let own = net.interfaces.iter().map(|i| &i.ip.dns);
+    own.chain(net.vlans.iter().map(|v| &v.ip.dns))
         .fold(net.dns.clone(), |acc, d| merged_dns(&acc, d))
 }
 

@@ -292,33 +292,33 @@ pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeVa
 }
 
 fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
-    let dhcp4 = iface.ipv4 == Ipv4Config::Dhcp;
-    let dhcp6 = match iface.ipv6 {
+    let dhcp4 = iface.ip.ipv4 == Ipv4Config::Dhcp;
+    let dhcp6 = match iface.ip.ipv6 {
         Ipv6Config::Auto => None,
         Ipv6Config::Dhcp => Some(true),
         Ipv6Config::Static(_) | Ipv6Config::Disabled => Some(false),
     };
     // An overrides block when DNS from DHCP is off or the source set other overrides.
     let overrides = |o: &crate::model::DhcpOverrides| {
-        let use_dns = (!iface.dhcp_dns).then_some(false);
+        let use_dns = (!iface.ip.dhcp_dns).then_some(false);
         (use_dns.is_some() || !o.is_empty()).then(|| DhcpOverrides {
             use_dns,
             other: crate::model::DhcpOverrides {
                 // A fixed MTU wins: networkd drops UseMTU= beside MTUBytes= anyway.
-                use_mtu: o.use_mtu.filter(|_| iface.mtu.is_none()),
+                use_mtu: o.use_mtu.filter(|_| iface.ip.mtu.is_none()),
                 ..o.clone()
             },
         })
     };
-    let v6_disabled = iface.ipv6 == Ipv6Config::Disabled;
+    let v6_disabled = iface.ip.ipv6 == Ipv6Config::Disabled;
     let mut addresses: Vec<String> = Vec::new();
-    if let Ipv4Config::Static(nets) = &iface.ipv4 {
+    if let Ipv4Config::Static(nets) = &iface.ip.ipv4 {
         addresses.extend(nets.iter().map(text));
     }
-    if let Ipv6Config::Static(nets) = &iface.ipv6 {
+    if let Ipv6Config::Static(nets) = &iface.ip.ipv6 {
         addresses.extend(nets.iter().map(text));
     }
-    let dns = merged_dns(&iface.dns, global_dns);
+    let dns = merged_dns(&iface.ip.dns, global_dns);
     Ethernet {
         id: None,
         link: None,
@@ -327,28 +327,29 @@ fn ethernet(iface: &Interface, dev: &Device, global_dns: &Dns) -> Ethernet {
         }),
         set_name: dev.pinned().then(|| dev.name.to_string()),
         wakeonlan: iface.wake_on_lan,
-        mtu: iface.mtu.map(|m| m.get()),
+        mtu: iface.ip.mtu.map(|m| m.get()),
         activation_mode: (!iface.start_on_boot).then_some("manual"),
         dhcp4,
         dhcp4_overrides: if dhcp4 {
-            overrides(&iface.dhcp4_overrides)
+            overrides(&iface.ip.dhcp4_overrides)
         } else {
             None
         },
         dhcp6,
         dhcp6_overrides: if dhcp6 == Some(true) {
-            overrides(&iface.dhcp6_overrides)
+            overrides(&iface.ip.dhcp6_overrides)
         } else {
             None
         },
         accept_ra: if v6_disabled {
             Some(false)
         } else {
-            iface.accept_ra
+            iface.ip.accept_ra
         },
         link_local: v6_disabled.then(Vec::new),
         addresses,
         routes: iface
+            .ip
             .routes
             .iter()
             .map(|r| NetplanRoute {

@@ -69,7 +69,7 @@ fn netdev_file(v: &VlanDevice<'_>) -> Result<String, UnsafeValue> {
     w.section("NetDev")?;
     w.set("Name", &v.vlan.name)?;
     w.set("Kind", "vlan")?;
-    if let Some(mtu) = v.vlan.mtu {
+    if let Some(mtu) = v.vlan.ip.mtu {
         w.set("MTUBytes", mtu)?;
     }
     w.section("VLAN")?;
@@ -107,8 +107,8 @@ fn network_file(
     matched: &Matched<'_>,
     net: &Network,
 ) -> Result<String, UnsafeValue> {
-    let dhcp4 = iface.ipv4 == Ipv4Config::Dhcp;
-    let dhcp6 = iface.ipv6 == Ipv6Config::Dhcp;
+    let dhcp4 = iface.ip.ipv4 == Ipv4Config::Dhcp;
+    let dhcp6 = iface.ip.ipv6 == Ipv6Config::Dhcp;
     let mut w = IniWriter::new(FORMAT, HEADER);
     w.section("Match")?;
     let vlans: &[&InterfaceId] = match matched {
@@ -125,10 +125,10 @@ fn network_file(
             &[]
         }
     };
-    if !iface.start_on_boot || iface.mtu.is_some() {
+    if !iface.start_on_boot || iface.ip.mtu.is_some() {
         w.section("Link")?;
     }
-    if let Some(mtu) = iface.mtu {
+    if let Some(mtu) = iface.ip.mtu {
         w.set("MTUBytes", mtu)?;
     }
     if !iface.start_on_boot {
@@ -148,23 +148,23 @@ fn network_file(
     for v in vlans {
         w.set("VLAN", v)?;
     }
-    if iface.ipv6 == Ipv6Config::Disabled {
+    if iface.ip.ipv6 == Ipv6Config::Disabled {
         w.set("LinkLocalAddressing", "no")?;
         w.set("IPv6AcceptRA", "no")?;
-    } else if let Some(ra) = iface.accept_ra {
+    } else if let Some(ra) = iface.ip.accept_ra {
         w.set("IPv6AcceptRA", if ra { "yes" } else { "no" })?;
     }
-    if let Ipv4Config::Static(nets) = &iface.ipv4 {
+    if let Ipv4Config::Static(nets) = &iface.ip.ipv4 {
         for n in nets {
             w.set("Address", n)?;
         }
     }
-    if let Ipv6Config::Static(nets) = &iface.ipv6 {
+    if let Ipv6Config::Static(nets) = &iface.ip.ipv6 {
         for n in nets {
             w.set("Address", n)?;
         }
     }
-    let dns = merged_dns(&iface.dns, &net.dns);
+    let dns = merged_dns(&iface.ip.dns, &net.dns);
     for s in &dns.servers {
         w.set("DNS", s)?;
     }
@@ -172,18 +172,18 @@ fn network_file(
         w.set("Domains", words(FORMAT, "Domains", &dns.search)?)?;
     }
     for (on, section, o) in [
-        (dhcp4, "DHCPv4", &iface.dhcp4_overrides),
-        (dhcp6, "DHCPv6", &iface.dhcp6_overrides),
+        (dhcp4, "DHCPv4", &iface.ip.dhcp4_overrides),
+        (dhcp6, "DHCPv6", &iface.ip.dhcp6_overrides),
     ] {
-        if !on || (iface.dhcp_dns && o.is_empty()) {
+        if !on || (iface.ip.dhcp_dns && o.is_empty()) {
             continue;
         }
         w.section(section)?;
         let yes_no = |b: bool| if b { "yes" } else { "no" };
-        if !iface.dhcp_dns {
+        if !iface.ip.dhcp_dns {
             w.set("UseDNS", "no")?;
         }
-        let use_domains = o.use_domains.or((!iface.dhcp_dns).then_some(false));
+        let use_domains = o.use_domains.or((!iface.ip.dhcp_dns).then_some(false));
         let mut flags = vec![
             ("UseDomains", use_domains),
             ("UseHostname", o.use_hostname),
@@ -192,7 +192,7 @@ fn network_file(
         // [DHCPv6] has no such keys (systemd.network(5)); the reader's warning says so.
         if section == "DHCPv4" {
             // A fixed MTU wins: networkd drops UseMTU= beside MTUBytes= with a complaint.
-            let use_mtu = o.use_mtu.filter(|_| iface.mtu.is_none());
+            let use_mtu = o.use_mtu.filter(|_| iface.ip.mtu.is_none());
             flags.extend([
                 ("UseMTU", use_mtu),
                 ("UseRoutes", o.use_routes),
@@ -213,7 +213,7 @@ fn network_file(
             }
         }
     }
-    for r in &iface.routes {
+    for r in &iface.ip.routes {
         w.section("Route")?;
         w.set("Destination", r.to)?;
         w.set("Gateway", r.via)?;

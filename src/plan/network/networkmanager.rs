@@ -108,13 +108,13 @@ fn keyfile(iface: &Interface, profile: &Profile<'_>, net: &Network) -> Result<St
                 // NM_SETTING_WIRED_WAKE_ON_LAN_MAGIC.
                 w.set("wake-on-lan", 64)?;
             }
-            if let Some(mtu) = iface.mtu {
+            if let Some(mtu) = iface.ip.mtu {
                 w.set("mtu", mtu)?;
             }
         }
         Profile::Vlan(v) => {
             // A VLAN's MTU is the wired setting's, as nmcli's `802-3-ethernet.mtu`.
-            if let Some(mtu) = iface.mtu {
+            if let Some(mtu) = iface.ip.mtu {
                 w.section("ethernet")?;
                 w.set("mtu", mtu)?;
             }
@@ -125,8 +125,8 @@ fn keyfile(iface: &Interface, profile: &Profile<'_>, net: &Network) -> Result<St
         }
     }
 
-    let dns = merged_dns(&iface.dns, &net.dns);
-    let (v4_method, v4_addrs) = match &iface.ipv4 {
+    let dns = merged_dns(&iface.ip.dns, &net.dns);
+    let (v4_method, v4_addrs) = match &iface.ip.ipv4 {
         Ipv4Config::Dhcp => ("auto", Vec::new()),
         Ipv4Config::Static(nets) => ("manual", nets.iter().map(|n| n.to_string()).collect()),
         Ipv4Config::Disabled => ("disabled", Vec::new()),
@@ -134,13 +134,13 @@ fn keyfile(iface: &Interface, profile: &Profile<'_>, net: &Network) -> Result<St
     // accept-ra: NetworkManager has no switch of its own, the method decides. `auto`
     // takes router advertisements, `link-local` and `manual` do not; `dhcp` takes
     // them for routes whatever accept-ra says.
-    let static6 = if iface.accept_ra == Some(true) {
+    let static6 = if iface.ip.accept_ra == Some(true) {
         "auto"
     } else {
         "manual"
     };
-    let (v6_method, v6_addrs) = match &iface.ipv6 {
-        Ipv6Config::Auto if iface.accept_ra == Some(false) => ("link-local", Vec::new()),
+    let (v6_method, v6_addrs) = match &iface.ip.ipv6 {
+        Ipv6Config::Auto if iface.ip.accept_ra == Some(false) => ("link-local", Vec::new()),
         Ipv6Config::Auto => ("auto", Vec::new()),
         Ipv6Config::Dhcp => ("dhcp", Vec::new()),
         Ipv6Config::Static(nets) => (static6, nets.iter().map(|n| n.to_string()).collect()),
@@ -163,8 +163,9 @@ fn keyfile(iface: &Interface, profile: &Profile<'_>, net: &Network) -> Result<St
         } else {
             Vec::new()
         },
-        ignore_auto_dns: !iface.dhcp_dns,
+        ignore_auto_dns: !iface.ip.dhcp_dns,
         routes: iface
+            .ip
             .routes
             .iter()
             .filter(|r| r.via.addr().is_ipv4() == v4)

@@ -261,7 +261,7 @@ fn describe(links: &[&Link]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Dns, Glob, Interface, Ipv4Config, Ipv6Config};
+    use crate::model::{Dns, Glob, Interface, IpSettings, Ipv4Config, Ipv6Config};
 
     fn link(name: &str, mac: &str, driver: Option<&str>, physical: bool) -> Link {
         Link {
@@ -298,16 +298,18 @@ mod tests {
             selector: sel,
             set_name: set_name.map(|n| InterfaceId::parse(n).unwrap()),
             position: 0,
-            ipv4,
-            ipv6: Ipv6Config::Auto,
-            routes: Vec::new(),
-            dns: Dns::default(),
-            dhcp_dns: true,
+            ip: IpSettings {
+                ipv4,
+                ipv6: Ipv6Config::Auto,
+                routes: Vec::new(),
+                dns: Dns::default(),
+                dhcp_dns: true,
+                mtu: None,
+                accept_ra: None,
+                dhcp4_overrides: Default::default(),
+                dhcp6_overrides: Default::default(),
+            },
             wake_on_lan: false,
-            mtu: None,
-            accept_ra: None,
-            dhcp4_overrides: Default::default(),
-            dhcp6_overrides: Default::default(),
         }
     }
 
@@ -420,7 +422,7 @@ mod tests {
             .network
             .interfaces
             .iter()
-            .map(|i| (i.id.to_string(), i.mac.to_string(), &i.ipv4))
+            .map(|i| (i.id.to_string(), i.mac.to_string(), &i.ip.ipv4))
             .collect();
         assert_eq!(
             got,
@@ -450,15 +452,17 @@ mod tests {
             mac: mac.parse().unwrap(),
             set_name: None,
             wake_on_lan: false,
-            mtu: None,
-            accept_ra: None,
-            dhcp4_overrides: Default::default(),
-            dhcp6_overrides: Default::default(),
-            ipv4: Ipv4Config::Dhcp,
-            ipv6: Ipv6Config::Auto,
-            routes: Vec::new(),
-            dns: Dns::default(),
-            dhcp_dns: true,
+            ip: IpSettings {
+                mtu: None,
+                accept_ra: None,
+                dhcp4_overrides: Default::default(),
+                dhcp6_overrides: Default::default(),
+                ipv4: Ipv4Config::Dhcp,
+                ipv6: Ipv6Config::Auto,
+                routes: Vec::new(),
+                dns: Dns::default(),
+                dhcp_dns: true,
+            },
             start_on_boot: true,
         }
     }

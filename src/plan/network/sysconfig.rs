@@ -10,7 +10,9 @@
 
 use std::fmt::Write as _;
 
-use super::{merged_dns, split_default, vlan_devices, Device, VlanDevice, HEADER};
+use super::{
+    interfaces_then_vlans, merged_dns, split_default, vlan_devices, Device, VlanDevice, HEADER,
+};
 use crate::model::{Interface, Ipv4Config, Ipv6Config, Network, Route};
 use crate::plan::writer::{word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
@@ -25,22 +27,10 @@ pub const SCRIPTS_DIR: &str = "/etc/sysconfig/network-scripts";
 pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     let vlans = vlan_devices(net, devices);
-    let vlan_devs: Vec<Device> = vlans.iter().map(|v| Device::vlan(v.vlan)).collect();
-    let all = net
-        .interfaces
-        .iter()
-        .zip(devices)
-        .map(|(i, d)| (i, d, None))
-        .chain(
-            vlans
-                .iter()
-                .zip(&vlan_devs)
-                .map(|(v, d)| (&v.iface, d, Some(v))),
-        );
-    for (iface, dev, vlan) in all {
+    for (iface, dev, vlan) in interfaces_then_vlans(net, devices, &vlans) {
         let v4 = |r: &&Route| r.via.addr().is_ipv4();
-        let (gw4, rest4) = split_default(iface.routes.iter().filter(v4));
-        let (gw6, rest6) = split_default(iface.routes.iter().filter(|r| !v4(r)));
+        let (gw4, rest4) = split_default(iface.ip.routes.iter().filter(v4));
+        let (gw6, rest6) = split_default(iface.ip.routes.iter().filter(|r| !v4(r)));
         actions.push(Action::write_file(
             format!("{SCRIPTS_DIR}/ifcfg-{}", dev.name),
             Contents::text(ifcfg(iface, dev, vlan, net, gw4, gw6)?),
@@ -96,10 +86,10 @@ fn ifcfg(
         }
     }
     kv("ONBOOT", yes(iface.start_on_boot))?;
-    let dhcp4 = iface.ipv4 == Ipv4Config::Dhcp;
+    let dhcp4 = iface.ip.ipv4 == Ipv4Config::Dhcp;
     // `none` without an address is how ifcfg says "no IPv4" (IPv4_MODE=DISABLED).
     kv("BOOTPROTO", if dhcp4 { "dhcp" } else { "none" })?;
-    if let Ipv4Config::Static(nets) = &iface.ipv4 {
+    if let Ipv4Config::Static(nets) = &iface.ip.ipv4 {
         for (i, n) in nets.iter().enumerate() {
             // The first address has no index, the others IPADDR1, IPADDR2…
             let idx = if i == 0 { String::new() } else { i.to_string() };
@@ -118,21 +108,21 @@ fn ifcfg(
     if !dhcp4 {
         kv("DEFROUTE", yes(gw4.is_some()))?;
     }
-    if dhcp4 && !iface.dhcp_dns {
+    if dhcp4 && !iface.ip.dhcp_dns {
         kv("PEERDNS", "no")?;
     }
-    match &iface.ipv6 {
+    match &iface.ip.ipv6 {
         Ipv6Config::Auto => {
             kv("IPV6INIT", "yes")?;
             // Router advertisements are all this method has: accept-ra false leaves
             // the link-local address only.
-            kv("IPV6_AUTOCONF", yes(iface.accept_ra != Some(false)))?;
+            kv("IPV6_AUTOCONF", yes(iface.ip.accept_ra != Some(false)))?;
         }
         Ipv6Config::Dhcp => {
             kv("IPV6INIT", "yes")?;
             kv("IPV6_AUTOCONF", "no")?;
             kv("DHCPV6C", "yes")?;
-            if !iface.dhcp_dns {
+            if !iface.ip.dhcp_dns {
                 kv("IPV6_PEERDNS", "no")?;
             }
         }
@@ -158,7 +148,9 @@ fn ifcfg(
     }
     // With IPV6_AUTOCONF=no, initscripts accept router advertisements (for routes)
     // only when told to; cloud-init writes the same key.
-    if let (Ipv6Config::Dhcp | Ipv6Config::Static(_), Some(ra)) = (&iface.ipv6, iface.accept_ra) {
+    if let (Ipv6Config::Dhcp | Ipv6Config::Static(_), Some(ra)) =
+        (&iface.ip.ipv6, iface.ip.accept_ra)
+    {
         kv("IPV6_FORCE_ACCEPT_RA", yes(ra))?;
     }
     if let Some(gw) = gw6 {
@@ -167,7 +159,7 @@ fn ifcfg(
             kv("IPV6_ROUTE_METRIC", &m.to_string())?;
         }
     }
-    let dns = merged_dns(&iface.dns, &net.dns);
+    let dns = merged_dns(&iface.ip.dns, &net.dns);
     for (i, s) in dns.servers.iter().enumerate() {
         kv(&format!("DNS{}", i + 1), &s.to_string())?;
     }
@@ -178,7 +170,7 @@ fn ifcfg(
         // ethtool's arguments, run by ifup-eth and read by NetworkManager's ifcfg-rh.
         kv("ETHTOOL_OPTS", "wol g")?;
     }
-    if let Some(mtu) = iface.mtu {
+    if let Some(mtu) = iface.ip.mtu {
         kv("MTU", &mtu.to_string())?;
     }
     Ok(w.finish())

@@ -18,7 +18,7 @@
 
 use std::fmt::Write as _;
 
-use super::{vlan_devices, written_by_vmcust, Device, VlanDevice, HEADER};
+use super::{interfaces_then_vlans, vlan_devices, written_by_vmcust, Device, VlanDevice, HEADER};
 use crate::model::{Interface, InterfaceId, Ipv4Config, Ipv6Config, Network};
 use crate::plan::writer::{shell_double_quoted, word, words, ShellWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
@@ -44,19 +44,7 @@ pub fn render(
 ) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     let vlans = vlan_devices(net, devices);
-    let vlan_devs: Vec<Device> = vlans.iter().map(|v| Device::vlan(v.vlan)).collect();
-    let all = net
-        .interfaces
-        .iter()
-        .zip(devices)
-        .map(|(i, d)| (i, d, None))
-        .chain(
-            vlans
-                .iter()
-                .zip(&vlan_devs)
-                .map(|(v, d)| (&v.iface, d, Some(v))),
-        );
-    for (iface, dev, vlan) in all {
+    for (iface, dev, vlan) in interfaces_then_vlans(net, devices, &vlans) {
         actions.push(Action::write_file(
             format!("{NETWORK_DIR}/ifcfg-{}", dev.name),
             Contents::text(ifcfg(iface, vlan)?),
@@ -106,8 +94,10 @@ fn sysctl_file(
     let mut out = HEADER.to_string();
     let mut any = false;
     for (iface, name) in all {
-        let Some(ra) = iface.accept_ra else { continue };
-        let on = ra && iface.ipv6 != Ipv6Config::Disabled;
+        let Some(ra) = iface.ip.accept_ra else {
+            continue;
+        };
+        let on = ra && iface.ip.ipv6 != Ipv6Config::Disabled;
         let name = word("sysctl", "interface", name)?;
         writeln!(out, "net/ipv6/conf/{name}/accept_ra = {}", u8::from(on)).unwrap();
         any = true;
@@ -119,7 +109,7 @@ fn sysctl_file(
 /// also apply every static `IPADDR*`, so a static family beside a DHCP one needs no
 /// separate setting; IPv6 autoconfiguration is the kernel's and needs none either.
 fn bootproto(iface: &Interface) -> &'static str {
-    match (&iface.ipv4, &iface.ipv6) {
+    match (&iface.ip.ipv4, &iface.ip.ipv6) {
         (Ipv4Config::Dhcp, Ipv6Config::Dhcp) => "dhcp",
         (Ipv4Config::Dhcp, _) => "dhcp4",
         (_, Ipv6Config::Dhcp) => "dhcp6",
@@ -154,11 +144,11 @@ fn ifcfg(iface: &Interface, vlan: Option<&VlanDevice<'_>>) -> Result<String, Uns
         },
     )?;
     w.set("BOOTPROTO", bootproto(iface))?;
-    let v4 = match &iface.ipv4 {
+    let v4 = match &iface.ip.ipv4 {
         Ipv4Config::Static(nets) => nets.iter().map(|n| n.to_string()).collect(),
         _ => Vec::new(),
     };
-    let v6 = match &iface.ipv6 {
+    let v6 = match &iface.ip.ipv6 {
         Ipv6Config::Static(nets) => nets.iter().map(|n| n.to_string()).collect(),
         _ => Vec::new(),
     };
@@ -175,7 +165,7 @@ fn ifcfg(iface: &Interface, vlan: Option<&VlanDevice<'_>>) -> Result<String, Uns
         // wicked runs ethtool with these arguments (ifcfg(5)).
         w.set("ETHTOOL_OPTIONS", "wol g")?;
     }
-    if let Some(mtu) = iface.mtu {
+    if let Some(mtu) = iface.ip.mtu {
         w.set("MTU", mtu.to_string())?;
     }
     Ok(w.finish())
@@ -185,7 +175,7 @@ fn ifcfg(iface: &Interface, vlan: Option<&VlanDevice<'_>>) -> Result<String, Uns
 /// netmask `-` because the destination carries its prefix.
 fn ifroute(iface: &Interface, dev: &Device) -> Result<String, UnsafeValue> {
     let mut out = HEADER.to_string();
-    for r in &iface.routes {
+    for r in &iface.ip.routes {
         let to = if r.is_default() {
             "default".to_string()
         } else {
@@ -257,13 +247,13 @@ fn dns_policy(net: &Network, devices: &[Device]) -> Option<String> {
         .iter()
         .zip(devices.iter().map(|d| &d.name))
         .chain(vlans.iter().map(|v| (&v.iface, &v.vlan.name)))
-        .filter(|(i, _)| i.ipv4 == Ipv4Config::Dhcp || i.ipv6 == Ipv6Config::Dhcp)
+        .filter(|(i, _)| i.ip.ipv4 == Ipv4Config::Dhcp || i.ip.ipv6 == Ipv6Config::Dhcp)
         .collect();
-    if dhcp.iter().all(|(i, _)| i.dhcp_dns) {
+    if dhcp.iter().all(|(i, _)| i.ip.dhcp_dns) {
         return None;
     }
     let mut policy = "STATIC".to_string();
-    for (_, name) in dhcp.iter().filter(|(i, _)| i.dhcp_dns) {
+    for (_, name) in dhcp.iter().filter(|(i, _)| i.ip.dhcp_dns) {
         write!(policy, " {name}").unwrap();
     }
     Some(policy)

@@ -334,21 +334,21 @@ mod tests {
         assert_eq!(a.mac.to_string(), "fa:16:3e:00:00:01");
         assert_eq!(a.id, "tap1");
         assert_eq!(
-            a.ipv4,
+            a.ip.ipv4,
             Ipv4Config::Static(vec!["10.0.0.5/24".parse().unwrap()])
         );
         assert_eq!(
-            a.ipv6,
+            a.ip.ipv6,
             Ipv6Config::Static(vec!["2001:db8::5/64".parse().unwrap()])
         );
-        let routes: Vec<String> = a
-            .routes
-            .iter()
-            .map(|r| format!("{} via {}", r.to, r.via))
-            .collect();
+        let routes: Vec<String> =
+            a.ip.routes
+                .iter()
+                .map(|r| format!("{} via {}", r.to, r.via))
+                .collect();
         assert_eq!(routes, ["0.0.0.0/0 via 10.0.0.1", "::/0 via 2001:db8::1"]);
-        assert_eq!(a.dns.servers.len(), 1);
-        assert_eq!(net.interfaces[1].ipv4, Ipv4Config::Dhcp);
+        assert_eq!(a.ip.dns.servers.len(), 1);
+        assert_eq!(net.interfaces[1].ip.ipv4, Ipv4Config::Dhcp);
         assert_eq!(net.dns.servers.len(), 1);
         assert!(
             t.warnings.iter().any(|w| w.contains("ntp")),
