@@ -459,7 +459,7 @@ impl Root {
         max: u64,
         what: &'static str,
     ) -> io::Result<Option<Vec<u8>>> {
-        self.read_capped_from(self.open_read(path)?, max, what)
+        read_capped_from(self.open_read(path)?, max, what)
     }
 
     /// [`Root::read_capped`] of a file a user controls (one in a home directory): a
@@ -471,26 +471,7 @@ impl Root {
         max: u64,
         what: &'static str,
     ) -> io::Result<Option<Vec<u8>>> {
-        self.read_capped_from(self.open_regular(path, false)?, max, what)
-    }
-
-    fn read_capped_from(
-        &self,
-        file: Option<File>,
-        max: u64,
-        what: &'static str,
-    ) -> io::Result<Option<Vec<u8>>> {
-        let Some(file) = file else {
-            return Ok(None);
-        };
-        match vmcust_imc::read_capped(file, max, what) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(vmcust_imc::CappedReadError::Io(e)) => Err(e),
-            Err(too_large) => Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                too_large.to_string(),
-            )),
-        }
+        read_capped_from(self.open_regular(path, false)?, max, what)
     }
 
     /// [`Root::read_capped`] for a UTF-8 text file; invalid UTF-8 is an error.
@@ -1110,6 +1091,25 @@ fn write_atomic(
         let _ = rustix::fs::unlinkat(&at.fd, &tmp, AtFlags::empty());
     }
     result
+}
+
+/// The first `max` bytes of `file`, or an error naming `what` when it holds more.
+fn read_capped_from(
+    file: Option<File>,
+    max: u64,
+    what: &'static str,
+) -> io::Result<Option<Vec<u8>>> {
+    let Some(file) = file else {
+        return Ok(None);
+    };
+    match vmcust_imc::read_capped(file, max, what) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(vmcust_imc::CappedReadError::Io(e)) => Err(e),
+        Err(too_large) => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            too_large.to_string(),
+        )),
+    }
 }
 
 /// `path` relative to the root's handle for `openat2`, when `openat2` works here and the
