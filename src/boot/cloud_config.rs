@@ -15,7 +15,7 @@ use anyhow::Result;
 use super::{Context, Ending};
 use crate::cloud_config::apply::{self, ModuleOutcome, ModuleReport, StageContext};
 use crate::cloud_config::jinja::Vars;
-use crate::cloud_config::userdata::{self, UserData};
+use crate::cloud_config::userdata::{self, ParsedUserData};
 use crate::cloud_init::instance_data;
 use crate::failure::{Failure, FailureKind};
 use crate::model::{HostName, InstanceId};
@@ -53,7 +53,12 @@ fn current(ctx: &Context) -> Option<(InstanceId, PathBuf, String)> {
 /// rendered with this boot's instance data — which each stage first writes to
 /// `/run/cloud-init/` (a tmpfs: every boot), as cloud-init's stages persist it; so a
 /// customization handed over in the late stage has it before its modules run.
-fn config(ctx: &Context, id: &InstanceId, dir: &Path, from: &str) -> Result<UserData, Failure> {
+fn config(
+    ctx: &Context,
+    id: &InstanceId,
+    dir: &Path,
+    from: &str,
+) -> Result<ParsedUserData, Failure> {
     let read = |name: &str| {
         ctx.root
             .read(&dir.join(name))
@@ -166,7 +171,7 @@ pub fn late_again(ctx: &mut Context, dir: &Path) -> Result<Ending> {
 }
 
 fn run(ctx: &mut Context, id: &InstanceId, dir: &Path, from: &str, which: Which) -> Result<Ending> {
-    let UserData {
+    let ParsedUserData {
         config: cfg,
         scripts,
         ..

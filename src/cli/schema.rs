@@ -14,7 +14,7 @@ use clap::Args;
 use super::Format;
 use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::parts::MAX_USERDATA;
-use crate::cloud_config::userdata::{self, UserData, VENDOR_PART};
+use crate::cloud_config::userdata::{self, ParsedUserData, VENDOR_PART};
 use crate::cloud_config::{Problem, Severity};
 use crate::failure::{Failure, EXIT_DEGRADED, EXIT_OK};
 use crate::settings::CloudConfigUnknown;
@@ -55,7 +55,7 @@ fn read_capped(path: &Path) -> Result<Vec<u8>> {
 
 /// `FILE:LINE: path: message`, the line counted in the file when the part's lines are
 /// the file's, else within the part.
-fn line_of(u: &UserData, p: &Problem, user: &Path, vendor: Option<&Path>) -> String {
+fn line_of(u: &ParsedUserData, p: &Problem, user: &Path, vendor: Option<&Path>) -> String {
     let file = if p.part >= VENDOR_PART {
         vendor.unwrap_or(user)
     } else {

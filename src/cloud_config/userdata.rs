@@ -20,7 +20,7 @@ use super::CloudConfig;
 /// Vendor-data parts are numbered from here, so a problem's part says which input it is in.
 pub const VENDOR_PART: u16 = 1000;
 
-/// What a part is, for the report (its body stays in [`UserData::scripts`]).
+/// What a part is, for the report (its body stays in [`ParsedUserData::scripts`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PartInfo {
     /// Its number ([`VENDOR_PART`] and up for vendor-data).
@@ -38,7 +38,7 @@ pub struct PartInfo {
 
 /// User-data (and vendor-data), read.
 #[derive(Debug, Clone, Serialize)]
-pub struct UserData {
+pub struct ParsedUserData {
     /// The parts, in order (user-data's, then vendor-data's).
     pub parts: Vec<PartInfo>,
     /// The merged, validated cloud-config.
@@ -52,7 +52,7 @@ pub struct UserData {
     pub scripts: Vec<(u16, Part)>,
 }
 
-impl UserData {
+impl ParsedUserData {
     /// Whether any problem refuses the document.
     pub fn has_errors(&self) -> bool {
         self.problems.iter().any(|p| p.severity == Severity::Error)
@@ -253,7 +253,7 @@ fn part_mergers(
 /// Reads user-data and, if given, vendor-data, without instance data: a Jinja template's
 /// variables all render as missing. The customization and the boot stages use
 /// [`read_rendered`].
-pub fn read(user: &[u8], vendor_data: Option<&[u8]>) -> Result<UserData, ReadError> {
+pub fn read(user: &[u8], vendor_data: Option<&[u8]>) -> Result<ParsedUserData, ReadError> {
     read_rendered(user, vendor_data, &Vars::empty())
 }
 
@@ -263,7 +263,7 @@ pub fn read_rendered(
     user: &[u8],
     vendor_data: Option<&[u8]>,
     vars: &Vars,
-) -> Result<UserData, ReadError> {
+) -> Result<ParsedUserData, ReadError> {
     let mut problems = Vec::new();
     let user_in = input(user, 0, "user-data", &mut problems, vars)?;
     let mut infos = user_in.infos;
@@ -301,7 +301,7 @@ pub fn read_rendered(
         None => (CloudConfig::default(), Vec::new()),
     };
     problems.extend(more);
-    Ok(UserData {
+    Ok(ParsedUserData {
         parts: infos,
         config,
         vendor_applied,
@@ -317,7 +317,7 @@ mod tests {
 
     use crate::cloud_config::parts::test_multipart as mime;
 
-    fn runcmd(u: &UserData) -> Vec<String> {
+    fn runcmd(u: &ParsedUserData) -> Vec<String> {
         u.config
             .runcmd
             .iter()

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::read::Severity;
-use crate::cloud_config::userdata::{self, UserData};
+use crate::cloud_config::userdata::{self, ParsedUserData};
 use crate::cloud_config::CloudConfig;
 use crate::failure::{Failure, FailureKind};
 use crate::model::HostName;
@@ -194,7 +194,7 @@ fn with_planned_accounts(facts: &mut crate::cloud_config::apply::CcFacts, action
     }
 }
 
-fn refuse_errors(read: &UserData, unknown: CloudConfigUnknown) -> Result<(), Failure> {
+fn refuse_errors(read: &ParsedUserData, unknown: CloudConfigUnknown) -> Result<(), Failure> {
     let worst = match unknown {
         CloudConfigUnknown::Degrade => Severity::Error,
         CloudConfigUnknown::Refuse => Severity::Unknown,
@@ -227,7 +227,7 @@ fn place(part: u16, line: u32, path: &str) -> String {
     format!("{which} part {part}, line {line}: {path}")
 }
 
-fn summary_of(read: &UserData) -> NativeSummary {
+fn summary_of(read: &ParsedUserData) -> NativeSummary {
     NativeSummary {
         parts: read
             .parts
@@ -336,7 +336,7 @@ fn record_accounts(
 }
 
 /// The unknown keys of the document, each with cloud-init's module or a did-you-mean.
-fn not_applied(read: &UserData) -> Vec<String> {
+fn not_applied(read: &ParsedUserData) -> Vec<String> {
     read.problems
         .iter()
         .filter(|p| p.severity == Severity::Unknown)

@@ -56,7 +56,7 @@ pub struct StageContext<'a> {
     /// The metadata's host name, used when the cloud-config names none.
     pub fallback_hostname: Option<HostName>,
     /// The user-data's (then vendor-data's) script and boothook parts, as
-    /// [`UserData::scripts`](crate::cloud_config::userdata::UserData::scripts) holds them.
+    /// [`ParsedUserData::scripts`](crate::cloud_config::userdata::ParsedUserData::scripts) holds them.
     pub script_parts: Vec<(u16, Part)>,
 }
 

@@ -181,10 +181,10 @@ fn boothook_body(body: &[u8]) -> Vec<u8> {
     rest[start..].to_vec()
 }
 
-/// The scripts of `parts` (user-data's, then vendor-data's, as [`UserData::scripts`]
+/// The scripts of `parts` (user-data's, then vendor-data's, as [`ParsedUserData::scripts`]
 /// holds them) and of `runcmd`.
 ///
-/// [`UserData::scripts`]: crate::cloud_config::userdata::UserData::scripts
+/// [`ParsedUserData::scripts`]: crate::cloud_config::userdata::ParsedUserData::scripts
 pub fn plan(parts: &[(u16, Part)], runcmd: &[Command]) -> Scripts {
     let mut out = Scripts::default();
     let mut late: Vec<Script> = Vec::new();
