@@ -18,16 +18,16 @@ use std::sync::atomic::AtomicBool;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
-use vmcust::cloud_config::apply::{run_early, ModuleOutcome, StageContext};
-use vmcust::cloud_config::jinja::{self, Vars};
-use vmcust::cloud_config::modules::Frequency;
-use vmcust::cloud_config::userdata;
-use vmcust::engine::customize::{user_data_disposition, UserDataDisposition};
-use vmcust::engine::native::plan_native;
-use vmcust::model::InstanceId;
-use vmcust::root::Root;
-use vmcust::settings::{CloudConfigUnknown, UserDataHandler};
-use vmcust::state::{self, InstanceResult};
+use vmcust::test_api::cc_apply::{ModuleOutcome, StageContext, run_early};
+use vmcust::test_api::{jinja, jinja::Vars};
+use vmcust::test_api::modules::Frequency;
+use vmcust::test_api::userdata;
+use vmcust::test_api::customize::{UserDataDisposition, user_data_disposition};
+use vmcust::test_api::native::plan_native;
+use vmcust::test_api::model::InstanceId;
+use vmcust::test_api::root::Root;
+use vmcust::test_api::settings::{CloudConfigUnknown, UserDataHandler};
+use vmcust::test_api::{state, state::InstanceResult};
 
 /// A template's cloud-config as people write them: two users with keys and sudo, files,
 /// boot and run commands, packages, host name and time zone. 60 lines.
@@ -186,13 +186,13 @@ fn customized_root(id: &InstanceId, stop: &AtomicBool) -> tempfile::TempDir {
         CloudConfigUnknown::Degrade,
     )
     .unwrap();
-    let plan = vmcust::plan::Plan {
+    let plan = vmcust::test_api::plan::Plan {
         actions: native.actions,
     };
-    vmcust::apply::apply(&root, &plan).unwrap();
+    vmcust::test_api::apply::apply(&root, &plan).unwrap();
     let dir = state::instance_dir(id);
     root.write_file(
-        &dir.join(vmcust::state::USER_DATA),
+        &dir.join(vmcust::test_api::state::USER_DATA),
         CLOUD_CONFIG.as_bytes(),
         0o600,
     )
@@ -288,15 +288,15 @@ fn cloud_config(c: &mut Criterion) {
             .unwrap();
         let dir = state::instance_dir(&newest.instance_id);
         let bytes = root
-            .read(&dir.join(vmcust::state::USER_DATA))
+            .read(&dir.join(vmcust::test_api::state::USER_DATA))
             .unwrap()
             .unwrap();
-        let real = vmcust::cloud_init::coexist::real_cloud_init(&root).is_some();
+        let real = vmcust::test_api::coexist::real_cloud_init(&root).is_some();
         assert!(
             user_data_disposition(&bytes, real, UserDataHandler::Auto)
                 == UserDataDisposition::Native
         );
-        let vendor = root.read(&dir.join(vmcust::state::VENDOR_DATA)).unwrap();
+        let vendor = root.read(&dir.join(vmcust::test_api::state::VENDOR_DATA)).unwrap();
         let mut cfg = userdata::read(&bytes, vendor.as_deref()).unwrap().config;
         cfg.bootcmd.clear();
         let boot_id = format!("boot-{}", boots.get());
@@ -400,9 +400,9 @@ fn jinja_render(c: &mut Criterion) {
     assert!((19_000..22_000).contains(&text.len()), "{}", text.len());
     let dir = scratch_root();
     let root = Root::new(dir.path()).unwrap();
-    let tree = vmcust::cloud_init::instance_data::build(
+    let tree = vmcust::test_api::instance_data::build(
         &root,
-        &vmcust::cloud_init::instance_data::Inputs {
+        &vmcust::test_api::instance_data::Inputs {
             meta_data: b"instance-id: wk-0\nlocal-hostname: wk-0\nnetwork: {version: 2}\n",
             instance_id: "wk-0",
             host_name: Some("wk-0"),

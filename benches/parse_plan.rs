@@ -4,9 +4,9 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 
-use vmcust::facts::RootFacts;
-use vmcust::plan::{plan, PlanOptions};
-use vmcust::root::Root;
+use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::plan::{PlanOptions, plan};
+use vmcust::test_api::root::Root;
 
 const SPEC: &[u8] = include_bytes!("../examples/specs/static-2nic-ipv6.cfg");
 
@@ -14,7 +14,7 @@ fn parse_and_plan(c: &mut Criterion) {
     let root_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/root");
     let root = Root::new(std::path::Path::new(root_dir)).unwrap();
     let parsed = vmcust_imc::Spec::parse(SPEC).unwrap();
-    let customization = vmcust::source::imc::customization(&parsed.spec).unwrap();
+    let customization = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
     let facts = RootFacts::gather(&root, &customization).unwrap();
     let opts = PlanOptions::default();
 
@@ -27,7 +27,7 @@ fn parse_and_plan(c: &mut Criterion) {
     c.bench_function("parse + plan (2-NIC static)", |b| {
         b.iter(|| {
             let parsed = vmcust_imc::Spec::parse(black_box(SPEC)).unwrap();
-            let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
+            let c = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
             plan(&c, black_box(&facts), &opts).unwrap()
         })
     });

@@ -10,7 +10,7 @@ use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use vmcust::cloud_config::userdata;
+use vmcust::test_api::userdata;
 
 /// Builds a document of about `bytes` bytes from a head, a line per entry and a tail.
 fn document(bytes: usize, head: &str, entry: impl Fn(usize) -> String, tail: &str) -> Vec<u8> {

@@ -13,9 +13,9 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 
-use vmcust::facts::RootFacts;
-use vmcust::root::Root;
-use vmcust::selinux::{Kind, Labeler};
+use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::root::Root;
+use vmcust::test_api::selinux::{Kind, Labeler};
 
 const SPEC: &[u8] = include_bytes!("../examples/specs/static-2nic-ipv6.cfg");
 const FILE_CONTEXTS: &str = "etc/selinux/targeted/contexts/files/file_contexts";
@@ -84,10 +84,10 @@ fn labelling(c: &mut Criterion) {
     let small = fs::read_to_string(repo.join("tests/data/selinux").join(FILE_CONTEXTS)).unwrap();
     let big = big_policy(&small);
     let parsed = vmcust_imc::Spec::parse(SPEC).unwrap();
-    let customization = vmcust::source::imc::customization(&parsed.spec).unwrap();
+    let customization = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
     let probe = root_with(None);
     let facts = RootFacts::gather(&Root::new(probe.path()).unwrap(), &customization).unwrap();
-    let plan = vmcust::plan::plan(&customization, &facts, &Default::default()).unwrap();
+    let plan = vmcust::test_api::plan::plan(&customization, &facts, &Default::default()).unwrap();
 
     for (name, policy) in [
         ("apply 2-NIC plan, no policy", None),
@@ -102,7 +102,7 @@ fn labelling(c: &mut Criterion) {
                     (dir, root)
                 },
                 |(dir, root)| {
-                    vmcust::apply::apply(&root, black_box(&plan)).unwrap();
+                    vmcust::test_api::apply::apply(&root, black_box(&plan)).unwrap();
                     dir
                 },
                 BatchSize::PerIteration,

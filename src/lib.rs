@@ -5,31 +5,32 @@
 //! [`facts::RootFacts`] into a [`plan::Plan`], and [`apply::apply`] carries the plan out
 //! on a [`root::Root`].
 
-pub mod applied;
-pub mod apply;
-pub mod boot;
+mod applied;
+mod apply;
+mod boot;
 mod clean;
 mod cli;
-pub mod cloud_config;
-pub mod cloud_init;
-pub mod engine;
-pub mod facts;
-pub mod failure;
-pub mod host;
-pub mod hygiene;
+mod cloud_config;
+mod cloud_init;
+mod engine;
+mod facts;
+mod failure;
+mod host;
+mod hygiene;
 mod log_file;
-pub mod model;
-pub mod plan;
+mod model;
+mod plan;
 mod process;
 mod report;
-pub mod root;
-pub mod scripts;
-pub mod selinux;
-pub mod settings;
-pub mod source;
-pub mod state;
-pub mod timings;
-pub(crate) mod yaml;
+mod root;
+mod scripts;
+mod selinux;
+mod settings;
+mod source;
+mod state;
+pub mod test_api;
+mod timings;
+mod yaml;
 
 pub use cli::main;
 

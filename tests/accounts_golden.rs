@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use vmcust::facts::accounts::{Salt, SALT_LEN};
-use vmcust::plan::accounts::{self, parse::parse_accounts};
-use vmcust::plan::{Action, FileOwner};
-use vmcust::root::Root;
+use vmcust::test_api::account_facts::{SALT_LEN, Salt};
+use vmcust::test_api::{accounts, parse::parse_accounts};
+use vmcust::test_api::plan::{Action, FileOwner};
+use vmcust::test_api::root::Root;
 
 mod accounts_support;
 

@@ -5,8 +5,8 @@
 
 use proptest::prelude::*;
 
-use vmcust::plan::accounts::dbfile::DbEdit;
-use vmcust::plan::accounts::request::{AbsPath, Gecos, GroupName, PasswordHash, SudoRule};
+use vmcust::test_api::dbfile::DbEdit;
+use vmcust::test_api::request::{AbsPath, Gecos, GroupName, PasswordHash, SudoRule};
 
 fn breaks_a_line(s: &str) -> bool {
     s.chars().any(|c| c.is_control())

@@ -9,10 +9,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::apply::{self, Change};
-use vmcust::plan::accounts::{self, parse::parse_accounts, request::AccountsRequest};
-use vmcust::plan::Plan;
-use vmcust::root::Root;
+use vmcust::test_api::{apply, apply::Change};
+use vmcust::test_api::{accounts, parse::parse_accounts, request::AccountsRequest};
+use vmcust::test_api::plan::Plan;
+use vmcust::test_api::root::Root;
 
 mod accounts_support;
 
@@ -308,7 +308,7 @@ fn a_bad_sudo_rule_is_caught_by_the_roots_visudo_before_install() {
     let req = request("users:\n  - name: eve\n    sudo: \"ALL=(ALL NOPASSWD:ALL\"\n");
     let facts = accounts::gather(&root, &req).unwrap();
     let plan = accounts::plan_accounts(&req, &facts).unwrap();
-    let e = accounts::check::check(&root, &plan.actions).unwrap_err();
+    let e = vmcust::test_api::check::check(&root, &plan.actions).unwrap_err();
     let msg = e.to_string();
     assert!(
         msg.contains("/etc/sudoers.d/90-cloud-init-users") && msg.contains("syntax error"),
@@ -322,7 +322,7 @@ fn a_bad_sudo_rule_is_caught_by_the_roots_visudo_before_install() {
     let facts = accounts::gather(&root, &req).unwrap();
     let plan = accounts::plan_accounts(&req, &facts).unwrap();
     assert_eq!(
-        accounts::check::check(&root, &plan.actions).unwrap(),
+        vmcust::test_api::check::check(&root, &plan.actions).unwrap(),
         Vec::<String>::new()
     );
 }
@@ -346,7 +346,7 @@ fn the_sudoers_check_runs_the_roots_visudo_inside_the_root() {
     let facts = accounts::gather(&root, &req).unwrap();
     let plan = accounts::plan_accounts(&req, &facts).unwrap();
     assert_eq!(
-        accounts::check::check(&root, &plan.actions).unwrap(),
+        vmcust::test_api::check::check(&root, &plan.actions).unwrap(),
         Vec::<String>::new()
     );
     let seen = fs::read_to_string(dir.path().join(mark.trim_start_matches('/'))).unwrap();
@@ -363,7 +363,7 @@ fn a_failure_after_the_account_files_puts_them_back() {
     ));
     let mut plan = plan_for(&root, &req);
     // A last action that cannot succeed: a file under a path that is a file.
-    plan.actions.push(vmcust::plan::Action::MakeDir {
+    plan.actions.push(vmcust::test_api::plan::Action::MakeDir {
         path: "/etc/passwd/x".into(),
         mode: 0o755,
         uid: 0,

@@ -7,9 +7,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use vmcust::cloud_init::coexist::{self, VmwareCustomization};
-use vmcust::root::Root;
-use vmcust::settings::{self, Settings, EARLY_UNIT_TIMEOUT_SECS};
+use vmcust::test_api::{coexist, coexist::VmwareCustomization};
+use vmcust::test_api::root::Root;
+use vmcust::test_api::{settings, settings::{EARLY_UNIT_TIMEOUT_SECS, Settings}};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -89,7 +89,7 @@ fn unit_ordering_and_timeouts() {
         assert!(late.lines().any(|l| l == line), "late unit lacks {line}");
     }
     // The default settings fit in the early unit without a warning.
-    let (s, w) = settings::parse("", Path::new(vmcust::state::SETTINGS_PATH));
+    let (s, w) = settings::parse("", Path::new(vmcust::test_api::state::SETTINGS_PATH));
     assert_eq!((s, w), (Settings::default(), vec![]));
     for unit in [&early, &late] {
         assert!(!unit.contains("reboot"), "units never reboot");

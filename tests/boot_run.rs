@@ -250,7 +250,7 @@ fn kill_at_every_step_then_rerun_ends_like_an_uninterrupted_run() {
         );
         let crashed = vm
             .command("early", 0)
-            .env(vmcust::boot::CRASH_AFTER_ENV, step)
+            .env(vmcust::test_api::boot::CRASH_AFTER_ENV, step)
             .output()
             .unwrap();
         use std::os::unix::process::ExitStatusExt;

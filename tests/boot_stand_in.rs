@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use vmcust::cloud_init::equivalents::EQUIVALENTS;
-use vmcust::root::Root;
-use vmcust::state::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
+use vmcust::test_api::equivalents::EQUIVALENTS;
+use vmcust::test_api::root::Root;
+use vmcust::test_api::state::{ROOT_ENV, RunState, RunStatus, read_status, write_status};
 
 struct StandIn {
     _dir: tempfile::TempDir,
@@ -392,6 +392,6 @@ fn a_copy_of_the_binary_is_recognised_as_vmcust() {
     std::fs::create_dir_all(ci.parent().unwrap()).unwrap();
     std::fs::copy(env!("CARGO_BIN_EXE_vmcust"), &ci).unwrap();
     let root = Root::new(Path::new(dir.path())).unwrap();
-    assert!(vmcust::cloud_init::coexist::is_vmcust_stand_in(&root));
-    assert_eq!(vmcust::cloud_init::coexist::real_cloud_init(&root), None);
+    assert!(vmcust::test_api::coexist::is_vmcust_stand_in(&root));
+    assert_eq!(vmcust::test_api::coexist::real_cloud_init(&root), None);
 }

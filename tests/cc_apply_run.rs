@@ -13,10 +13,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use support::outcome;
-use vmcust::cloud_config::apply::{run_early, run_late, ModuleOutcome, StageContext};
-use vmcust::cloud_config::{document, CloudConfig};
-use vmcust::model::InstanceId;
-use vmcust::root::Root;
+use vmcust::test_api::cc_apply::{ModuleOutcome, StageContext, run_early, run_late};
+use vmcust::test_api::{document, cloud_config::CloudConfig};
+use vmcust::test_api::model::InstanceId;
+use vmcust::test_api::root::Root;
 
 /// A scratch root with `/bin/sh`, account files of our own and a Debian marker.
 fn root() -> tempfile::TempDir {
@@ -327,13 +327,13 @@ fn host_name_time_zone_and_what_another_root_never_gets() {
         "{late:?}"
     );
     let order: Vec<&str> = late.iter().map(|r| r.module).collect();
-    assert_eq!(order, vmcust::cloud_config::apply::driver::late_modules());
+    assert_eq!(order, vmcust::test_api::driver::late_modules());
 }
 
 #[test]
 fn an_owned_file_is_unchanged_only_with_its_contents_mode_and_owner() {
-    use vmcust::apply::{apply, dry_run, Change};
-    use vmcust::plan::{Action, Contents, FileOwner, Plan};
+    use vmcust::test_api::apply::{Change, apply, dry_run};
+    use vmcust::test_api::plan::{Action, Contents, FileOwner, Plan};
     let d = root();
     let r = Root::new(d.path()).unwrap();
     let plan = Plan {
@@ -415,7 +415,7 @@ fn script_parts_run_in_cloud_inits_order_and_frequencies() {
         "Content-Type: text/x-shellscript",
         "#!/bin/sh\necho vendor >> /root/log",
     )]);
-    let u = vmcust::cloud_config::userdata::read(user.as_bytes(), Some(vendor.as_bytes())).unwrap();
+    let u = vmcust::test_api::userdata::read(user.as_bytes(), Some(vendor.as_bytes())).unwrap();
     assert!(u.problems.is_empty(), "{:?}", u.problems);
     let boot = |id: &str| {
         let mut c = ctx(d.path(), id, &stop);
@@ -461,9 +461,9 @@ fn script_parts_run_in_cloud_inits_order_and_frequencies() {
         other => panic!("{other:?}"),
     }
     let order: Vec<&str> = late.iter().map(|r| r.module).collect();
-    assert_eq!(order, vmcust::cloud_config::apply::driver::late_modules());
+    assert_eq!(order, vmcust::test_api::driver::late_modules());
     let order: Vec<&str> = early.iter().map(|r| r.module).collect();
-    assert_eq!(order, vmcust::cloud_config::apply::driver::early_modules());
+    assert_eq!(order, vmcust::test_api::driver::early_modules());
     for f in [
         "part-004",
         "zz.sh",

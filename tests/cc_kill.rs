@@ -22,10 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use vmcust::cloud_config::apply::{run_early, run_late, StageContext};
-use vmcust::cloud_config::userdata;
-use vmcust::model::InstanceId;
-use vmcust::root::Root;
+use vmcust::test_api::cc_apply::{StageContext, run_early, run_late};
+use vmcust::test_api::userdata;
+use vmcust::test_api::model::InstanceId;
+use vmcust::test_api::root::Root;
 
 use support::kill::kill_tree;
 

@@ -13,10 +13,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use support::outcome;
-use vmcust::cloud_config::apply::{run_early, run_late, ModuleOutcome, StageContext};
-use vmcust::cloud_config::{document, CloudConfig};
-use vmcust::model::InstanceId;
-use vmcust::root::Root;
+use vmcust::test_api::cc_apply::{ModuleOutcome, StageContext, run_early, run_late};
+use vmcust::test_api::{document, cloud_config::CloudConfig};
+use vmcust::test_api::model::InstanceId;
+use vmcust::test_api::root::Root;
 
 const FSTAB: &str = "# /etc/fstab: static file system information.\nUUID=0a1b / ext4 errors=remount-ro 0 1\n/dev/sr0 /media/cdrom0 udf,iso9660 user,noauto 0 0\n";
 

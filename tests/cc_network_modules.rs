@@ -13,10 +13,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use support::outcome;
-use vmcust::cloud_config::apply::{run_late, ModuleOutcome, ModuleReport, StageContext};
-use vmcust::cloud_config::{document, CloudConfig};
-use vmcust::model::InstanceId;
-use vmcust::root::Root;
+use vmcust::test_api::cc_apply::{ModuleOutcome, ModuleReport, StageContext, run_late};
+use vmcust::test_api::{document, cloud_config::CloudConfig};
+use vmcust::test_api::model::InstanceId;
+use vmcust::test_api::root::Root;
 
 /// A scratch root with `/bin/sh` and the `ID` of `/etc/os-release`.
 fn root(os_id: &str) -> tempfile::TempDir {
@@ -64,7 +64,7 @@ fn cfg(doc: &str) -> CloudConfig {
     assert!(
         problems
             .iter()
-            .all(|p| p.severity == vmcust::cloud_config::Severity::Warning),
+            .all(|p| p.severity == vmcust::test_api::cloud_config::Severity::Warning),
         "{doc}: {problems:?}"
     );
     cfg

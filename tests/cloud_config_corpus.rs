@@ -10,8 +10,8 @@ mod support;
 use std::fs;
 use std::path::PathBuf;
 
-use vmcust::cloud_config::modules;
-use vmcust::cloud_config::userdata;
+use vmcust::test_api::modules;
+use vmcust::test_api::userdata;
 
 fn corpus() -> Vec<PathBuf> {
     let dir = support::repo().join("tests/data/cloud-config");

@@ -108,7 +108,7 @@ fn query(vm: &Vm, args: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::new(&link)
         .arg("query")
         .args(args)
-        .env(vmcust::state::ROOT_ENV, vm.root.path())
+        .env(vmcust::test_api::state::ROOT_ENV, vm.root.path())
         .output()
         .unwrap();
     (out.status.code(), text(&out.stdout), text(&out.stderr))

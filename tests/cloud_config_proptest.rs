@@ -7,11 +7,11 @@ use std::io::Write as _;
 use base64::Engine as _;
 use proptest::prelude::*;
 
-use vmcust::cloud_config::modules::Frequency;
-use vmcust::cloud_config::node;
-use vmcust::cloud_config::parts::{self, PartKind};
-use vmcust::cloud_config::redact;
-use vmcust::cloud_config::userdata;
+use vmcust::test_api::modules::Frequency;
+use vmcust::test_api::node;
+use vmcust::test_api::{parts, parts::PartKind};
+use vmcust::test_api::redact;
+use vmcust::test_api::userdata;
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
@@ -74,11 +74,11 @@ proptest! {
 
     #[test]
     fn the_parts_reader_never_panics(raw in proptest::collection::vec(any::<u8>(), 0..1024)) {
-        let _ = parts::read(&raw, &vmcust::cloud_config::jinja::Vars::empty());
+        let _ = parts::read(&raw, &vmcust::test_api::jinja::Vars::empty());
         let mut mime = b"MIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=b\n\n--b\n".to_vec();
         mime.extend_from_slice(&raw);
-        let _ = parts::read(&mime, &vmcust::cloud_config::jinja::Vars::empty());
-        let _ = parts::read(&gzip(&raw), &vmcust::cloud_config::jinja::Vars::empty());
+        let _ = parts::read(&mime, &vmcust::test_api::jinja::Vars::empty());
+        let _ = parts::read(&gzip(&raw), &vmcust::test_api::jinja::Vars::empty());
     }
 
     #[test]
@@ -98,7 +98,7 @@ proptest! {
         }
         msg.push_str("--==BOUNDARY==--\n");
         let data = if compress { gzip(msg.as_bytes()) } else { msg.clone().into_bytes() };
-        let got = parts::read(&data, &vmcust::cloud_config::jinja::Vars::empty()).unwrap();
+        let got = parts::read(&data, &vmcust::test_api::jinja::Vars::empty()).unwrap();
         prop_assert_eq!(got.len(), ps.len());
         for (g, ((_, body, kind), _)) in got.iter().zip(&ps) {
             prop_assert_eq!(g.kind, *kind);

@@ -6,15 +6,15 @@
 mod support;
 
 use serde_json::{json, Value};
-use vmcust::facts::NetworkFacts;
-use vmcust::plan::network::{netplan, resolve_devices};
+use vmcust::test_api::facts::NetworkFacts;
+use vmcust::test_api::{netplan, network::resolve_devices};
 
 /// The spec's network as a netplan v2 document, devices named by the spec (as
 /// cloud-init does without system devices), as JSON for comparison.
 fn netplan_of(file: &str) -> Value {
     let bytes = std::fs::read(support::imc_input(file)).unwrap();
     let parsed = vmcust_imc::Spec::parse(&bytes).unwrap();
-    let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
+    let c = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
     let net = c.network.expect("spec has NICs");
     let devices = resolve_devices(&net, &NetworkFacts::default()).unwrap();
     serde_json::to_value(netplan::document(&net, &devices)).unwrap()["network"].clone()
@@ -125,7 +125,7 @@ fn missing_ipv6_netmask_is_refused() {
 fn identity_and_ids() {
     let load = |f: &str| {
         let bytes = std::fs::read(support::imc_input(f)).unwrap();
-        vmcust::source::imc::customization(&vmcust_imc::Spec::parse(&bytes).unwrap().spec).unwrap()
+        vmcust::test_api::imc::customization(&vmcust_imc::Spec::parse(&bytes).unwrap().spec).unwrap()
     };
     let c = load("static-2nic-ipv4-ipv6.cfg");
     assert_eq!(

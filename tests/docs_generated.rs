@@ -10,8 +10,8 @@ mod support;
 
 use std::path::PathBuf;
 
-use vmcust::cloud_config::modules::{Frequency, Module, Run, Stage, TABLE};
-use vmcust::failure::EXIT_STATUSES;
+use vmcust::test_api::modules::{Frequency, Module, Run, Stage, TABLE};
+use vmcust::test_api::failure::EXIT_STATUSES;
 
 fn doc(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -230,7 +230,7 @@ fn every_setting_is_in_the_reference_and_the_examples() {
         .expect("vmcust.conf(5) has an EXAMPLE")
         .replace("\\-", "-");
     let shipped = std::fs::read_to_string(repo.join("scripts/vmcust.conf.example")).unwrap();
-    let keys = vmcust::settings::known_keys();
+    let keys = vmcust::test_api::settings::known_keys();
     assert!(keys.len() >= 10);
     for (section, key) in keys {
         assert!(

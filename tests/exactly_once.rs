@@ -210,7 +210,7 @@ fn kills_inside_the_ingestion_report_and_retirement() {
         fs::write(vm.path("/root/go"), "").unwrap();
         let crashed = vm
             .command("early", 0)
-            .env(vmcust::boot::CRASH_AFTER_ENV, point)
+            .env(vmcust::test_api::boot::CRASH_AFTER_ENV, point)
             .output()
             .unwrap();
         assert_eq!(
@@ -308,7 +308,7 @@ fn run_early(root: &Path, host: &Path) -> Output {
         .arg(host)
         .args(["--max-wait", "0", "--nic-poll-ms", "10"])
         .env("VMCUST_LOG", "info")
-        .env_remove(vmcust::boot::CRASH_AFTER_ENV)
+        .env_remove(vmcust::test_api::boot::CRASH_AFTER_ENV)
         .output()
         .unwrap()
 }
@@ -452,7 +452,7 @@ fn the_post_script_waits_for_the_final_state_of_a_customization_cut_off() {
     fs::write(vm.path("/root/go"), "").unwrap();
     let crashed = vm
         .command("early", 0)
-        .env(vmcust::boot::CRASH_AFTER_ENV, "post-scheduled")
+        .env(vmcust::test_api::boot::CRASH_AFTER_ENV, "post-scheduled")
         .output()
         .unwrap();
     assert_eq!(
@@ -511,7 +511,7 @@ fn a_kill_before_answering_a_bad_hand_over_sends_nothing_twice() {
         spoil(&vm);
         let crashed = vm
             .command("early", 0)
-            .env(vmcust::boot::CRASH_AFTER_ENV, "handover-removed")
+            .env(vmcust::test_api::boot::CRASH_AFTER_ENV, "handover-removed")
             .output()
             .unwrap();
         assert_eq!(

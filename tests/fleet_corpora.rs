@@ -218,7 +218,7 @@ fn cloud_init(vm: &Vm, args: &[&str]) -> Output {
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
     Command::new(&link)
         .args(args)
-        .env(vmcust::state::ROOT_ENV, vm.root.path())
+        .env(vmcust::test_api::state::ROOT_ENV, vm.root.path())
         .output()
         .unwrap()
 }
@@ -567,7 +567,7 @@ fn packer_cidata_cd_content() {
         ])
         .env("ROOT", vm.root.path())
         .env("CI", stand_in_link(&vm))
-        .env(vmcust::state::ROOT_ENV, vm.root.path())
+        .env(vmcust::test_api::state::ROOT_ENV, vm.root.path())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
@@ -611,7 +611,7 @@ fn rancher_vsphere_driver_cidata() {
             "\"$CI\" status --wait >/dev/null || if [ $? == 2 ]; then true ; fi",
         ])
         .env("CI", stand_in_link(&vm))
-        .env(vmcust::state::ROOT_ENV, vm.root.path())
+        .env(vmcust::test_api::state::ROOT_ENV, vm.root.path())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));

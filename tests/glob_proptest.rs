@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 
-use vmcust::model::Glob;
+use vmcust::test_api::model::Glob;
 
 /// A glob piece as the naive matcher sees it.
 #[derive(Debug, Clone)]

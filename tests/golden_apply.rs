@@ -8,17 +8,17 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use vmcust::apply::apply;
-use vmcust::facts::RootFacts;
-use vmcust::plan::{plan, Action, PlanOptions};
-use vmcust::root::{Existing, Root};
+use vmcust::test_api::apply::apply;
+use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::plan::{Action, PlanOptions, plan};
+use vmcust::test_api::root::{Existing, Root};
 
 /// What the applied root holds at each planned path, as golden text files.
 fn rendered(spec: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let scratch = support::scratch_root();
     let root = Root::new(scratch.path()).unwrap();
     let parsed = vmcust_imc::Spec::parse(&fs::read(spec).unwrap()).unwrap();
-    let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
+    let c = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
     let facts = RootFacts::gather(&root, &c).unwrap();
     let plan = plan(&c, &facts, &PlanOptions::default()).unwrap();
     apply(&root, &plan).unwrap();

@@ -6,9 +6,9 @@ use std::io::Write;
 use base64::Engine;
 use proptest::prelude::*;
 
-use vmcust::host::guestinfo_dir::GuestinfoDir;
-use vmcust::source::encoding::{decode, normalize, Encoding};
-use vmcust::source::{guestinfo, metadata};
+use vmcust::test_api::guestinfo_dir::GuestinfoDir;
+use vmcust::test_api::encoding::{Encoding, decode, normalize};
+use vmcust::test_api::{guestinfo, metadata};
 
 fn encodings() -> impl Strategy<Value = Option<String>> {
     prop_oneof![

@@ -194,5 +194,5 @@ fn refused_hand_overs_are_bounded() {
     let kept = fs::read_dir(vm.path("/var/lib/vmcust/refused"))
         .unwrap()
         .count();
-    assert_eq!(kept, vmcust::boot::state::MAX_REFUSED);
+    assert_eq!(kept, vmcust::test_api::boot_state::MAX_REFUSED);
 }

@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use vmcust::cloud_config::{node, userdata};
+use vmcust::test_api::{node, userdata};
 
 /// Most the time per entry may grow from n/40 entries to n.
 const SLACK: f64 = 8.0;

@@ -12,13 +12,13 @@ use std::os::unix::fs::{lchown, symlink, MetadataExt};
 use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
-use vmcust::apply::apply;
-use vmcust::cloud_config::apply::{run_early, ModuleOutcome, ModuleReport, StageContext};
-use vmcust::cloud_config::document;
-use vmcust::model::InstanceId;
-use vmcust::plan::accounts::{self, parse::parse_accounts};
-use vmcust::plan::Plan;
-use vmcust::root::{FileOwner, Root};
+use vmcust::test_api::apply::apply;
+use vmcust::test_api::cc_apply::{ModuleOutcome, ModuleReport, StageContext, run_early};
+use vmcust::test_api::document;
+use vmcust::test_api::model::InstanceId;
+use vmcust::test_api::{accounts, parse::parse_accounts};
+use vmcust::test_api::plan::Plan;
+use vmcust::test_api::root::{FileOwner, Root};
 
 const ROOT_KEYS: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIrootkey root@admin\n";
 const KEY: &str =

@@ -8,10 +8,10 @@ mod support;
 use std::fs;
 use std::process::Command;
 
-use vmcust::cloud_config::apply::facts::{CcFacts, Current, Family};
-use vmcust::cloud_config::document;
-use vmcust::cloud_config::modules::locale::{self, supported_line};
-use vmcust::plan::Action;
+use vmcust::test_api::cc_facts::{CcFacts, Current, Family};
+use vmcust::test_api::document;
+use vmcust::test_api::{locale, locale::supported_line};
+use vmcust::test_api::plan::Action;
 
 #[test]
 fn localedef_builds_the_locale_enabled_for_each_name() {

@@ -11,13 +11,13 @@ use std::path::Path;
 
 use support::files;
 use support::network::{apply_keeping_originals, specs};
-use vmcust::apply::{apply, Change};
-use vmcust::facts::NetworkFacts;
-use vmcust::model::Network;
-use vmcust::plan::network::renderers::{detect, Chosen, TABLE};
-use vmcust::plan::network::{plan_network, NetworkError, Renderer};
-use vmcust::plan::{Action, Plan};
-use vmcust::root::Root;
+use vmcust::test_api::apply::{Change, apply};
+use vmcust::test_api::facts::NetworkFacts;
+use vmcust::test_api::model::Network;
+use vmcust::test_api::renderers::{Chosen, TABLE, detect};
+use vmcust::test_api::network::{NetworkError, Renderer, plan_network};
+use vmcust::test_api::plan::{Action, Plan};
+use vmcust::test_api::root::Root;
 
 /// A file in a synthetic root (parents created).
 fn put(root: &Path, path: &str, text: &str) {

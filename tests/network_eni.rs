@@ -14,8 +14,8 @@ use support::network::{
     example_names, expected, link_keys_network, render_tree, shows_route, specs, Netns,
 };
 use support::{require_root, require_tool};
-use vmcust::model::{Ipv4Config, Ipv6Config};
-use vmcust::plan::network::Renderer;
+use vmcust::test_api::model::{Ipv4Config, Ipv6Config};
+use vmcust::test_api::network::Renderer;
 
 #[test]
 fn ifup_configures_static_addresses_and_gateways_from_our_files() {

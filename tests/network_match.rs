@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use support::{repo, scratch_root, snapshot};
-use vmcust::plan::network::Renderer;
+use vmcust::test_api::network::Renderer;
 
 /// Runs vmcust with the metadata `network` given, in a fake host directory.
 fn vmcust(cmd: &str, root: &Path, network: &str, format: &str) -> Output {
@@ -205,7 +205,7 @@ fn show_lists_match_entries() {
 fn netplan_generate_accepts_the_resolved_glob_entry() {
     support::require_tool("netplan", "netplan.io");
     let value: serde_norway::Value = serde_norway::from_str(ENS_GLOB).unwrap();
-    let net = vmcust::source::netconfig::translate(&value)
+    let net = vmcust::test_api::netconfig::translate(&value)
         .unwrap()
         .network
         .unwrap();

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use support::network::{expected, link_keys_network, parse_networkd, render_tree, specs, Summary};
 use support::{files, require_tool};
-use vmcust::plan::network::Renderer;
+use vmcust::test_api::network::Renderer;
 
 #[test]
 fn netplan_generate_accepts_our_files_and_keeps_every_setting() {

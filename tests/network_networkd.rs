@@ -17,7 +17,7 @@ use support::network::{
     example_names, expected, link_keys_network, render_tree, shows_route, specs, Netns,
 };
 use support::{require_root, require_tool};
-use vmcust::plan::network::Renderer;
+use vmcust::test_api::network::Renderer;
 
 const NETWORKD: &str = "/usr/lib/systemd/systemd-networkd";
 

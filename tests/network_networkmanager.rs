@@ -14,7 +14,7 @@ use support::network::{
     expected, link_keys_network, nmcli_roundtrip, parse_nm, render_tree, specs, Summary,
 };
 use support::{files, require_tool};
-use vmcust::plan::network::Renderer;
+use vmcust::test_api::network::Renderer;
 
 #[test]
 fn networkmanager_accepts_every_keyfile_and_reads_the_same_settings() {

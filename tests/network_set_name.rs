@@ -18,7 +18,7 @@ use std::process::{Command, Output};
 
 use support::network::nmcli_roundtrip;
 use support::{files, repo, require_tool, scratch_root, snapshot};
-use vmcust::plan::network::Renderer;
+use vmcust::test_api::network::Renderer;
 
 /// CAPV's network shape (reference: its `metadata` template), for the root's ens192.
 const CAPV: &str = "version: 2
@@ -48,9 +48,9 @@ fn vmcust(cmd: &str, root: &Path, network: &str, renderer: &str) -> Output {
     support::network::vmcust_guestinfo_network(cmd, root, head, network, &extra)
 }
 
-fn capv_network() -> vmcust::model::Network {
+fn capv_network() -> vmcust::test_api::model::Network {
     let value: serde_norway::Value = serde_norway::from_str(CAPV).unwrap();
-    vmcust::source::netconfig::translate(&value)
+    vmcust::test_api::netconfig::translate(&value)
         .unwrap()
         .network
         .unwrap()

@@ -15,7 +15,7 @@ use support::network::{
     example_facts, nmcli_roundtrip, render_tree, renderers, vlan_network, vmcust_guestinfo_network,
 };
 use support::{check_golden_tree, files, repo, require_tool};
-use vmcust::plan::network::{plan_network, Renderer};
+use vmcust::test_api::network::{Renderer, plan_network};
 
 #[test]
 fn every_renderer_writes_the_vlans() {
@@ -29,9 +29,9 @@ fn every_renderer_writes_the_vlans() {
     }
 }
 
-fn translate(doc: &str) -> Result<vmcust::model::Network, String> {
+fn translate(doc: &str) -> Result<vmcust::test_api::model::Network, String> {
     let value: serde_norway::Value = serde_norway::from_str(doc).unwrap();
-    vmcust::source::netconfig::translate(&value)
+    vmcust::test_api::netconfig::translate(&value)
         .map(|t| t.network.unwrap())
         .map_err(|e| e.to_string())
 }

@@ -10,11 +10,11 @@ use std::path::Path;
 use std::process::Command;
 
 use sha_crypt::{PasswordVerifier, ShaCrypt};
-use vmcust::apply::{apply, Change};
-use vmcust::facts::RootFacts;
-use vmcust::model::{Customization, Identity, RootPassword, Secret};
-use vmcust::plan::{plan, PlanError, PlanOptions};
-use vmcust::root::Root;
+use vmcust::test_api::apply::{Change, apply};
+use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::model::{Customization, Identity, RootPassword, Secret};
+use vmcust::test_api::plan::{PlanError, PlanOptions, plan};
+use vmcust::test_api::root::Root;
 
 const PLAIN: &str = "Vmw@re-2026!";
 const B64: &str = "Vm13QHJlLTIwMjYh";

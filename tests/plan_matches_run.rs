@@ -534,7 +534,7 @@ fn module_lines(report: &serde_json::Value, module: &str) -> Vec<String> {
 #[test]
 fn every_cloud_config_module_does_what_plan_shows() {
     let cases = module_cases();
-    for m in vmcust::cloud_config::modules::TABLE {
+    for m in vmcust::test_api::modules::TABLE {
         assert!(
             cases.iter().any(|c| c.module == m.name),
             "cloud-config module {} has no case in module_cases()",
@@ -573,7 +573,7 @@ fn every_cloud_config_module_does_what_plan_shows() {
             .map(|a| a["path"].as_str().unwrap().to_string())
             .collect();
         let mut shown = BTreeSet::new();
-        for m in vmcust::cloud_config::modules::TABLE {
+        for m in vmcust::test_api::modules::TABLE {
             let lines = module_lines(&report, m.name);
             for l in &lines {
                 if let Some(w) = l.strip_prefix("write ") {
@@ -644,14 +644,14 @@ fn every_cloud_config_module_does_what_plan_shows() {
                 p.display()
             );
         }
-        let ran: BTreeSet<String> = vmcust::cloud_config::modules::TABLE
+        let ran: BTreeSet<String> = vmcust::test_api::modules::TABLE
             .iter()
             .filter(|m| log.contains(&format!("vmcust: cloud-config {}: ", m.name)))
             .map(|m| m.name.to_string())
             .collect();
         assert_eq!(changed, planned, "{}: files\n{log}", c.module);
         assert_eq!(ran, shown, "{}: modules that ran\n{log}", c.module);
-        let m = vmcust::cloud_config::modules::module(c.module).unwrap();
+        let m = vmcust::test_api::modules::module(c.module).unwrap();
         let meaningful = shown.contains(c.module)
             || m.preview.is_none_or(|_| {
                 module_lines(&report, c.module)

@@ -8,8 +8,8 @@ mod support;
 
 use std::process::Command;
 
-use vmcust::cloud_config::document;
-use vmcust::model::SshKey;
+use vmcust::test_api::document;
+use vmcust::test_api::model::SshKey;
 
 /// Private keys as users paste them: OpenSSH's own format, PEM, and PuTTY's.
 fn private_keys() -> Vec<String> {

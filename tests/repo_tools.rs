@@ -9,10 +9,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::cloud_config::apply::facts::CcFacts;
-use vmcust::cloud_config::document;
-use vmcust::cloud_config::modules::{yum_add_repo, zypper_add_repo};
-use vmcust::plan::Action;
+use vmcust::test_api::cc_facts::CcFacts;
+use vmcust::test_api::document;
+use vmcust::test_api::{yum_add_repo, zypper_add_repo};
+use vmcust::test_api::plan::Action;
 
 /// Writes each planned file under `root`.
 fn write_all(root: &Path, actions: &[Action]) {

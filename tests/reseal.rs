@@ -316,7 +316,7 @@ fn the_stand_ins_clean_configs_network_puts_the_template_back_too() {
     symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
     let o = Command::new(&link)
         .args(["clean", "--configs", "network"])
-        .env(vmcust::state::ROOT_ENV, r)
+        .env(vmcust::test_api::state::ROOT_ENV, r)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{o:?}");

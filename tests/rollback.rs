@@ -13,7 +13,7 @@ use std::process::{Command, Output};
 use support::vm::Vm;
 use support::{example, scratch_root, snapshot};
 
-const FAIL_AT: &str = vmcust::apply::FAIL_AT_ENV;
+const FAIL_AT: &str = vmcust::test_api::apply::FAIL_AT_ENV;
 
 fn apply(root: &Path, spec: &str, fail_at: Option<usize>) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_vmcust"));

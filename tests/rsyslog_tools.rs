@@ -8,10 +8,10 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::cloud_config::apply::facts::CcFacts;
-use vmcust::cloud_config::document;
-use vmcust::cloud_config::modules::rsyslog;
-use vmcust::plan::Action;
+use vmcust::test_api::cc_facts::CcFacts;
+use vmcust::test_api::document;
+use vmcust::test_api::rsyslog;
+use vmcust::test_api::plan::Action;
 
 /// `rsyslogd -N1` on a main file including every `*.conf` of `dir`.
 fn check(dir: &Path) -> (bool, String) {

@@ -273,12 +273,12 @@ fn survivors(tag: &str) -> Vec<i32> {
 fn a_sealed_run_is_bounded_and_ended_whole() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
-    use vmcust::scripts::run::{run_script_in, Limits, Outcome, Phase};
+    use vmcust::test_api::run::{Limits, Outcome, Phase, run_script_in};
     support::require_root("user-data of another root runs sealed inside it");
     let vm = Vm::new();
     fs::create_dir_all(vm.path("/root")).unwrap();
     install_tool(vm.root.path(), "/usr/bin/setsid");
-    let root = vmcust::root::Root::new(vm.root.path()).unwrap();
+    let root = vmcust::test_api::root::Root::new(vm.root.path()).unwrap();
     let limits = |timeout_ms, grace_ms| Limits {
         timeout: Duration::from_millis(timeout_ms),
         grace: Duration::from_millis(grace_ms),

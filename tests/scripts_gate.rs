@@ -5,8 +5,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use vmcust::root::Root;
-use vmcust::scripts::gate::{custom_scripts_gate, DefaultWhy, Gate, GateReason, TOOLBOX_CMD};
+use vmcust::test_api::root::Root;
+use vmcust::test_api::gate::{DefaultWhy, Gate, GateReason, TOOLBOX_CMD, custom_scripts_gate};
 
 /// A fake `vmware-toolbox-cmd` that checks its arguments, prints `stdout` and exits `code`.
 fn fake_toolbox(dir: &Path, stdout: &str, code: i32) -> PathBuf {
@@ -227,7 +227,7 @@ fn the_blocking_form_reads_an_offline_roots_tools_conf() {
         "[deployPkg]\nenable-custom-scripts = true\n",
     )
     .unwrap();
-    let gate = vmcust::scripts::custom_scripts_enabled(&root, false);
+    let gate = vmcust::test_api::scripts::custom_scripts_enabled(&root, false);
     assert_eq!(
         gate.reason(),
         &GateReason::ToolsConf {

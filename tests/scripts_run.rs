@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
-use vmcust::root::Root;
-use vmcust::scripts::run::{run_script_blocking, Limits, Outcome, Phase, Stream};
-use vmcust::scripts::stage::{stage_script, unstage, StageError};
+use vmcust::test_api::root::Root;
+use vmcust::test_api::run::{Limits, Outcome, Phase, Stream, run_script_blocking};
+use vmcust::test_api::stage::{StageError, stage_script, unstage};
 
 /// Stages `body` as the package's script in a fresh root; returns the root and the script.
 fn staged(body: &str) -> (tempfile::TempDir, PathBuf) {
@@ -209,7 +209,7 @@ fn a_script_that_cannot_start_is_a_spawn_error() {
     )
     .unwrap_err();
     assert!(
-        matches!(err, vmcust::scripts::RunError::Spawn { .. }),
+        matches!(err, vmcust::test_api::scripts::RunError::Spawn { .. }),
         "{err:?}"
     );
     assert!(err.to_string().contains("precustomization"), "{err}");
@@ -240,7 +240,7 @@ fn staging_refuses_what_it_must_not_copy() {
     fs::create_dir(pkg.path().join("dir.sh")).unwrap();
     // A sparse file over the cap: refused without being read whole.
     let big = fs::File::create(pkg.path().join("big.sh")).unwrap();
-    big.set_len(vmcust::scripts::stage::MAX_SCRIPT_BYTES + 1)
+    big.set_len(vmcust::test_api::stage::MAX_SCRIPT_BYTES + 1)
         .unwrap();
     type Check = fn(&StageError) -> bool;
     let cases: [(&str, Check); 7] = [
@@ -272,7 +272,7 @@ fn staging_refuses_what_it_must_not_copy() {
 /// each line cut short with the count of what was cut.
 #[test]
 fn output_is_bounded_per_stream_and_per_line() {
-    use vmcust::scripts::run::{KEPT_BYTES, KEPT_LINES, MAX_LINE_BYTES};
+    use vmcust::test_api::run::{KEPT_BYTES, KEPT_LINES, MAX_LINE_BYTES};
     let (_root, script) = staged(
         "#!/bin/sh\nhead -c 20000000 /dev/zero | tr '\\0' x\necho\nseq 1 200000 >&2\necho last\n",
     );

@@ -11,8 +11,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use vmcust::root::{FileOwner, Root};
-use vmcust::selinux::{xattr, FileContexts, Input, Kind, Labeler};
+use vmcust::test_api::root::{FileOwner, Root};
+use vmcust::test_api::{xattr, selinux::{FileContexts, Input, Kind, Labeler}};
 
 /// A root holding only our test policy (config and file contexts).
 fn policy_root() -> tempfile::TempDir {
@@ -391,7 +391,7 @@ fn fresh_host_keys_keep_the_label_of_the_old_ones() {
     xattr::set_path(&old.with_extension("pub"), &ctx("custom_pub_t")).unwrap();
     let before = fs::read(&old).unwrap();
     let root = Root::new(d).unwrap();
-    vmcust::hygiene::refresh_host_keys(&root).unwrap();
+    vmcust::test_api::hygiene::refresh_host_keys(&root).unwrap();
     assert_ne!(fs::read(&old).unwrap(), before, "a fresh key");
     let rows = [
         ("ssh_host_ed25519_key", "custom_key_t"),
@@ -446,9 +446,9 @@ fn apply(root: &Path, fail_at: Option<usize>) -> std::process::Output {
         .arg(root)
         .arg(support::example("password-marker-script.cfg"))
         .env("PATH", "/nonexistent")
-        .env_remove(vmcust::apply::FAIL_AT_ENV);
+        .env_remove(vmcust::test_api::apply::FAIL_AT_ENV);
     if let Some(i) = fail_at {
-        cmd.env(vmcust::apply::FAIL_AT_ENV, i.to_string());
+        cmd.env(vmcust::test_api::apply::FAIL_AT_ENV, i.to_string());
     }
     cmd.output().unwrap()
 }

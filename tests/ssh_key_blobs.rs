@@ -8,7 +8,7 @@ use std::process::Command;
 
 use base64::Engine as _;
 use proptest::prelude::*;
-use vmcust::model::SshKey;
+use vmcust::test_api::model::SshKey;
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 

@@ -5,12 +5,12 @@ use std::fs;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use vmcust::apply::{apply, Change};
-use vmcust::facts::RootFacts;
-use vmcust::model::{Customization, Identity};
-use vmcust::plan::ssh_keys::SshKeyError;
-use vmcust::plan::{plan, PlanError, PlanOptions};
-use vmcust::root::Root;
+use vmcust::test_api::apply::{Change, apply};
+use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::model::{Customization, Identity};
+use vmcust::test_api::ssh_keys::SshKeyError;
+use vmcust::test_api::plan::{PlanError, PlanOptions, plan};
+use vmcust::test_api::root::Root;
 
 const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\n\
                       alice:x:1000:1001:Alice:/home/alice:/bin/bash\n\
@@ -40,16 +40,16 @@ fn customization(user: Option<&str>, keys: &[&str]) -> Customization {
         identity: Identity {
             ssh_authorized_keys: keys
                 .iter()
-                .map(|k| vmcust::model::SshKey::parse(k).unwrap())
+                .map(|k| vmcust::test_api::model::SshKey::parse(k).unwrap())
                 .collect(),
-            ssh_user: user.map(|u| vmcust::model::UserName::parse(u).unwrap()),
+            ssh_user: user.map(|u| vmcust::test_api::model::UserName::parse(u).unwrap()),
             ..Default::default()
         },
         ..Default::default()
     }
 }
 
-fn plan_for(root: &Root, c: &Customization) -> Result<vmcust::plan::Plan, PlanError> {
+fn plan_for(root: &Root, c: &Customization) -> Result<vmcust::test_api::plan::Plan, PlanError> {
     let facts = RootFacts::gather(root, c).unwrap();
     plan(c, &facts, &PlanOptions::default())
 }

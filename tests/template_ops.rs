@@ -7,7 +7,7 @@ mod support;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use vmcust::root::Root;
+use vmcust::test_api::root::Root;
 
 fn vmcust(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_vmcust"))
@@ -51,7 +51,7 @@ fn packer_style_cloud_init_clean_exits_0_and_a_clone_gets_a_new_identity() {
     std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_vmcust"), &link).unwrap();
     let o = Command::new(&link)
         .args(["clean", "--logs", "--seed"])
-        .env(vmcust::state::ROOT_ENV, dir.path())
+        .env(vmcust::test_api::state::ROOT_ENV, dir.path())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{o:?}");
@@ -60,7 +60,7 @@ fn packer_style_cloud_init_clean_exits_0_and_a_clone_gets_a_new_identity() {
     let key_before = std::fs::read(dir.path().join("etc/ssh/ssh_host_ed25519_key")).unwrap();
     // The clone boots: the early stage refreshes a new instance's identity.
     let changed =
-        vmcust::hygiene::refresh(&root, &vmcust::settings::load(&root).0, "clone-1").unwrap();
+        vmcust::test_api::hygiene::refresh(&root, &vmcust::test_api::settings::load(&root).0, "clone-1").unwrap();
     assert_eq!(changed.len(), 3, "{changed:?}");
     let id = root
         .read_text(Path::new("/etc/machine-id"))
@@ -110,13 +110,13 @@ fn vmcust_clean_dry_run_then_seal() {
     );
     assert!(!root.is_file(Path::new("/etc/ssh/ssh_host_ed25519_key")));
     // The clone gets a key of the type the template had.
-    vmcust::hygiene::refresh_host_keys(&root).unwrap();
+    vmcust::test_api::hygiene::refresh_host_keys(&root).unwrap();
     assert!(root.is_file(Path::new("/etc/ssh/ssh_host_ed25519_key")));
 }
 
 #[test]
 fn status_exit_codes_follow_cloud_init() {
-    use vmcust::state::{write_status, RunState, RunStatus};
+    use vmcust::test_api::state::{RunState, RunStatus, write_status};
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path()).unwrap();
     let r = dir.path().to_str().unwrap();
@@ -339,7 +339,7 @@ fn the_stand_in_collects_logs_too() {
     let o = Command::new(&link)
         .args(["collect-logs", "-t", "ci.tar.gz"])
         .current_dir(out.path())
-        .env(vmcust::state::ROOT_ENV, dir.path())
+        .env(vmcust::test_api::state::ROOT_ENV, dir.path())
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{o:?}");

@@ -157,11 +157,11 @@ fn query_reports_a_vsphere_customization_and_its_scripts_without_the_password() 
     );
 
     // A second boot adds a second boot record; only the last MAX_BOOTS are kept.
-    for _ in 0..vmcust::timings::MAX_BOOTS + 1 {
+    for _ in 0..vmcust::test_api::timings::MAX_BOOTS + 1 {
         assert_eq!(vm.run("early").status.code(), Some(0));
     }
-    let times = vmcust::timings::read(&vmcust::root::Root::new(vm.root.path()).unwrap()).unwrap();
-    assert_eq!(times.boots.len(), vmcust::timings::MAX_BOOTS);
+    let times = vmcust::test_api::timings::read(&vmcust::test_api::root::Root::new(vm.root.path()).unwrap()).unwrap();
+    assert_eq!(times.boots.len(), vmcust::test_api::timings::MAX_BOOTS);
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn query_on_a_fresh_root_an_unknown_instance_and_after_apply() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect::<Vec<_>>();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
-    let rec = vmcust::applied::read(&vmcust::root::Root::new(root.path()).unwrap(), &dirs[0])
+    let rec = vmcust::test_api::applied::read(&vmcust::test_api::root::Root::new(root.path()).unwrap(), &dirs[0])
         .unwrap()
         .expect("apply wrote applied.json");
     assert_eq!(rec.by, "vmcust apply");

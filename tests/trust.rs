@@ -507,7 +507,7 @@ type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], i32);
 // before again.
 #[test]
 fn t17_corrected_guestinfo_customizes_a_vm_whose_first_customization_changed_nothing() {
-    let put_back = [(vmcust::apply::FAIL_AT_ENV, "1")];
+    let put_back = [(vmcust::test_api::apply::FAIL_AT_ENV, "1")];
     let cases: [Case; 3] = [
         ("wrong MAC, same id", WRONG_MAC_METADATA, &[], 65),
         ("wrong MAC, new id", WRONG_MAC_METADATA, &[], 65),

@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vmcust::facts::accounts::{AccountDbFacts, DbFile, Salt, SALT_LEN};
-use vmcust::plan::accounts::{self, parse::parse_accounts, AccountsError};
+use vmcust::test_api::account_facts::{AccountDbFacts, DbFile, SALT_LEN, Salt};
+use vmcust::test_api::{accounts, accounts::AccountsError, parse::parse_accounts};
 
 fn db(text: &str) -> Option<DbFile> {
     Some(DbFile {

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vmcust::cloud_config::merge::{merge, Mergers};
-use vmcust::cloud_config::{document, node, redact};
+use vmcust::test_api::merge::{Mergers, merge};
+use vmcust::test_api::{document, node, redact};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

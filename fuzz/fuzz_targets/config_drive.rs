@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vmcust::source::config_drive::{meta_data, network_data};
+use vmcust::test_api::{network_data, config_drive::meta_data};
 
 fuzz_target!(|data: &[u8]| {
     let (md, nd) = match data.iter().position(|b| *b == 0) {

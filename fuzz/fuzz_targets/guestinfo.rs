@@ -4,8 +4,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vmcust::source::encoding::{decode, normalize, Encoding};
-use vmcust::source::metadata;
+use vmcust::test_api::encoding::{Encoding, decode, normalize};
+use vmcust::test_api::metadata;
 
 const KEY: &str = "guestinfo.metadata";
 

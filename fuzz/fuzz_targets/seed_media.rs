@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vmcust::source::seed_media::{Medium, MAX_FILE_BYTES};
+use vmcust::test_api::seed_media::{MAX_FILE_BYTES, Medium};
 
 fuzz_target!(|data: &[u8]| {
     // The reader takes a path (a device at boot); one scratch file per fuzzing process.

@@ -2,7 +2,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vmcust::scripts::keyfile::KeyFile;
+use vmcust::test_api::keyfile::KeyFile;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(file) = KeyFile::parse(data) {
@@ -10,6 +10,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = file.boolean("deployPkg", "enable-customization");
     }
     if let Ok(text) = std::str::from_utf8(data) {
-        let _ = vmcust::scripts::gate::tools_conf_value(text);
+        let _ = vmcust::test_api::gate::tools_conf_value(text);
     }
 });

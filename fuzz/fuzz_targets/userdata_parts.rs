@@ -3,10 +3,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use vmcust::cloud_config::{parts, userdata};
+use vmcust::test_api::{parts, userdata};
 
 fuzz_target!(|data: &[u8]| {
-    if parts::read(data, &vmcust::cloud_config::jinja::Vars::empty()).is_ok() {
+    if parts::read(data, &vmcust::test_api::jinja::Vars::empty()).is_ok() {
         let _ = userdata::read(data, Some(data));
     }
 });

@@ -391,9 +391,9 @@ pub fn assert_same_tree(
 
 /// The outcome `module` had among the `reports` of a cloud-config stage.
 pub fn outcome<'r>(
-    reports: &'r [vmcust::cloud_config::apply::ModuleReport],
+    reports: &'r [vmcust::test_api::cc_apply::ModuleReport],
     module: &str,
-) -> &'r vmcust::cloud_config::apply::ModuleOutcome {
+) -> &'r vmcust::test_api::cc_apply::ModuleOutcome {
     &reports
         .iter()
         .find(|r| r.module == module)

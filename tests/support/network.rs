@@ -8,13 +8,13 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use vmcust::apply::apply;
-use vmcust::facts::NetworkFacts;
-use vmcust::model::{Ipv4Config, Ipv6Config, Network};
-use vmcust::plan::network::renderers::TABLE;
-use vmcust::plan::network::{plan_network, Renderer};
-use vmcust::plan::{Action, Plan};
-use vmcust::root::Root;
+use vmcust::test_api::apply::apply;
+use vmcust::test_api::facts::NetworkFacts;
+use vmcust::test_api::model::{Ipv4Config, Ipv6Config, Network};
+use vmcust::test_api::renderers::TABLE;
+use vmcust::test_api::network::{Renderer, plan_network};
+use vmcust::test_api::plan::{Action, Plan};
+use vmcust::test_api::root::Root;
 
 use super::{files, repo, run};
 
@@ -36,7 +36,7 @@ pub fn specs() -> Vec<(String, Network)> {
     for path in paths {
         let parsed = vmcust_imc::Spec::parse(&fs::read(&path).unwrap())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let c = vmcust::source::imc::customization(&parsed.spec).unwrap();
+        let c = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
         if let Some(net) = c.network {
             let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
             out.push((stem, net));
@@ -578,7 +578,7 @@ ethernets:
     accept-ra: false
 ";
     let value: serde_norway::Value = serde_norway::from_str(doc).unwrap();
-    let t = vmcust::source::netconfig::translate(&value).unwrap();
+    let t = vmcust::test_api::netconfig::translate(&value).unwrap();
     assert_eq!(
         t.warnings,
         ["ethernets.id0.dhcp4-overrides: hostname, route-metric, send-hostname, use-mtu, use-ntp applied by the netplan and networkd renderers only; the others ignore them"]
@@ -617,7 +617,7 @@ vlans:
     addresses: [10.200.0.5/24]
 ";
     let value: serde_norway::Value = serde_norway::from_str(doc).unwrap();
-    let t = vmcust::source::netconfig::translate(&value).unwrap();
+    let t = vmcust::test_api::netconfig::translate(&value).unwrap();
     assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     t.network.unwrap()
 }

@@ -71,7 +71,7 @@ impl Vm {
             .arg(self.host.path())
             .args(["--max-wait", &max_wait.to_string(), "--nic-poll-ms", "10"])
             .env("VMCUST_LOG", "info")
-            .env_remove(vmcust::boot::CRASH_AFTER_ENV);
+            .env_remove(vmcust::test_api::boot::CRASH_AFTER_ENV);
         cmd
     }
 

@@ -1,0 +1,266 @@
+//! The library's surface for its own tests, benchmarks and fuzz targets: everything else in
+//! the crate is `pub(crate)`. Each module here is named after the one it draws from and
+//! re-exports only what the tests use, so that a test reaches no internal path and the
+//! crate's items stay private by default (docs/architecture.md, "The test API"). Not a
+//! stable interface for other programs: vmcust is used as the `vmcust` command.
+
+/// `facts::accounts`.
+pub mod account_facts {
+    pub use crate::facts::accounts::{AccountDbFacts, DbFile, SALT_LEN, Salt};
+}
+/// `plan::accounts`.
+pub mod accounts {
+    pub use crate::plan::accounts::{AccountsError, AccountsPlan, gather, plan_accounts, salts_needed};
+}
+/// `applied`.
+pub mod applied {
+    pub use crate::applied::{read};
+}
+/// `apply`.
+pub mod apply {
+    pub use crate::apply::{Change, FAIL_AT_ENV, apply, dry_run};
+}
+/// `boot`.
+pub mod boot {
+    pub use crate::boot::{CRASH_AFTER_ENV};
+}
+/// `boot::state`.
+pub mod boot_state {
+    pub use crate::boot::state::{MAX_REFUSED};
+}
+/// `cloud_config::apply`.
+pub mod cc_apply {
+    pub use crate::cloud_config::apply::{ModuleOutcome, ModuleReport, StageContext, run_early, run_late};
+}
+/// `cloud_config::apply::facts`.
+pub mod cc_facts {
+    pub use crate::cloud_config::apply::facts::{CcFacts, Current, Family};
+}
+/// `cloud_config::read`.
+pub mod cc_read {
+    pub use crate::cloud_config::read::{general};
+}
+/// `cloud_config`.
+pub mod cloud_config {
+    pub use crate::cloud_config::{CloudConfig, Severity};
+}
+/// `cloud_init::coexist`.
+pub mod coexist {
+    pub use crate::cloud_init::coexist::{STAND_IN_MARKER, VmwareCustomization, flag_in, is_vmcust_stand_in, real_cloud_init, should_step_aside, vmware_customization};
+}
+/// `source::config_drive`.
+pub mod config_drive {
+    pub use crate::source::config_drive::{meta_data};
+}
+/// `engine::customize`.
+pub mod customize {
+    pub use crate::engine::customize::{UserDataDisposition, user_data_disposition};
+}
+/// `plan::accounts::dbfile`.
+pub mod dbfile {
+    pub use crate::plan::accounts::dbfile::{DbEdit};
+}
+/// `cloud_config::document`.
+pub mod document {
+    pub use crate::cloud_config::document::{from_node, from_text};
+}
+/// `cloud_config::apply::driver`.
+pub mod driver {
+    pub use crate::cloud_config::apply::driver::{early_modules, late_modules};
+}
+/// `source::encoding`.
+pub mod encoding {
+    pub use crate::source::encoding::{Encoding, decode, normalize};
+}
+/// `cloud_init::equivalents`.
+pub mod equivalents {
+    pub use crate::cloud_init::equivalents::{EQUIVALENTS};
+}
+/// `facts`.
+pub mod facts {
+    pub use crate::facts::{NetworkFacts, RootFacts};
+}
+/// `failure`.
+pub mod failure {
+    pub use crate::failure::{EXIT_STATUSES};
+}
+/// `scripts::gate`.
+pub mod gate {
+    pub use crate::scripts::gate::{DefaultWhy, Gate, GateReason, TOOLBOX_CMD, custom_scripts_gate, tools_conf_value};
+}
+/// `source::guestinfo`.
+pub mod guestinfo {
+    pub use crate::source::guestinfo::{read};
+}
+/// `host::guestinfo_dir`.
+pub mod guestinfo_dir {
+    pub use crate::host::guestinfo_dir::{GuestinfoDir};
+}
+/// `host`.
+pub mod host {
+    pub use crate::host::{GuestRpc, RpcError};
+}
+/// `hygiene`.
+pub mod hygiene {
+    pub use crate::hygiene::{refresh, refresh_host_keys};
+}
+/// `source::imc`.
+pub mod imc {
+    pub use crate::source::imc::{customization};
+}
+/// `cloud_init::instance_data`.
+pub mod instance_data {
+    pub use crate::cloud_init::instance_data::{Inputs, build};
+}
+/// `cloud_config::jinja`.
+pub mod jinja {
+    pub use crate::cloud_config::jinja::{Vars, render};
+}
+/// `scripts::keyfile`.
+pub mod keyfile {
+    pub use crate::scripts::keyfile::{KeyFile};
+}
+/// `cloud_config::modules::locale`.
+pub mod locale {
+    pub use crate::cloud_config::modules::locale::{SUPPORTED, plan_locale, supported_line};
+}
+/// `cloud_config::merge`.
+pub mod merge {
+    pub use crate::cloud_config::merge::{Mergers, merge};
+}
+/// `source::metadata`.
+pub mod metadata {
+    pub use crate::source::metadata::{customization, load_json_or_yaml, network, parse};
+}
+/// `model`.
+pub mod model {
+    pub use crate::model::{Customization, Dns, DnsName, Gateway, Glob, HostName, Identity, InstanceId, Interface, InterfaceId, IpSettings, Ipv4Config, Ipv6Config, MacAddr, NameServer, Network, NicAddr4, NicAddr6, RootPassword, Route, Secret, SshKey, UserName};
+}
+/// `cloud_config::modules`.
+pub mod modules {
+    pub use crate::cloud_config::modules::{Frequency, Module, Run, Stage, TABLE, keys, module};
+}
+/// `cloud_config::modules::mounts`.
+pub mod mounts {
+    pub use crate::cloud_config::modules::mounts::{MountFacts};
+}
+/// `engine::native`.
+pub mod native {
+    pub use crate::engine::native::{plan_native};
+}
+/// `source::netconfig`.
+pub mod netconfig {
+    pub use crate::source::netconfig::{translate};
+}
+/// `plan::network::netplan`.
+pub mod netplan {
+    pub use crate::plan::network::netplan::{document};
+}
+/// `plan::network`.
+pub mod network {
+    pub use crate::plan::network::{HEADER, NetworkError, Renderer, plan_network, resolve_devices};
+}
+/// `source::config_drive::network_data`.
+pub mod network_data {
+    pub use crate::source::config_drive::network_data::{translate};
+}
+/// `cloud_config::node`.
+pub mod node {
+    pub use crate::cloud_config::node::{parse};
+}
+/// `plan::accounts::parse`.
+pub mod parse {
+    pub use crate::plan::accounts::parse::{parse_accounts};
+}
+/// `cloud_config::parts`.
+pub mod parts {
+    pub use crate::cloud_config::parts::{PartKind, read};
+}
+/// `plan`.
+pub mod plan {
+    pub use crate::plan::{Action, Contents, FileOwner, Plan, PlanError, PlanOptions, plan};
+}
+/// `cloud_config::apply::preview`.
+pub mod preview {
+    pub use crate::cloud_config::apply::preview::{preview, to_text};
+}
+/// `cloud_config::redact`.
+pub mod redact {
+    pub use crate::cloud_config::redact::{to_json};
+}
+/// `plan::network::renderers`.
+pub mod renderers {
+    pub use crate::plan::network::renderers::{Chosen, TABLE, detect};
+}
+/// `plan::accounts::request`.
+pub mod request {
+    pub use crate::plan::accounts::request::{AbsPath, AccountsRequest, Gecos, GroupName, PasswordHash, SudoRule};
+}
+/// `root`.
+pub mod root {
+    pub use crate::root::{Existing, FileOwner, Root};
+}
+/// `host::rpctool`.
+pub mod rpctool {
+    pub use crate::host::rpctool::{RpcTool, search_path};
+}
+/// `cloud_config::modules::rsyslog`.
+pub mod rsyslog {
+    pub use crate::cloud_config::modules::rsyslog::{plan_rsyslog};
+}
+/// `scripts::run`.
+pub mod run {
+    pub use crate::scripts::run::{KEPT_BYTES, KEPT_LINES, Limits, MAX_LINE_BYTES, Outcome, Phase, Stream, run_script_blocking, run_script_in};
+}
+/// `scripts`.
+pub mod scripts {
+    pub use crate::scripts::{RunError, custom_scripts_enabled};
+}
+/// `source::seed_media`.
+pub mod seed_media {
+    pub use crate::source::seed_media::{MAX_FILE_BYTES, Medium};
+}
+/// `selinux`.
+pub mod selinux {
+    pub use crate::selinux::{FileContexts, Input, Kind, Labeler};
+}
+/// `settings`.
+pub mod settings {
+    pub use crate::settings::{CloudConfigUnknown, EARLY_UNIT_TIMEOUT_SECS, Settings, UserDataHandler, known_keys, load, parse};
+}
+/// `plan::ssh_keys`.
+pub mod ssh_keys {
+    pub use crate::plan::ssh_keys::{SshKeyError};
+}
+/// `scripts::stage`.
+pub mod stage {
+    pub use crate::scripts::stage::{MAX_SCRIPT_BYTES, StageError, stage_script, unstage};
+}
+/// `state`.
+pub mod state {
+    pub use crate::state::{InstanceResult, ROOT_ENV, RunState, RunStatus, SETTINGS_PATH, USER_DATA, UserDataDisposition, VENDOR_DATA, instance_dir, now, read_results, read_status, write_result, write_status};
+}
+/// `timings`.
+pub mod timings {
+    pub use crate::timings::{MAX_BOOTS, read};
+}
+/// `cloud_config::userdata`.
+pub mod userdata {
+    pub use crate::cloud_config::userdata::{read, read_rendered};
+}
+/// `selinux::xattr`.
+pub mod xattr {
+    pub use crate::selinux::xattr::{get_path, set_path};
+}
+/// `cloud_config::modules::yum_add_repo`.
+pub mod yum_add_repo {
+    pub use crate::cloud_config::modules::yum_add_repo::{plan_yum_repos};
+}
+/// `cloud_config::modules::zypper_add_repo`.
+pub mod zypper_add_repo {
+    pub use crate::cloud_config::modules::zypper_add_repo::{plan_zypper};
+}
+/// `plan::accounts::check`.
+pub mod check {
+    pub use crate::plan::accounts::check::check;
+}
