@@ -18,15 +18,15 @@ use std::sync::atomic::AtomicBool;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
-use vmcust::test_api::cc_apply::{ModuleOutcome, StageContext, run_early};
-use vmcust::test_api::{jinja, jinja::Vars};
-use vmcust::test_api::modules::Frequency;
-use vmcust::test_api::userdata;
-use vmcust::test_api::customize::{UserDataDisposition, user_data_disposition};
-use vmcust::test_api::native::plan_native;
+use vmcust::test_api::cc_apply::{run_early, ModuleOutcome, StageContext};
+use vmcust::test_api::customize::{user_data_disposition, UserDataDisposition};
 use vmcust::test_api::model::InstanceId;
+use vmcust::test_api::modules::Frequency;
+use vmcust::test_api::native::plan_native;
 use vmcust::test_api::root::Root;
 use vmcust::test_api::settings::{CloudConfigUnknown, UserDataHandler};
+use vmcust::test_api::userdata;
+use vmcust::test_api::{jinja, jinja::Vars};
 use vmcust::test_api::{state, state::InstanceResult};
 
 /// A template's cloud-config as people write them: two users with keys and sudo, files,
@@ -296,7 +296,9 @@ fn cloud_config(c: &mut Criterion) {
             user_data_disposition(&bytes, real, UserDataHandler::Auto)
                 == UserDataDisposition::Native
         );
-        let vendor = root.read(&dir.join(vmcust::test_api::state::VENDOR_DATA)).unwrap();
+        let vendor = root
+            .read(&dir.join(vmcust::test_api::state::VENDOR_DATA))
+            .unwrap();
         let mut cfg = userdata::read(&bytes, vendor.as_deref()).unwrap().config;
         cfg.bootcmd.clear();
         let boot_id = format!("boot-{}", boots.get());

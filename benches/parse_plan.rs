@@ -5,7 +5,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 
 use vmcust::test_api::facts::RootFacts;
-use vmcust::test_api::plan::{PlanOptions, plan};
+use vmcust::test_api::plan::{plan, PlanOptions};
 use vmcust::test_api::root::Root;
 
 const SPEC: &[u8] = include_bytes!("../examples/specs/static-2nic-ipv6.cfg");

@@ -29,7 +29,7 @@ use crate::scripts::run::ScriptEnd;
 use crate::state::APPLIED_JSON;
 
 /// Most script runs kept in one record (a record is rewritten, never appended forever).
-pub const MAX_SCRIPTS: usize = 16;
+pub(crate) const MAX_SCRIPTS: usize = 16;
 /// Longest text kept from a script's result.
 const MAX_RESULT: usize = 400;
 
@@ -289,7 +289,7 @@ pub struct FileRecord {
 }
 
 /// The record of `prepared` applied to `root` with `changes` (one per action), by `by`.
-pub fn from_prepared(
+pub(crate) fn from_prepared(
     root: &Root,
     prepared: &Prepared,
     changes: &[Change],
@@ -485,7 +485,7 @@ impl Owners {
 
 /// An SSH public key line as type, fingerprint and comment. A line vmcust cannot decode
 /// (it validated only its shape) gets the fingerprint `unknown`.
-pub fn key_record(line: &str) -> KeyRecord {
+pub(crate) fn key_record(line: &str) -> KeyRecord {
     use base64::Engine as _;
     use sha2::Digest as _;
     let words: Vec<&str> = line.split_whitespace().collect();
@@ -610,7 +610,7 @@ fn dns_record(d: &crate::model::Dns) -> DnsRecord {
 }
 
 /// Where an instance's record is.
-pub fn path_for(instance_dir_name: &str) -> PathBuf {
+pub(crate) fn path_for(instance_dir_name: &str) -> PathBuf {
     Path::new(crate::state::INSTANCES_DIR)
         .join(instance_dir_name)
         .join(APPLIED_JSON)
@@ -621,7 +621,7 @@ fn path_of(id: &crate::model::InstanceId) -> PathBuf {
 }
 
 /// Writes `record` for its instance, atomically through `root`.
-pub fn write(root: &Root, record: &Applied) -> Result<()> {
+pub(crate) fn write(root: &Root, record: &Applied) -> Result<()> {
     let id = crate::model::InstanceId::parse(&record.instance_id)
         .map_err(|e| anyhow::anyhow!("instance id {}: {e}", record.instance_id))?;
     let path = path_of(&id);
@@ -651,7 +651,7 @@ pub fn read(root: &Root, dir_name: &str) -> Result<Option<Applied>> {
 
 /// The boot stages' and `vmcust apply`'s hook: records what `prepared` applied. A record
 /// that cannot be written is a warning: the customization itself is done.
-pub fn record(root: &Root, prepared: &Prepared, changes: &[Change], by: &str) {
+pub(crate) fn record(root: &Root, prepared: &Prepared, changes: &[Change], by: &str) {
     let Some(mut rec) = from_prepared(root, prepared, changes, by) else {
         return;
     };
@@ -687,7 +687,7 @@ fn take_scripts() -> Vec<ScriptRecord> {
 }
 
 /// The hook after a script ran.
-pub fn script_ran(phase: &str, script: &Path, end: &ScriptEnd, took: std::time::Duration) {
+pub(crate) fn script_ran(phase: &str, script: &Path, end: &ScriptEnd, took: std::time::Duration) {
     let mut result = match end {
         ScriptEnd::Succeeded => "succeeded".to_string(),
         ScriptEnd::Interrupted => "interrupted".to_string(),
@@ -715,7 +715,7 @@ pub fn script_ran(phase: &str, script: &Path, end: &ScriptEnd, took: std::time::
 /// At the end of a stage: adds the scripts this run ran to the newest customized
 /// instance's record (creating a record with only them when the customization failed
 /// before anything was applied). Bounded to the last [`MAX_SCRIPTS`].
-pub fn flush_scripts(root: &Root) {
+pub(crate) fn flush_scripts(root: &Root) {
     let scripts = take_scripts();
     if scripts.is_empty() {
         return;
@@ -753,7 +753,7 @@ pub fn flush_scripts(root: &Root) {
 /// as they were left) and the programs it ran. A module skipped because it already ran
 /// keeps what its run recorded; `time_zone` is the document's, recorded when the
 /// `timezone` module ran. A record that cannot be written is a warning.
-pub fn record_modules(
+pub(crate) fn record_modules(
     root: &Root,
     id: &crate::model::InstanceId,
     stage: &str,
@@ -823,7 +823,7 @@ pub fn record_modules(
 }
 
 /// Most commands kept in one record.
-pub const MAX_COMMANDS: usize = 64;
+pub(crate) const MAX_COMMANDS: usize = 64;
 
 fn module_file(root: &Root, owners: &Owners, module: &str, f: &FileDone) -> FileRecord {
     let (mode, owner) = owners.of(root, Path::new(&f.path));

@@ -31,7 +31,7 @@ use crate::root::{Existing, Root};
 
 /// What to clean.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CleanOptions {
+pub(crate) struct CleanOptions {
     /// vmcust's state: instances, markers, pending customization, run status.
     pub state: bool,
     /// vmcust's log.
@@ -48,7 +48,7 @@ pub struct CleanOptions {
 
 /// What [`clean`] did (or, in a dry run, would do).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Cleaned {
+pub(crate) struct Cleaned {
     /// Files and directories removed, as paths inside the root.
     pub removed: Vec<PathBuf>,
     /// Files emptied or written (the machine-id, hygiene records).
@@ -67,12 +67,12 @@ const STATUS_FILE: &str = crate::state::STATUS_PATH;
 const LOG_FILE: &str = crate::state::LOG_PATH;
 
 /// The network configuration files vmcust wrote in the root, as paths inside it.
-pub fn network_files(root: &Root) -> Vec<PathBuf> {
+pub(crate) fn network_files(root: &Root) -> Vec<PathBuf> {
     network::written_files(root).unwrap_or_default()
 }
 
 /// Cleans `root` as `opts` asks; see the module documentation.
-pub fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
+pub(crate) fn clean(root: &Root, opts: &CleanOptions) -> Result<Cleaned> {
     let mut done = Cleaned::default();
     // Worked out first: a file in the way is an error before anything is removed.
     let restore = if opts.network_configs {

@@ -25,21 +25,21 @@ pub enum Code {
 }
 
 /// Exit status: success.
-pub const EXIT_OK: u8 = 0;
+pub(crate) const EXIT_OK: u8 = 0;
 /// Exit status: a failure other than those below (a script failed, an internal error).
-pub const EXIT_FAILURE: u8 = 1;
+pub(crate) const EXIT_FAILURE: u8 = 1;
 /// Exit status: `status` found a degraded customization (cloud-init's "recoverable").
-pub const EXIT_DEGRADED: u8 = 2;
+pub(crate) const EXIT_DEGRADED: u8 = 2;
 /// Exit status: the command line was wrong (sysexits `EX_USAGE`).
-pub const EXIT_USAGE: u8 = 64;
+pub(crate) const EXIT_USAGE: u8 = 64;
 /// Exit status: the customization is invalid or cannot apply to this root (sysexits
 /// `EX_DATAERR`). Nothing was changed.
-pub const EXIT_INVALID: u8 = 65;
+pub(crate) const EXIT_INVALID: u8 = 65;
 /// Exit status: reading or writing a file failed (sysexits `EX_IOERR`).
-pub const EXIT_IO: u8 = 74;
+pub(crate) const EXIT_IO: u8 = 74;
 /// Exit status: SIGTERM interrupted the stage (sysexits `EX_TEMPFAIL`); the next run
 /// resumes.
-pub const EXIT_INTERRUPTED: u8 = 75;
+pub(crate) const EXIT_INTERRUPTED: u8 = 75;
 
 /// One exit status and what it means: vmcust(1)'s EXIT STATUS section and the user
 /// guide's table are made from [`EXIT_STATUSES`] (tests/docs_generated.rs keeps the guide
@@ -326,7 +326,7 @@ fn kind_of(e: &anyhow::Error) -> FailureKind {
 }
 
 /// The exit status for an error chain.
-pub fn exit_code(e: &anyhow::Error) -> u8 {
+pub(crate) fn exit_code(e: &anyhow::Error) -> u8 {
     if let Some(f) = e.chain().find_map(|c| c.downcast_ref::<Failure>()) {
         return f.exit_code();
     }

@@ -34,21 +34,21 @@ use crate::settings::Settings;
 use crate::state::{INSTANCE_RECORD, KEY_TYPES_RECORD, LAST_ID_RECORD, TEMPLATE_ID_RECORD};
 
 /// systemd's machine-id file.
-pub const MACHINE_ID: &str = "/etc/machine-id";
+pub(crate) const MACHINE_ID: &str = "/etc/machine-id";
 /// D-Bus's copy of the machine-id (a symlink to /etc/machine-id on most distributions).
-pub const DBUS_MACHINE_ID: &str = "/var/lib/dbus/machine-id";
+pub(crate) const DBUS_MACHINE_ID: &str = "/var/lib/dbus/machine-id";
 /// Where OpenSSH keeps its host keys.
-pub const SSH_DIR: &str = "/etc/ssh";
+pub(crate) const SSH_DIR: &str = "/etc/ssh";
 /// The host key types OpenSSH knows, in `ssh-keygen -A` order.
-pub const KEY_TYPES: &[&str] = &["rsa", "ecdsa", "ed25519", "dsa"];
+pub(crate) const KEY_TYPES: &[&str] = &["rsa", "ecdsa", "ed25519", "dsa"];
 
 /// The private host key file of a type.
-pub fn host_key_path(key_type: &str) -> PathBuf {
+pub(crate) fn host_key_path(key_type: &str) -> PathBuf {
     Path::new(SSH_DIR).join(format!("ssh_host_{key_type}_key"))
 }
 
 /// The host key types whose private key exists in the root now.
-pub fn present_key_types(root: &Root) -> Vec<&'static str> {
+pub(crate) fn present_key_types(root: &Root) -> Vec<&'static str> {
     KEY_TYPES
         .iter()
         .copied()
@@ -58,7 +58,7 @@ pub fn present_key_types(root: &Root) -> Vec<&'static str> {
 
 /// Reads the root's machine-id: `None` when missing, empty or `uninitialized` (systemd
 /// generates one at boot then).
-pub fn machine_id(root: &Root) -> Result<Option<String>> {
+pub(crate) fn machine_id(root: &Root) -> Result<Option<String>> {
     let text = root
         .read(Path::new(MACHINE_ID))
         .with_context(|| format!("reading {MACHINE_ID}"))?;
@@ -85,7 +85,7 @@ fn write_record(root: &Root, path: &str, value: &str) -> Result<()> {
 /// Records the template's identity before it is sealed: its machine-id (unless cleared)
 /// and its SSH host key types (`removed_key_types` adds types about to be removed).
 /// Returns the record files written.
-pub fn record_template(root: &Root, removed_key_types: &[&str]) -> Result<Vec<PathBuf>> {
+pub(crate) fn record_template(root: &Root, removed_key_types: &[&str]) -> Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     if let Some(id) = machine_id(root)? {
         write_record(root, TEMPLATE_ID_RECORD, &id)?;
@@ -122,7 +122,7 @@ fn recorded_key_types(root: &Root) -> Result<Vec<String>> {
 
 /// Which parts of clone hygiene are switched on (`[hygiene]` in the settings file).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Switches {
+pub(crate) struct Switches {
     /// `[hygiene] machine_id`.
     pub machine_id: bool,
     /// `[hygiene] ssh_host_keys`.
@@ -131,7 +131,7 @@ pub struct Switches {
 
 impl Switches {
     /// The switches as `settings` has them.
-    pub fn from_settings(settings: &Settings) -> Switches {
+    pub(crate) fn from_settings(settings: &Settings) -> Switches {
         Switches {
             machine_id: settings.hygiene_machine_id,
             ssh_host_keys: settings.hygiene_ssh_host_keys,
@@ -143,7 +143,7 @@ impl Switches {
 /// changes: `vmcust plan` prints it, the early stage carries it out ([`carry_out`]) once
 /// the customization applied.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct HygienePlan {
+pub(crate) struct HygienePlan {
     /// The instance it is done for.
     pub instance_id: String,
     /// False when this instance had its identity refreshed already (a reboot, a resumed
@@ -165,12 +165,13 @@ pub struct HygienePlan {
     pub given_keys: bool,
 }
 
-pub use crate::cloud_config::modules::ssh_host_keys::{HostKeyWish, GEN_KEY_TYPES};
+pub(crate) use crate::cloud_config::modules::ssh_host_keys::HostKeyWish;
+pub(crate) use crate::cloud_config::modules::ssh_host_keys::GEN_KEY_TYPES;
 
 /// What happens to the machine-id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum MachineIdPlan {
+pub(crate) enum MachineIdPlan {
     /// Switched off by `[hygiene] machine_id`: nothing, not even the record.
     Off,
     /// There is none yet (missing, empty or `uninitialized`): systemd makes one at boot.
@@ -188,7 +189,7 @@ pub enum MachineIdPlan {
 /// What happens to the SSH host keys.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum HostKeysPlan {
+pub(crate) enum HostKeysPlan {
     /// Switched off by `[hygiene] ssh_host_keys`.
     Off,
     /// The template has none, and none were recorded.
@@ -200,7 +201,7 @@ pub enum HostKeysPlan {
 impl HygienePlan {
     /// The files [`carry_out`] may write, so that the boot can say of each whether it
     /// was created or replaced.
-    pub fn paths(&self) -> Vec<PathBuf> {
+    pub(crate) fn paths(&self) -> Vec<PathBuf> {
         let mut paths = vec![PathBuf::from(MACHINE_ID), PathBuf::from(DBUS_MACHINE_ID)];
         if let HostKeysPlan::Replace(types) = &self.ssh_host_keys {
             for t in types {
@@ -213,7 +214,7 @@ impl HygienePlan {
     }
 
     /// One line for people (`vmcust plan`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if !self.new_instance {
             return format!(
                 "clone hygiene: done for instance {} already, nothing to do",
@@ -260,7 +261,7 @@ impl HygienePlan {
 
 /// Reads what clone hygiene would do for instance `instance_id` with `switches`; changes
 /// nothing.
-pub fn plan(root: &Root, switches: Switches, instance_id: &str) -> Result<HygienePlan> {
+pub(crate) fn plan(root: &Root, switches: Switches, instance_id: &str) -> Result<HygienePlan> {
     plan_with(root, switches, instance_id, None)
 }
 
@@ -270,7 +271,7 @@ pub fn plan(root: &Root, switches: Switches, instance_id: &str) -> Result<Hygien
 /// missing ones while not, and the other types' keys removed while deleting; with
 /// `ssh_keys` none is made, and while deleting every type's but the given private keys'
 /// is removed.
-pub fn plan_with(
+pub(crate) fn plan_with(
     root: &Root,
     switches: Switches,
     instance_id: &str,
@@ -353,7 +354,11 @@ pub fn plan_with(
 
 /// Carries out `plan` (made by [`plan`] on the same root): returns the files changed
 /// (paths inside the root). `stop` (SIGTERM) ends a running `ssh-keygen`.
-pub fn carry_out(root: &Root, plan: &HygienePlan, stop: &AtomicBool) -> Result<Vec<PathBuf>> {
+pub(crate) fn carry_out(
+    root: &Root,
+    plan: &HygienePlan,
+    stop: &AtomicBool,
+) -> Result<Vec<PathBuf>> {
     if !plan.new_instance {
         return Ok(Vec::new());
     }
@@ -434,7 +439,8 @@ fn replace_machine_id(root: &Root, dbus_copy: bool) -> Result<Vec<PathBuf>> {
 
 /// Replaces a machine-id that is the template's (or the previous instance's) and records
 /// the one this instance runs with.
-pub fn refresh_machine_id(root: &Root) -> Result<Vec<PathBuf>> {
+#[cfg(test)]
+pub(crate) fn refresh_machine_id(root: &Root) -> Result<Vec<PathBuf>> {
     match plan_machine_id(root)? {
         MachineIdPlan::Replace { dbus_copy } => replace_machine_id(root, dbus_copy),
         MachineIdPlan::Keep => {
@@ -449,7 +455,7 @@ pub fn refresh_machine_id(root: &Root) -> Result<Vec<PathBuf>> {
 
 /// A random machine-id as systemd makes one: 128 random bits marked as a version 4 UUID,
 /// 32 lower-case hex digits.
-pub fn new_machine_id() -> Result<String> {
+pub(crate) fn new_machine_id() -> Result<String> {
     let mut bytes = [0u8; 16];
     std::fs::File::open("/dev/urandom")
         .and_then(|mut f| f.read_exact(&mut bytes))

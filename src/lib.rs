@@ -5,6 +5,10 @@
 //! [`facts::RootFacts`] into a [`plan::Plan`], and [`apply::apply`] carries the plan out
 //! on a [`root::Root`].
 
+// Items are `pub(crate)` unless the test API (`test_api`) re-exports them: a `pub` item
+// nothing outside the crate can reach is an error, so the surface stays what it says.
+#![deny(unreachable_pub)]
+
 mod applied;
 mod apply;
 mod boot;

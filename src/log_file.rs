@@ -8,14 +8,14 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// Size at which the log is rotated: 8 MiB holds thousands of runs.
-pub const MAX_LOG_BYTES: u64 = 8 * 1024 * 1024;
+pub(crate) const MAX_LOG_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Mode of the log: it may name the spec's keys and script output, so root only.
 const LOG_MODE: u32 = 0o600;
 
 /// An append-only log file that rotates itself at a size cap.
 #[derive(Debug)]
-pub struct BoundedLog {
+pub(crate) struct BoundedLog {
     path: PathBuf,
     file: File,
     size: u64,
@@ -25,12 +25,12 @@ pub struct BoundedLog {
 impl BoundedLog {
     /// Opens `path` for appending with the default cap, creating its directory and the
     /// file (mode 0600) if needed; a file already over the cap is rotated first.
-    pub fn open(path: &Path) -> io::Result<BoundedLog> {
+    pub(crate) fn open(path: &Path) -> io::Result<BoundedLog> {
         BoundedLog::open_with_cap(path, MAX_LOG_BYTES)
     }
 
     /// [`BoundedLog::open`] with another cap (for tests).
-    pub fn open_with_cap(path: &Path, max: u64) -> io::Result<BoundedLog> {
+    pub(crate) fn open_with_cap(path: &Path, max: u64) -> io::Result<BoundedLog> {
         if let Some(dir) = path.parent() {
             std::fs::DirBuilder::new()
                 .recursive(true)

@@ -25,11 +25,11 @@ use nix::sys::signal::{killpg, Signal};
 use nix::unistd::Pid;
 
 /// `PATH` given to every program: the usual system directories.
-pub const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub(crate) const PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 /// The first executable file called `name` in the directories of a `PATH`-style value:
 /// the one PATH lookup. Empty and relative entries are skipped: a program is never looked
 /// up relative to whatever directory vmcust happens to run in.
-pub fn find_on_path(name: &str, path_var: &std::ffi::OsStr) -> Option<PathBuf> {
+pub(crate) fn find_on_path(name: &str, path_var: &std::ffi::OsStr) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     std::env::split_paths(path_var)
         .filter(|dir| dir.is_absolute())
@@ -40,9 +40,9 @@ pub fn find_on_path(name: &str, path_var: &std::ffi::OsStr) -> Option<PathBuf> {
 }
 
 /// A longer output line is cut to this many bytes (the rest is counted, not kept).
-pub const MAX_LINE_BYTES: usize = 4096;
+pub(crate) const MAX_LINE_BYTES: usize = 4096;
 /// How often the stop flag is looked at while a program runs.
-pub const STOP_CHECK: Duration = Duration::from_millis(50);
+pub(crate) const STOP_CHECK: Duration = Duration::from_millis(50);
 /// How long output is still read after the program exits, for background children that
 /// keep the pipes open.
 const DRAIN: Duration = Duration::from_millis(500);
@@ -51,7 +51,7 @@ const GROUP_CHECK: Duration = Duration::from_millis(20);
 
 /// What to run.
 #[derive(Debug, Clone)]
-pub struct Cmd {
+pub(crate) struct Cmd {
     /// The program.
     pub program: PathBuf,
     /// Its arguments.
@@ -71,7 +71,7 @@ pub struct Cmd {
 
 impl Cmd {
     /// `program args…` with the given timeout and a one-second grace period.
-    pub fn new(program: impl Into<PathBuf>, args: &[&str], timeout: Duration) -> Cmd {
+    pub(crate) fn new(program: impl Into<PathBuf>, args: &[&str], timeout: Duration) -> Cmd {
         Cmd {
             program: program.into(),
             args: args.iter().map(|a| a.to_string()).collect(),
@@ -104,7 +104,7 @@ impl Stream {
 }
 
 /// How output is taken.
-pub enum Output<'a> {
+pub(crate) enum Output<'a> {
     /// Line by line, each line (cut at [`MAX_LINE_BYTES`]) handed to the callback as it is
     /// read; the callback decides what to keep and log.
     Lines(&'a mut dyn FnMut(Stream, String)),
@@ -114,7 +114,7 @@ pub enum Output<'a> {
 
 /// How a program ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub(crate) enum Ended {
     /// It exited by itself with this status.
     Exited(i32),
     /// A signal we did not send killed it.
@@ -139,7 +139,7 @@ impl std::fmt::Display for Ended {
 
 /// The end of a run.
 #[derive(Debug, Clone)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// How it ended.
     pub ended: Ended,
     /// Its process id, which is also its process group id.
@@ -152,18 +152,18 @@ pub struct Finished {
 
 impl Finished {
     /// Whether it exited with status 0.
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         self.ended == Ended::Exited(0)
     }
 }
 
 mod sandbox;
 
-pub use sandbox::Sandbox;
+pub(crate) use sandbox::Sandbox;
 
 /// Runs `cmd` as [`run`] does, inside `sandbox`: `cmd.program` and `cmd.cwd` are paths
 /// inside the root.
-pub fn run_sandboxed(
+pub(crate) fn run_sandboxed(
     cmd: &Cmd,
     sandbox: &Sandbox,
     output: Output,
@@ -180,7 +180,7 @@ enum Event {
 
 /// Runs `cmd`, taking its output as `output` says, until it ends, its timeout passes or
 /// `stop` is set. An error means it could not be started (or waited for).
-pub fn run(cmd: &Cmd, output: Output, stop: &AtomicBool) -> io::Result<Finished> {
+pub(crate) fn run(cmd: &Cmd, output: Output, stop: &AtomicBool) -> io::Result<Finished> {
     run_with(cmd, None, output, stop)
 }
 

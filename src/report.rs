@@ -11,24 +11,24 @@ use crate::host::GuestRpc;
 use crate::state::LOG_PATH;
 
 /// `TOOLSDEPLOYPKG_RUNNING`: customization in progress (also used for failures).
-pub const STATE_RUNNING: u8 = 4;
+pub(crate) const STATE_RUNNING: u8 = 4;
 /// `TOOLSDEPLOYPKG_DONE`: customization finished.
-pub const STATE_DONE: u8 = 5;
+pub(crate) const STATE_DONE: u8 = 5;
 
 /// The host's reply to 103 when it can report the NICs' connection state.
-pub const NICS_QUERY_SUPPORTED: &str = "queryNicsSupported";
+pub(crate) const NICS_QUERY_SUPPORTED: &str = "queryNicsSupported";
 /// The host's reply to 104 once the NICs are connected.
-pub const NICS_CONNECTED: &str = "connected";
+pub(crate) const NICS_CONNECTED: &str = "connected";
 
 /// The guestinfo key vCloud Director reads for a human-readable status.
-pub const GC_STATUS_KEY: &str = "guestinfo.gc.status";
+pub(crate) const GC_STATUS_KEY: &str = "guestinfo.gc.status";
 
 /// Longest `@message` sent; the host shows it in an event, not a document.
 const MAX_MESSAGE: usize = 400;
 
 /// Attempts and waits of the NIC-connect handshake (as open-vm-tools and cloud-init).
 #[derive(Debug, Clone, Copy)]
-pub struct NicTiming {
+pub(crate) struct NicTiming {
     /// How many times 103 is sent.
     pub attempts: u32,
     /// Pause after an empty 103 reply.
@@ -52,7 +52,7 @@ impl Default for NicTiming {
 
 /// How the NIC handshake ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NicsOutcome {
+pub(crate) enum NicsOutcome {
     /// `nics.txt` listed nothing.
     NothingToConnect,
     /// The host said the NICs are connected.
@@ -66,14 +66,14 @@ pub enum NicsOutcome {
 }
 
 /// Sends status to the host for one customization.
-pub struct Reporter<'a> {
+pub(crate) struct Reporter<'a> {
     rpc: &'a mut dyn GuestRpc,
     post_gc_status: bool,
 }
 
 impl<'a> Reporter<'a> {
     /// A reporter; `post_gc_status` mirrors `MISC|POST-GC-STATUS`.
-    pub fn new(rpc: &'a mut dyn GuestRpc, post_gc_status: bool) -> Self {
+    pub(crate) fn new(rpc: &'a mut dyn GuestRpc, post_gc_status: bool) -> Self {
         Reporter {
             rpc,
             post_gc_status,
@@ -81,7 +81,7 @@ impl<'a> Reporter<'a> {
     }
 
     /// Sends `deployPkg.update.state <state> <code> <log>[@message]`; returns the reply.
-    pub fn state(&mut self, state: u8, code: Code, message: Option<&str>) -> String {
+    pub(crate) fn state(&mut self, state: u8, code: Code, message: Option<&str>) -> String {
         let rpc = state_rpc(state, code, message);
         match self.rpc.send(&rpc) {
             Ok(reply) => reply,
@@ -93,7 +93,7 @@ impl<'a> Reporter<'a> {
     }
 
     /// Reports success: `5 0`, and `Successful` in gc.status.
-    pub fn done(&mut self) {
+    pub(crate) fn done(&mut self) {
         self.state(STATE_DONE, Code::Success, None);
         self.gc_status("Successful");
         // The VM's vmware.log on the host is where an administrator without guest access
@@ -102,7 +102,7 @@ impl<'a> Reporter<'a> {
     }
 
     /// Reports a failure with its code and a short reason (`4 <code> <log>@<reason>`).
-    pub fn failed(&mut self, failure: &crate::failure::Failure) {
+    pub(crate) fn failed(&mut self, failure: &crate::failure::Failure) {
         let (code, gc_text) = (failure.kind.code(), failure.kind.gc_text());
         self.state(STATE_RUNNING, code, Some(&failure.reason));
         self.gc_status(gc_text);
@@ -113,7 +113,7 @@ impl<'a> Reporter<'a> {
     }
 
     /// Sets `guestinfo.gc.status` when the spec asked for it (vCloud Director).
-    pub fn gc_status(&mut self, text: &str) {
+    pub(crate) fn gc_status(&mut self, text: &str) {
         if !self.post_gc_status {
             return;
         }
@@ -124,7 +124,7 @@ impl<'a> Reporter<'a> {
 
     /// The NIC-connect handshake for the NIC list read from `nics.txt`. `sleep` waits and
     /// returns false when the wait was interrupted (SIGTERM), which ends the handshake.
-    pub fn connect_nics(
+    pub(crate) fn connect_nics(
         &mut self,
         nics: &str,
         timing: &NicTiming,
@@ -170,7 +170,7 @@ impl<'a> Reporter<'a> {
 
 /// The text of a `deployPkg.update.state` RPC. The message is made one short line: the
 /// host parses everything after `@` as free text but shows it in a single event.
-pub fn state_rpc(state: u8, code: Code, message: Option<&str>) -> String {
+pub(crate) fn state_rpc(state: u8, code: Code, message: Option<&str>) -> String {
     let code = code as u16;
     match message.map(one_line) {
         Some(m) if !m.is_empty() => format!("deployPkg.update.state {state} {code} {LOG_PATH}@{m}"),

@@ -29,7 +29,7 @@ const MAX_SYMLINKS: usize = 40;
 
 /// The mode of a directory vmcust creates where no other is asked for (a missing parent,
 /// the state and log directories): given explicitly, never left to the umask.
-pub const DIR_MODE: u32 = 0o755;
+pub(crate) const DIR_MODE: u32 = 0o755;
 
 /// What currently exists at a path inside the root.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,7 +16,7 @@ use crate::state::SETTINGS_PATH;
 
 /// Largest settings file read: 64 KiB, a hundred times the example. A larger file is not
 /// read (only the cap and one byte are), and the defaults apply with a warning.
-pub const MAX_SETTINGS_BYTES: u64 = 64 * 1024;
+pub(crate) const MAX_SETTINGS_BYTES: u64 = 64 * 1024;
 
 /// `TimeoutStartSec` of `vmcust-early.service` in seconds; the wait for cust.cfg plus the
 /// pre-customization script must fit in it, with room for applying and reporting.
@@ -90,7 +90,7 @@ pub enum CloudConfigUnknown {
     Refuse,
 }
 
-pub use crate::source::SourceSet;
+pub(crate) use crate::source::SourceSet;
 
 /// Who applies cloud-config user-data (`[user-data] handler`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -6,31 +6,35 @@
 
 /// `facts::accounts`.
 pub mod account_facts {
-    pub use crate::facts::accounts::{AccountDbFacts, DbFile, SALT_LEN, Salt};
+    pub use crate::facts::accounts::{AccountDbFacts, DbFile, Salt, SALT_LEN};
 }
 /// `plan::accounts`.
 pub mod accounts {
-    pub use crate::plan::accounts::{AccountsError, AccountsPlan, gather, plan_accounts, salts_needed};
+    pub use crate::plan::accounts::{
+        gather, plan_accounts, salts_needed, AccountsError, AccountsPlan,
+    };
 }
 /// `applied`.
 pub mod applied {
-    pub use crate::applied::{read};
+    pub use crate::applied::read;
 }
 /// `apply`.
 pub mod apply {
-    pub use crate::apply::{Change, FAIL_AT_ENV, apply, dry_run};
+    pub use crate::apply::{apply, dry_run, Change, FAIL_AT_ENV};
 }
 /// `boot`.
 pub mod boot {
-    pub use crate::boot::{CRASH_AFTER_ENV};
+    pub use crate::boot::CRASH_AFTER_ENV;
 }
 /// `boot::state`.
 pub mod boot_state {
-    pub use crate::boot::state::{MAX_REFUSED};
+    pub use crate::boot::state::MAX_REFUSED;
 }
 /// `cloud_config::apply`.
 pub mod cc_apply {
-    pub use crate::cloud_config::apply::{ModuleOutcome, ModuleReport, StageContext, run_early, run_late};
+    pub use crate::cloud_config::apply::{
+        run_early, run_late, ModuleOutcome, ModuleReport, StageContext,
+    };
 }
 /// `cloud_config::apply::facts`.
 pub mod cc_facts {
@@ -38,27 +42,31 @@ pub mod cc_facts {
 }
 /// `cloud_config::read`.
 pub mod cc_read {
-    pub use crate::cloud_config::read::{general};
+    pub use crate::cloud_config::read::general;
 }
 /// `cloud_config`.
 pub mod cloud_config {
-    pub use crate::cloud_config::{CloudConfig, Severity};
+    pub use crate::cloud_config::read::Severity;
+    pub use crate::cloud_config::CloudConfig;
 }
 /// `cloud_init::coexist`.
 pub mod coexist {
-    pub use crate::cloud_init::coexist::{STAND_IN_MARKER, VmwareCustomization, flag_in, is_vmcust_stand_in, real_cloud_init, should_step_aside, vmware_customization};
+    pub use crate::cloud_init::coexist::{
+        flag_in, is_vmcust_stand_in, real_cloud_init, should_step_aside, vmware_customization,
+        VmwareCustomization, STAND_IN_MARKER,
+    };
 }
 /// `source::config_drive`.
 pub mod config_drive {
-    pub use crate::source::config_drive::{meta_data};
+    pub use crate::source::config_drive::meta_data;
 }
 /// `engine::customize`.
 pub mod customize {
-    pub use crate::engine::customize::{UserDataDisposition, user_data_disposition};
+    pub use crate::engine::customize::{user_data_disposition, UserDataDisposition};
 }
 /// `plan::accounts::dbfile`.
 pub mod dbfile {
-    pub use crate::plan::accounts::dbfile::{DbEdit};
+    pub use crate::plan::accounts::dbfile::DbEdit;
 }
 /// `cloud_config::document`.
 pub mod document {
@@ -70,11 +78,11 @@ pub mod driver {
 }
 /// `source::encoding`.
 pub mod encoding {
-    pub use crate::source::encoding::{Encoding, decode, normalize};
+    pub use crate::source::encoding::{decode, normalize, Encoding};
 }
 /// `cloud_init::equivalents`.
 pub mod equivalents {
-    pub use crate::cloud_init::equivalents::{EQUIVALENTS};
+    pub use crate::cloud_init::equivalents::EQUIVALENTS;
 }
 /// `facts`.
 pub mod facts {
@@ -82,19 +90,21 @@ pub mod facts {
 }
 /// `failure`.
 pub mod failure {
-    pub use crate::failure::{EXIT_STATUSES};
+    pub use crate::failure::EXIT_STATUSES;
 }
 /// `scripts::gate`.
 pub mod gate {
-    pub use crate::scripts::gate::{DefaultWhy, Gate, GateReason, TOOLBOX_CMD, custom_scripts_gate, tools_conf_value};
+    pub use crate::scripts::gate::{
+        custom_scripts_gate, tools_conf_value, DefaultWhy, Gate, GateReason, TOOLBOX_CMD,
+    };
 }
 /// `source::guestinfo`.
 pub mod guestinfo {
-    pub use crate::source::guestinfo::{read};
+    pub use crate::source::guestinfo::read;
 }
 /// `host::guestinfo_dir`.
 pub mod guestinfo_dir {
-    pub use crate::host::guestinfo_dir::{GuestinfoDir};
+    pub use crate::host::guestinfo_dir::GuestinfoDir;
 }
 /// `host`.
 pub mod host {
@@ -106,27 +116,27 @@ pub mod hygiene {
 }
 /// `source::imc`.
 pub mod imc {
-    pub use crate::source::imc::{customization};
+    pub use crate::source::imc::customization;
 }
 /// `cloud_init::instance_data`.
 pub mod instance_data {
-    pub use crate::cloud_init::instance_data::{Inputs, build};
+    pub use crate::cloud_init::instance_data::{build, Inputs};
 }
 /// `cloud_config::jinja`.
 pub mod jinja {
-    pub use crate::cloud_config::jinja::{Vars, render};
+    pub use crate::cloud_config::jinja::{render, Vars};
 }
 /// `scripts::keyfile`.
 pub mod keyfile {
-    pub use crate::scripts::keyfile::{KeyFile};
+    pub use crate::scripts::keyfile::KeyFile;
 }
 /// `cloud_config::modules::locale`.
 pub mod locale {
-    pub use crate::cloud_config::modules::locale::{SUPPORTED, plan_locale, supported_line};
+    pub use crate::cloud_config::modules::locale::{plan_locale, supported_line, SUPPORTED};
 }
 /// `cloud_config::merge`.
 pub mod merge {
-    pub use crate::cloud_config::merge::{Mergers, merge};
+    pub use crate::cloud_config::merge::{merge, Mergers};
 }
 /// `source::metadata`.
 pub mod metadata {
@@ -134,51 +144,58 @@ pub mod metadata {
 }
 /// `model`.
 pub mod model {
-    pub use crate::model::{Customization, Dns, DnsName, Gateway, Glob, HostName, Identity, InstanceId, Interface, InterfaceId, IpSettings, Ipv4Config, Ipv6Config, MacAddr, NameServer, Network, NicAddr4, NicAddr6, RootPassword, Route, Secret, SshKey, UserName};
+    pub use crate::model::value::{
+        Gateway, InstanceId, InterfaceId, NameServer, NicAddr4, NicAddr6, SshKey, UserName,
+    };
+    pub use crate::model::{
+        Customization, Dns, Glob, Identity, Interface, IpSettings, Ipv4Config, Ipv6Config, Network,
+        RootPassword, Route,
+    };
+    pub use vmcust_imc::{DnsName, HostName, MacAddr, Secret};
 }
 /// `cloud_config::modules`.
 pub mod modules {
-    pub use crate::cloud_config::modules::{Frequency, Module, Run, Stage, TABLE, keys, module};
+    pub use crate::cloud_config::modules::{keys, module, Frequency, Module, Run, Stage, TABLE};
 }
 /// `cloud_config::modules::mounts`.
 pub mod mounts {
-    pub use crate::cloud_config::modules::mounts::{MountFacts};
+    pub use crate::cloud_config::modules::mounts::MountFacts;
 }
 /// `engine::native`.
 pub mod native {
-    pub use crate::engine::native::{plan_native};
+    pub use crate::engine::native::plan_native;
 }
 /// `source::netconfig`.
 pub mod netconfig {
-    pub use crate::source::netconfig::{translate};
+    pub use crate::source::netconfig::translate;
 }
 /// `plan::network::netplan`.
 pub mod netplan {
-    pub use crate::plan::network::netplan::{document};
+    pub use crate::plan::network::netplan::document;
 }
 /// `plan::network`.
 pub mod network {
-    pub use crate::plan::network::{HEADER, NetworkError, Renderer, plan_network, resolve_devices};
+    pub use crate::plan::network::{plan_network, resolve_devices, NetworkError, Renderer, HEADER};
 }
 /// `source::config_drive::network_data`.
 pub mod network_data {
-    pub use crate::source::config_drive::network_data::{translate};
+    pub use crate::source::config_drive::network_data::translate;
 }
 /// `cloud_config::node`.
 pub mod node {
-    pub use crate::cloud_config::node::{parse};
+    pub use crate::cloud_config::node::parse;
 }
 /// `plan::accounts::parse`.
 pub mod parse {
-    pub use crate::plan::accounts::parse::{parse_accounts};
+    pub use crate::plan::accounts::parse::parse_accounts;
 }
 /// `cloud_config::parts`.
 pub mod parts {
-    pub use crate::cloud_config::parts::{PartKind, read};
+    pub use crate::cloud_config::parts::{read, PartKind};
 }
 /// `plan`.
 pub mod plan {
-    pub use crate::plan::{Action, Contents, FileOwner, Plan, PlanError, PlanOptions, plan};
+    pub use crate::plan::{plan, Action, Contents, FileOwner, Plan, PlanError, PlanOptions};
 }
 /// `cloud_config::apply::preview`.
 pub mod preview {
@@ -186,15 +203,17 @@ pub mod preview {
 }
 /// `cloud_config::redact`.
 pub mod redact {
-    pub use crate::cloud_config::redact::{to_json};
+    pub use crate::cloud_config::redact::to_json;
 }
 /// `plan::network::renderers`.
 pub mod renderers {
-    pub use crate::plan::network::renderers::{Chosen, TABLE, detect};
+    pub use crate::plan::network::renderers::{detect, Chosen, TABLE};
 }
 /// `plan::accounts::request`.
 pub mod request {
-    pub use crate::plan::accounts::request::{AbsPath, AccountsRequest, Gecos, GroupName, PasswordHash, SudoRule};
+    pub use crate::plan::accounts::request::{
+        AbsPath, AccountsRequest, Gecos, GroupName, PasswordHash, SudoRule,
+    };
 }
 /// `root`.
 pub mod root {
@@ -202,47 +221,58 @@ pub mod root {
 }
 /// `host::rpctool`.
 pub mod rpctool {
-    pub use crate::host::rpctool::{RpcTool, search_path};
+    pub use crate::host::rpctool::{search_path, RpcTool};
 }
 /// `cloud_config::modules::rsyslog`.
 pub mod rsyslog {
-    pub use crate::cloud_config::modules::rsyslog::{plan_rsyslog};
+    pub use crate::cloud_config::modules::rsyslog::plan_rsyslog;
 }
 /// `scripts::run`.
 pub mod run {
-    pub use crate::scripts::run::{KEPT_BYTES, KEPT_LINES, Limits, MAX_LINE_BYTES, Outcome, Phase, Stream, run_script_blocking, run_script_in};
+    pub use crate::scripts::run::{
+        run_script_blocking, run_script_in, Limits, Outcome, Phase, Stream, KEPT_BYTES, KEPT_LINES,
+        MAX_LINE_BYTES,
+    };
 }
 /// `scripts`.
 pub mod scripts {
-    pub use crate::scripts::{RunError, custom_scripts_enabled};
+    pub use crate::scripts::gate::custom_scripts_enabled;
+    pub use crate::scripts::run::RunError;
 }
 /// `source::seed_media`.
 pub mod seed_media {
-    pub use crate::source::seed_media::{MAX_FILE_BYTES, Medium};
+    pub use crate::source::seed_media::{Medium, MAX_FILE_BYTES};
 }
 /// `selinux`.
 pub mod selinux {
-    pub use crate::selinux::{FileContexts, Input, Kind, Labeler};
+    pub use crate::selinux::file_contexts::{FileContexts, Input, Kind};
+    pub use crate::selinux::Labeler;
 }
 /// `settings`.
 pub mod settings {
-    pub use crate::settings::{CloudConfigUnknown, EARLY_UNIT_TIMEOUT_SECS, Settings, UserDataHandler, known_keys, load, parse};
+    pub use crate::settings::{
+        known_keys, load, parse, CloudConfigUnknown, Settings, UserDataHandler,
+        EARLY_UNIT_TIMEOUT_SECS,
+    };
 }
 /// `plan::ssh_keys`.
 pub mod ssh_keys {
-    pub use crate::plan::ssh_keys::{SshKeyError};
+    pub use crate::plan::ssh_keys::SshKeyError;
 }
 /// `scripts::stage`.
 pub mod stage {
-    pub use crate::scripts::stage::{MAX_SCRIPT_BYTES, StageError, stage_script, unstage};
+    pub use crate::scripts::stage::{stage_script, unstage, StageError, MAX_SCRIPT_BYTES};
 }
 /// `state`.
 pub mod state {
-    pub use crate::state::{InstanceResult, ROOT_ENV, RunState, RunStatus, SETTINGS_PATH, USER_DATA, UserDataDisposition, VENDOR_DATA, instance_dir, now, read_results, read_status, write_result, write_status};
+    pub use crate::state::{
+        instance_dir, now, read_results, read_status, write_result, write_status, InstanceResult,
+        RunState, RunStatus, UserDataDisposition, ROOT_ENV, SETTINGS_PATH, USER_DATA, VENDOR_DATA,
+    };
 }
 /// `timings`.
 pub mod timings {
-    pub use crate::timings::{MAX_BOOTS, read};
+    pub use crate::timings::{read, MAX_BOOTS};
 }
 /// `cloud_config::userdata`.
 pub mod userdata {
@@ -254,11 +284,11 @@ pub mod xattr {
 }
 /// `cloud_config::modules::yum_add_repo`.
 pub mod yum_add_repo {
-    pub use crate::cloud_config::modules::yum_add_repo::{plan_yum_repos};
+    pub use crate::cloud_config::modules::yum_add_repo::plan_yum_repos;
 }
 /// `cloud_config::modules::zypper_add_repo`.
 pub mod zypper_add_repo {
-    pub use crate::cloud_config::modules::zypper_add_repo::{plan_zypper};
+    pub use crate::cloud_config::modules::zypper_add_repo::plan_zypper;
 }
 /// `plan::accounts::check`.
 pub mod check {

@@ -20,9 +20,9 @@ use crate::state::BOOT_TIMES;
 /// Boots kept; older ones are dropped.
 pub const MAX_BOOTS: usize = 10;
 /// Steps kept per stage (a stage has about ten; the rest are counted, not kept).
-pub const MAX_STEPS: usize = 64;
+pub(crate) const MAX_STEPS: usize = 64;
 /// Stages kept per boot (early, late, and late hand-overs through vmcust-imc).
-pub const MAX_STAGES: usize = 8;
+pub(crate) const MAX_STAGES: usize = 8;
 /// Longest step name kept.
 const MAX_NAME: usize = 80;
 /// Largest record read back; a bigger file is not ours and is started afresh.
@@ -94,7 +94,7 @@ static CURRENT: Mutex<Current> = Mutex::new(Current {
 });
 
 /// Marks the start of a stage in this process; steps are timed from here.
-pub fn begin() {
+pub(crate) fn begin() {
     if let Ok(mut c) = CURRENT.lock() {
         c.start = Some((Instant::now(), crate::state::now()));
         c.steps.clear();
@@ -103,7 +103,7 @@ pub fn begin() {
 }
 
 /// The hook at the end of every timed step, started at `start`.
-pub fn step(what: &str, start: Instant) {
+pub(crate) fn step(what: &str, start: Instant) {
     let ms = start.elapsed().as_secs_f64() * 1000.0;
     let Ok(mut c) = CURRENT.lock() else {
         return;
@@ -126,7 +126,7 @@ pub fn step(what: &str, start: Instant) {
 
 /// Ends the stage begun by [`begin`]: adds it, with its steps, to this boot's record.
 /// A record that cannot be written is a warning: the boot's work is done.
-pub fn record_stage(root: &Root, stage: &str, ending: &str) {
+pub(crate) fn record_stage(root: &Root, stage: &str, ending: &str) {
     let Some(stage_time) = take(stage, ending) else {
         return;
     };
@@ -162,7 +162,7 @@ fn take(stage: &str, ending: &str) -> Option<StageTime> {
 /// Adds `stage` to the boot it belongs to: the last boot when the boot ids match, or,
 /// with no boot id, when it is not an early stage and the last boot has room; else a new
 /// boot. Keeps the last [`MAX_BOOTS`].
-pub fn add(times: &mut BootTimes, boot_id: Option<String>, stage: StageTime) {
+pub(crate) fn add(times: &mut BootTimes, boot_id: Option<String>, stage: StageTime) {
     let same = times
         .boots
         .last()

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 /// Serializes `value` as a block-style YAML document.
-pub fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
+pub(crate) fn to_string<T: Serialize + ?Sized>(value: &T) -> Result<String, serde_json::Error> {
     let value = serde_json::to_value(value)?;
     let mut out = String::with_capacity(1024);
     if is_block(&value) {
@@ -120,7 +120,7 @@ fn block(out: &mut String, v: &Value, indent: usize, after_dash: bool) {
 /// netplan file on the boot path that cost more than the rest of the plan. Callers write
 /// mappings key by key and leave out what `skip_serializing_if` would skip; their tests
 /// check the bytes against `to_string` of the same value.
-pub struct BlockWriter {
+pub(crate) struct BlockWriter {
     out: String,
     /// A `- ` was just written: the next line start continues it instead of indenting.
     after_dash: bool,
@@ -128,7 +128,7 @@ pub struct BlockWriter {
 
 impl BlockWriter {
     /// Starts the document with `prefix` (e.g. a header comment).
-    pub fn new(prefix: &str) -> Self {
+    pub(crate) fn new(prefix: &str) -> Self {
         let mut out = String::with_capacity(1024);
         out.push_str(prefix);
         BlockWriter {
@@ -138,7 +138,7 @@ impl BlockWriter {
     }
 
     /// The text written so far.
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.out
     }
 
@@ -155,13 +155,13 @@ impl BlockWriter {
     }
 
     /// `key:` opening a non-empty nested mapping (at `indent + 2`) or sequence (at `indent`).
-    pub fn key(&mut self, indent: usize, key: &str) {
+    pub(crate) fn key(&mut self, indent: usize, key: &str) {
         self.key_colon(indent, key);
         self.out.push('\n');
     }
 
     /// `key: value` for a string value.
-    pub fn str_field(&mut self, indent: usize, key: &str, value: &str) {
+    pub(crate) fn str_field(&mut self, indent: usize, key: &str, value: &str) {
         self.key_colon(indent, key);
         self.out.push(' ');
         scalar(&mut self.out, value);
@@ -169,20 +169,20 @@ impl BlockWriter {
     }
 
     /// `key: value` for a value written as is: a number, or `{}`/`[]`.
-    pub fn plain_field(&mut self, indent: usize, key: &str, value: impl std::fmt::Display) {
+    pub(crate) fn plain_field(&mut self, indent: usize, key: &str, value: impl std::fmt::Display) {
         self.key_colon(indent, key);
         let _ = writeln!(self.out, " {value}");
     }
 
     /// `key: true` or `key: false` (without going through `fmt`).
-    pub fn bool_field(&mut self, indent: usize, key: &str, value: bool) {
+    pub(crate) fn bool_field(&mut self, indent: usize, key: &str, value: bool) {
         self.key_colon(indent, key);
         self.out
             .push_str(if value { " true\n" } else { " false\n" });
     }
 
     /// A sequence of strings under `key`; `key: []` when empty.
-    pub fn str_list<S: AsRef<str>>(&mut self, indent: usize, key: &str, items: &[S]) {
+    pub(crate) fn str_list<S: AsRef<str>>(&mut self, indent: usize, key: &str, items: &[S]) {
         if items.is_empty() {
             return self.plain_field(indent, key, "[]");
         }
@@ -196,7 +196,7 @@ impl BlockWriter {
     }
 
     /// `- ` starting a sequence item; a mapping item then writes its fields at `indent + 2`.
-    pub fn dash(&mut self, indent: usize) {
+    pub(crate) fn dash(&mut self, indent: usize) {
         self.line_start(indent);
         self.out.push_str("- ");
         self.after_dash = true;

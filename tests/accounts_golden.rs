@@ -8,10 +8,10 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use vmcust::test_api::account_facts::{SALT_LEN, Salt};
-use vmcust::test_api::{accounts, parse::parse_accounts};
+use vmcust::test_api::account_facts::{Salt, SALT_LEN};
 use vmcust::test_api::plan::{Action, FileOwner};
 use vmcust::test_api::root::Root;
+use vmcust::test_api::{accounts, parse::parse_accounts};
 
 mod accounts_support;
 

@@ -9,10 +9,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::test_api::{apply, apply::Change};
-use vmcust::test_api::{accounts, parse::parse_accounts, request::AccountsRequest};
 use vmcust::test_api::plan::Plan;
 use vmcust::test_api::root::Root;
+use vmcust::test_api::{accounts, parse::parse_accounts, request::AccountsRequest};
+use vmcust::test_api::{apply, apply::Change};
 
 mod accounts_support;
 

@@ -7,9 +7,12 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use vmcust::test_api::{coexist, coexist::VmwareCustomization};
 use vmcust::test_api::root::Root;
-use vmcust::test_api::{settings, settings::{EARLY_UNIT_TIMEOUT_SECS, Settings}};
+use vmcust::test_api::{coexist, coexist::VmwareCustomization};
+use vmcust::test_api::{
+    settings,
+    settings::{Settings, EARLY_UNIT_TIMEOUT_SECS},
+};
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use vmcust::test_api::equivalents::EQUIVALENTS;
 use vmcust::test_api::root::Root;
-use vmcust::test_api::state::{ROOT_ENV, RunState, RunStatus, read_status, write_status};
+use vmcust::test_api::state::{read_status, write_status, RunState, RunStatus, ROOT_ENV};
 
 struct StandIn {
     _dir: tempfile::TempDir,

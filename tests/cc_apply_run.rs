@@ -13,10 +13,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use support::outcome;
-use vmcust::test_api::cc_apply::{ModuleOutcome, StageContext, run_early, run_late};
-use vmcust::test_api::{document, cloud_config::CloudConfig};
+use vmcust::test_api::cc_apply::{run_early, run_late, ModuleOutcome, StageContext};
 use vmcust::test_api::model::InstanceId;
 use vmcust::test_api::root::Root;
+use vmcust::test_api::{cloud_config::CloudConfig, document};
 
 /// A scratch root with `/bin/sh`, account files of our own and a Debian marker.
 fn root() -> tempfile::TempDir {
@@ -332,7 +332,7 @@ fn host_name_time_zone_and_what_another_root_never_gets() {
 
 #[test]
 fn an_owned_file_is_unchanged_only_with_its_contents_mode_and_owner() {
-    use vmcust::test_api::apply::{Change, apply, dry_run};
+    use vmcust::test_api::apply::{apply, dry_run, Change};
     use vmcust::test_api::plan::{Action, Contents, FileOwner, Plan};
     let d = root();
     let r = Root::new(d.path()).unwrap();

@@ -22,10 +22,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use vmcust::test_api::cc_apply::{StageContext, run_early, run_late};
-use vmcust::test_api::userdata;
+use vmcust::test_api::cc_apply::{run_early, run_late, StageContext};
 use vmcust::test_api::model::InstanceId;
 use vmcust::test_api::root::Root;
+use vmcust::test_api::userdata;
 
 use support::kill::kill_tree;
 

@@ -13,10 +13,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use support::outcome;
-use vmcust::test_api::cc_apply::{ModuleOutcome, StageContext, run_early, run_late};
-use vmcust::test_api::{document, cloud_config::CloudConfig};
+use vmcust::test_api::cc_apply::{run_early, run_late, ModuleOutcome, StageContext};
 use vmcust::test_api::model::InstanceId;
 use vmcust::test_api::root::Root;
+use vmcust::test_api::{cloud_config::CloudConfig, document};
 
 const FSTAB: &str = "# /etc/fstab: static file system information.\nUUID=0a1b / ext4 errors=remount-ro 0 1\n/dev/sr0 /media/cdrom0 udf,iso9660 user,noauto 0 0\n";
 

@@ -13,10 +13,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use support::outcome;
-use vmcust::test_api::cc_apply::{ModuleOutcome, ModuleReport, StageContext, run_late};
-use vmcust::test_api::{document, cloud_config::CloudConfig};
+use vmcust::test_api::cc_apply::{run_late, ModuleOutcome, ModuleReport, StageContext};
 use vmcust::test_api::model::InstanceId;
 use vmcust::test_api::root::Root;
+use vmcust::test_api::{cloud_config::CloudConfig, document};
 
 /// A scratch root with `/bin/sh` and the `ID` of `/etc/os-release`.
 fn root(os_id: &str) -> tempfile::TempDir {

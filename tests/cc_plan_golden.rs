@@ -7,10 +7,10 @@ use std::fs;
 use std::path::Path;
 
 use vmcust::test_api::cc_facts::{CcFacts, Current, Family};
-use vmcust::test_api::preview::{preview, to_text};
 use vmcust::test_api::document;
-use vmcust::test_api::mounts::MountFacts;
 use vmcust::test_api::model::HostName;
+use vmcust::test_api::mounts::MountFacts;
+use vmcust::test_api::preview::{preview, to_text};
 
 const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\nweb:x:1500:1500::/srv/web:/bin/sh\n";
 const GROUP: &str = "root:x:0:\nweb:x:1500:\nops:x:1700:\n";

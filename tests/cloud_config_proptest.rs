@@ -9,9 +9,9 @@ use proptest::prelude::*;
 
 use vmcust::test_api::modules::Frequency;
 use vmcust::test_api::node;
-use vmcust::test_api::{parts, parts::PartKind};
 use vmcust::test_api::redact;
 use vmcust::test_api::userdata;
+use vmcust::test_api::{parts, parts::PartKind};
 
 fn gzip(data: &[u8]) -> Vec<u8> {
     let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());

@@ -17,10 +17,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use support::{check_golden, repo};
-use vmcust::test_api::jinja::Vars;
 use vmcust::test_api::cc_read::general;
-use vmcust::test_api::userdata;
 use vmcust::test_api::cloud_config::Severity;
+use vmcust::test_api::jinja::Vars;
+use vmcust::test_api::userdata;
 
 fn examples() -> Vec<(String, PathBuf)> {
     let dir = repo().join("tests/data/cloud-init-upstream");

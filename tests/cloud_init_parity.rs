@@ -125,7 +125,8 @@ fn missing_ipv6_netmask_is_refused() {
 fn identity_and_ids() {
     let load = |f: &str| {
         let bytes = std::fs::read(support::imc_input(f)).unwrap();
-        vmcust::test_api::imc::customization(&vmcust_imc::Spec::parse(&bytes).unwrap().spec).unwrap()
+        vmcust::test_api::imc::customization(&vmcust_imc::Spec::parse(&bytes).unwrap().spec)
+            .unwrap()
     };
     let c = load("static-2nic-ipv4-ipv6.cfg");
     assert_eq!(

@@ -10,8 +10,8 @@ mod support;
 
 use std::path::PathBuf;
 
-use vmcust::test_api::modules::{Frequency, Module, Run, Stage, TABLE};
 use vmcust::test_api::failure::EXIT_STATUSES;
+use vmcust::test_api::modules::{Frequency, Module, Run, Stage, TABLE};
 
 fn doc(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use vmcust::test_api::apply::apply;
 use vmcust::test_api::facts::RootFacts;
-use vmcust::test_api::plan::{Action, PlanOptions, plan};
+use vmcust::test_api::plan::{plan, Action, PlanOptions};
 use vmcust::test_api::root::{Existing, Root};
 
 /// What the applied root holds at each planned path, as golden text files.

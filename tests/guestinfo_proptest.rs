@@ -6,8 +6,8 @@ use std::io::Write;
 use base64::Engine;
 use proptest::prelude::*;
 
+use vmcust::test_api::encoding::{decode, normalize, Encoding};
 use vmcust::test_api::guestinfo_dir::GuestinfoDir;
-use vmcust::test_api::encoding::{Encoding, decode, normalize};
 use vmcust::test_api::{guestinfo, metadata};
 
 fn encodings() -> impl Strategy<Value = Option<String>> {

@@ -5,8 +5,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use vmcust::test_api::rpctool::{RpcTool, search_path};
 use vmcust::test_api::host::{GuestRpc, RpcError};
+use vmcust::test_api::rpctool::{search_path, RpcTool};
 
 /// A fake tool: records its argument count and arguments, then answers like the real
 /// tools from the cases below. `$TOOL_LOG` is where it records.

@@ -13,12 +13,12 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use vmcust::test_api::apply::apply;
-use vmcust::test_api::cc_apply::{ModuleOutcome, ModuleReport, StageContext, run_early};
+use vmcust::test_api::cc_apply::{run_early, ModuleOutcome, ModuleReport, StageContext};
 use vmcust::test_api::document;
 use vmcust::test_api::model::InstanceId;
-use vmcust::test_api::{accounts, parse::parse_accounts};
 use vmcust::test_api::plan::Plan;
 use vmcust::test_api::root::{FileOwner, Root};
+use vmcust::test_api::{accounts, parse::parse_accounts};
 
 const ROOT_KEYS: &str = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIrootkey root@admin\n";
 const KEY: &str =

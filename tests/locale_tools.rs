@@ -10,8 +10,8 @@ use std::process::Command;
 
 use vmcust::test_api::cc_facts::{CcFacts, Current, Family};
 use vmcust::test_api::document;
-use vmcust::test_api::{locale, locale::supported_line};
 use vmcust::test_api::plan::Action;
+use vmcust::test_api::{locale, locale::supported_line};
 
 #[test]
 fn localedef_builds_the_locale_enabled_for_each_name() {

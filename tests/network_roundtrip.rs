@@ -11,7 +11,10 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use ipnet::{IpNet, Ipv4Net, Ipv6Net};
 use proptest::prelude::*;
 use support::network::{example_names, expected, parse, render_tree, renderers};
-use vmcust::test_api::model::{Dns, DnsName, Gateway, Interface, InterfaceId, IpSettings, Ipv4Config, Ipv6Config, MacAddr, NameServer, Network, NicAddr4, NicAddr6, Route};
+use vmcust::test_api::model::{
+    Dns, DnsName, Gateway, Interface, InterfaceId, IpSettings, Ipv4Config, Ipv6Config, MacAddr,
+    NameServer, Network, NicAddr4, NicAddr6, Route,
+};
 
 /// The example root's MACs, so the devices resolve.
 const MACS: [&str; 3] = [

@@ -11,10 +11,10 @@ use std::path::Path;
 
 use support::files;
 use support::network::{apply_keeping_originals, specs};
-use vmcust::test_api::apply::{Change, apply};
+use vmcust::test_api::apply::{apply, Change};
 use vmcust::test_api::facts::NetworkFacts;
 use vmcust::test_api::model::Network;
-use vmcust::test_api::network::{HEADER, NetworkError, Renderer, plan_network};
+use vmcust::test_api::network::{plan_network, NetworkError, Renderer, HEADER};
 use vmcust::test_api::plan::{Action, Plan};
 use vmcust::test_api::root::Root;
 

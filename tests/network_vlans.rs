@@ -15,7 +15,7 @@ use support::network::{
     example_facts, nmcli_roundtrip, render_tree, renderers, vlan_network, vmcust_guestinfo_network,
 };
 use support::{check_golden_tree, files, repo, require_tool};
-use vmcust::test_api::network::{Renderer, plan_network};
+use vmcust::test_api::network::{plan_network, Renderer};
 
 #[test]
 fn every_renderer_writes_the_vlans() {

@@ -10,10 +10,10 @@ use std::path::Path;
 use std::process::Command;
 
 use sha_crypt::{PasswordVerifier, ShaCrypt};
-use vmcust::test_api::apply::{Change, apply};
+use vmcust::test_api::apply::{apply, Change};
 use vmcust::test_api::facts::RootFacts;
 use vmcust::test_api::model::{Customization, Identity, RootPassword, Secret};
-use vmcust::test_api::plan::{PlanError, PlanOptions, plan};
+use vmcust::test_api::plan::{plan, PlanError, PlanOptions};
 use vmcust::test_api::root::Root;
 
 const PLAIN: &str = "Vmw@re-2026!";

@@ -11,8 +11,8 @@ use std::process::Command;
 
 use vmcust::test_api::cc_facts::CcFacts;
 use vmcust::test_api::document;
-use vmcust::test_api::{yum_add_repo, zypper_add_repo};
 use vmcust::test_api::plan::Action;
+use vmcust::test_api::{yum_add_repo, zypper_add_repo};
 
 /// Writes each planned file under `root`.
 fn write_all(root: &Path, actions: &[Action]) {

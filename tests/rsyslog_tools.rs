@@ -10,8 +10,8 @@ use std::process::Command;
 
 use vmcust::test_api::cc_facts::CcFacts;
 use vmcust::test_api::document;
-use vmcust::test_api::rsyslog;
 use vmcust::test_api::plan::Action;
+use vmcust::test_api::rsyslog;
 
 /// `rsyslogd -N1` on a main file including every `*.conf` of `dir`.
 fn check(dir: &Path) -> (bool, String) {

@@ -273,7 +273,7 @@ fn survivors(tag: &str) -> Vec<i32> {
 fn a_sealed_run_is_bounded_and_ended_whole() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
-    use vmcust::test_api::run::{Limits, Outcome, Phase, run_script_in};
+    use vmcust::test_api::run::{run_script_in, Limits, Outcome, Phase};
     support::require_root("user-data of another root runs sealed inside it");
     let vm = Vm::new();
     fs::create_dir_all(vm.path("/root")).unwrap();

@@ -5,8 +5,8 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use vmcust::test_api::gate::{custom_scripts_gate, DefaultWhy, Gate, GateReason, TOOLBOX_CMD};
 use vmcust::test_api::root::Root;
-use vmcust::test_api::gate::{DefaultWhy, Gate, GateReason, TOOLBOX_CMD, custom_scripts_gate};
 
 /// A fake `vmware-toolbox-cmd` that checks its arguments, prints `stdout` and exits `code`.
 fn fake_toolbox(dir: &Path, stdout: &str, code: i32) -> PathBuf {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 use nix::sys::signal::kill;
 use nix::unistd::Pid;
 use vmcust::test_api::root::Root;
-use vmcust::test_api::run::{Limits, Outcome, Phase, Stream, run_script_blocking};
-use vmcust::test_api::stage::{StageError, stage_script, unstage};
+use vmcust::test_api::run::{run_script_blocking, Limits, Outcome, Phase, Stream};
+use vmcust::test_api::stage::{stage_script, unstage, StageError};
 
 /// Stages `body` as the package's script in a fresh root; returns the root and the script.
 fn staged(body: &str) -> (tempfile::TempDir, PathBuf) {

@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use vmcust::test_api::root::{FileOwner, Root};
-use vmcust::test_api::{xattr, selinux::{FileContexts, Input, Kind, Labeler}};
+use vmcust::test_api::{
+    selinux::{FileContexts, Input, Kind, Labeler},
+    xattr,
+};
 
 /// A root holding only our test policy (config and file contexts).
 fn policy_root() -> tempfile::TempDir {

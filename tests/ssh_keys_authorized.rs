@@ -5,12 +5,12 @@ use std::fs;
 use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 
-use vmcust::test_api::apply::{Change, apply};
+use vmcust::test_api::apply::{apply, Change};
 use vmcust::test_api::facts::RootFacts;
 use vmcust::test_api::model::{Customization, Identity};
-use vmcust::test_api::ssh_keys::SshKeyError;
-use vmcust::test_api::plan::{PlanError, PlanOptions, plan};
+use vmcust::test_api::plan::{plan, PlanError, PlanOptions};
 use vmcust::test_api::root::Root;
+use vmcust::test_api::ssh_keys::SshKeyError;
 
 const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\n\
                       alice:x:1000:1001:Alice:/home/alice:/bin/bash\n\

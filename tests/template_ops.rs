@@ -59,8 +59,12 @@ fn packer_style_cloud_init_clean_exits_0_and_a_clone_gets_a_new_identity() {
     // The machine-id was kept, so it was recorded as the template's.
     let key_before = std::fs::read(dir.path().join("etc/ssh/ssh_host_ed25519_key")).unwrap();
     // The clone boots: the early stage refreshes a new instance's identity.
-    let changed =
-        vmcust::test_api::hygiene::refresh(&root, &vmcust::test_api::settings::load(&root).0, "clone-1").unwrap();
+    let changed = vmcust::test_api::hygiene::refresh(
+        &root,
+        &vmcust::test_api::settings::load(&root).0,
+        "clone-1",
+    )
+    .unwrap();
     assert_eq!(changed.len(), 3, "{changed:?}");
     let id = root
         .read_text(Path::new("/etc/machine-id"))
@@ -116,7 +120,7 @@ fn vmcust_clean_dry_run_then_seal() {
 
 #[test]
 fn status_exit_codes_follow_cloud_init() {
-    use vmcust::test_api::state::{RunState, RunStatus, write_status};
+    use vmcust::test_api::state::{write_status, RunState, RunStatus};
     let dir = tempfile::tempdir().unwrap();
     let root = Root::new(dir.path()).unwrap();
     let r = dir.path().to_str().unwrap();

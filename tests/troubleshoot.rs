@@ -160,7 +160,10 @@ fn query_reports_a_vsphere_customization_and_its_scripts_without_the_password() 
     for _ in 0..vmcust::test_api::timings::MAX_BOOTS + 1 {
         assert_eq!(vm.run("early").status.code(), Some(0));
     }
-    let times = vmcust::test_api::timings::read(&vmcust::test_api::root::Root::new(vm.root.path()).unwrap()).unwrap();
+    let times = vmcust::test_api::timings::read(
+        &vmcust::test_api::root::Root::new(vm.root.path()).unwrap(),
+    )
+    .unwrap();
     assert_eq!(times.boots.len(), vmcust::test_api::timings::MAX_BOOTS);
 }
 
@@ -256,9 +259,12 @@ fn query_on_a_fresh_root_an_unknown_instance_and_after_apply() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect::<Vec<_>>();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
-    let rec = vmcust::test_api::applied::read(&vmcust::test_api::root::Root::new(root.path()).unwrap(), &dirs[0])
-        .unwrap()
-        .expect("apply wrote applied.json");
+    let rec = vmcust::test_api::applied::read(
+        &vmcust::test_api::root::Root::new(root.path()).unwrap(),
+        &dirs[0],
+    )
+    .unwrap()
+    .expect("apply wrote applied.json");
     assert_eq!(rec.by, "vmcust apply");
     assert_eq!(rec.host_name.as_deref(), Some("web01"));
     let net = rec.network.unwrap();

@@ -44,7 +44,7 @@ impl Change {
 
 /// The word for what was done to `action`'s path: `change`'s word, except that a file
 /// moved aside (an `Action::Rename` that happened) is `moved aside`, not `updated`.
-pub fn done_word(action: &Action, change: Change) -> &'static str {
+pub(crate) fn done_word(action: &Action, change: Change) -> &'static str {
     match (action, change) {
         (Action::Rename { .. }, Change::Created | Change::Updated) => "moved aside",
         _ => change.word(false),
@@ -65,7 +65,7 @@ fn live_hostname() -> io::Result<String> {
 }
 
 /// What applying `action` to `root` would change, without changing anything.
-pub fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
+pub(crate) fn change_needed(root: &Root, action: &Action) -> io::Result<Change> {
     if let Action::SetHostname { name } = action {
         return Ok(match is_live(root) {
             false => Change::Skipped,
@@ -180,7 +180,7 @@ impl Undo {
 }
 
 /// Performs one action if it changes anything; returns what it changed.
-pub fn apply_action(root: &Root, action: &Action) -> Result<Change> {
+pub(crate) fn apply_action(root: &Root, action: &Action) -> Result<Change> {
     let path = action.path();
     let change =
         change_needed(root, action).with_context(|| format!("inspecting {}", path.display()))?;

@@ -39,7 +39,7 @@ enum Before {
 /// The state of one real path (on the host) before an action, and the directories the
 /// action may create above it.
 #[derive(Debug)]
-pub struct Saved {
+pub(super) struct Saved {
     real: PathBuf,
     /// The root directory on the host, where [`open_dir`] starts.
     top: PathBuf,
@@ -104,7 +104,7 @@ fn open_parent<'p>(top: &Path, real: &'p Path) -> io::Result<(File, &'p OsStr)> 
 impl Saved {
     /// Records what is at `real` (not following a final symlink) and which of its
     /// ancestors up to `top` do not exist yet.
-    pub fn take(real: &Path, top: &Path) -> io::Result<Saved> {
+    pub(super) fn take(real: &Path, top: &Path) -> io::Result<Saved> {
         let before = match fs::symlink_metadata(real) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Before::Missing,
             Err(e) => return Err(e),
@@ -153,7 +153,7 @@ impl Saved {
     }
 
     /// Whether something other than a file, a link or a directory was there.
-    pub fn was_other(&self) -> bool {
+    pub(super) fn was_other(&self) -> bool {
         matches!(self.before, Before::Other)
     }
 
@@ -199,7 +199,7 @@ impl Saved {
 
     /// Puts the path back as it was and removes the directories created above it, each
     /// change made relative to its directory opened without following a link.
-    pub fn restore(&self) -> io::Result<()> {
+    pub(super) fn restore(&self) -> io::Result<()> {
         if self.unchanged() {
             return self.remove_created_dirs();
         }

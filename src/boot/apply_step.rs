@@ -16,7 +16,7 @@ pub(crate) struct ApplyFailed {
 }
 
 /// Applies a prepared plan, all or nothing, logging every file it changed.
-pub fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure> {
+pub(crate) fn apply_prepared(ctx: &Context, prepared: &Prepared) -> Result<(), Failure> {
     apply_prepared_or_put_back(ctx, prepared).map_err(|f| f.failure)
 }
 

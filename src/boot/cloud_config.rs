@@ -128,7 +128,7 @@ fn metadata_only(ctx: &Context) -> Result<(), Failure> {
 
 /// The early stage's modules for the current instance, on every boot; `Some` ending only
 /// when SIGTERM stopped them.
-pub fn early(ctx: &mut Context) -> Result<Option<Ending>> {
+pub(crate) fn early(ctx: &mut Context) -> Result<Option<Ending>> {
     let Some((id, dir, from)) = current(ctx) else {
         // The customization is applied already; a convenience file it could not write
         // is a warning, not a failed boot.
@@ -144,7 +144,7 @@ pub fn early(ctx: &mut Context) -> Result<Option<Ending>> {
 }
 
 /// The late stage's modules for instance `id` (directory `dir`).
-pub fn late(ctx: &mut Context, id: &InstanceId, dir: &Path) -> Result<Ending> {
+pub(crate) fn late(ctx: &mut Context, id: &InstanceId, dir: &Path) -> Result<Ending> {
     let from = state::read_results(&ctx.root)?
         .into_iter()
         .find(|r| &r.instance_id == id)
@@ -161,7 +161,7 @@ pub fn late(ctx: &mut Context, id: &InstanceId, dir: &Path) -> Result<Ending> {
 /// The late stage's modules again on a later boot, when `dir` is the current instance's
 /// and its user-data is applied natively: the per-boot ones do their work, the others are
 /// skipped by their records.
-pub fn late_again(ctx: &mut Context, dir: &Path) -> Result<Ending> {
+pub(crate) fn late_again(ctx: &mut Context, dir: &Path) -> Result<Ending> {
     match current(ctx) {
         Some((id, current_dir, from)) if current_dir == dir => {
             run(ctx, &id, dir, &from, Which::Late)

@@ -46,7 +46,7 @@ impl From<Failure> for Stop {
 /// Runs the early stage. Precedence: a vSphere spec already handed over (or one left
 /// unfinished by an earlier run) first; else the OVF environment and guestinfo data; else
 /// wait for a spec up to the maximum. Like cloud-init, OVF/guestinfo data means no wait.
-pub fn run(ctx: &mut Context) -> Result<Ending> {
+pub(crate) fn run(ctx: &mut Context) -> Result<Ending> {
     // Who this VM is, read before this boot is recorded as the last one.
     let identity = super::vm_identity::Identity::read(&ctx.root, &ctx.platform);
     super::vm_identity::record_boot(&ctx.root, &ctx.platform);

@@ -12,7 +12,7 @@ use crate::root::Root;
 
 /// The steps of one customization, in the order they happen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Step {
+pub(crate) enum Step {
     /// The pre-customization script was started. Recorded before it runs: a script found
     /// started but not finished on resume was cut off and is not run a second time.
     PreScriptStarted,
@@ -36,7 +36,7 @@ pub enum Step {
 
 impl Step {
     /// The step's name in the journal file.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Step::PreScriptStarted => "pre-script-started",
             Step::PreScript => "pre-script",
@@ -50,7 +50,7 @@ impl Step {
     }
 
     /// All steps in order.
-    pub const ALL: [Step; 8] = [
+    pub(crate) const ALL: [Step; 8] = [
         Step::PreScriptStarted,
         Step::PreScript,
         Step::Applied,
@@ -62,14 +62,14 @@ impl Step {
     ];
 
     /// The step with this journal name.
-    pub fn from_name(name: &str) -> Option<Step> {
+    pub(crate) fn from_name(name: &str) -> Option<Step> {
         Step::ALL.into_iter().find(|s| s.name() == name)
     }
 }
 
 /// Completed steps, appended one line each and fsynced before the next step starts.
 #[derive(Debug)]
-pub struct Journal {
+pub(crate) struct Journal {
     path: PathBuf,
     done: BTreeSet<Step>,
     /// The root the steps write to: made durable before each record that says a step is
@@ -82,7 +82,7 @@ impl Journal {
     /// without its newline (a write torn by a power cut) is not written, even when it
     /// reads as a step name: it is cut off the file, so that the next record is a line
     /// of its own, and the step it stood for is simply done again.
-    pub fn open(path: &Path) -> io::Result<Journal> {
+    pub(crate) fn open(path: &Path) -> io::Result<Journal> {
         let bytes = match fs::read(path) {
             Ok(t) => t,
             Err(e) if e.kind() == io::ErrorKind::NotFound => Vec::new(),
@@ -115,20 +115,20 @@ impl Journal {
 
     /// The journal of steps that write to `root`: each record first makes what they wrote
     /// durable, so that a step recorded as done is done on disk too.
-    pub fn for_writes_to(mut self, root: &Root) -> Journal {
+    pub(crate) fn for_writes_to(mut self, root: &Root) -> Journal {
         self.root = Some(root.clone());
         self
     }
 
     /// Whether `step` completed in this or an earlier run.
-    pub fn is_done(&self, step: Step) -> bool {
+    pub(crate) fn is_done(&self, step: Step) -> bool {
         self.done.contains(&step)
     }
 
     /// Records `step` as complete, durably. The step counts as done for the rest of this
     /// run even when writing fails (a full disk): the caller decides whether a step that
     /// cannot be made durable may go ahead.
-    pub fn record(&mut self, step: Step) -> io::Result<()> {
+    pub(crate) fn record(&mut self, step: Step) -> io::Result<()> {
         self.sync_root()?;
         self.append(step)?.sync_all()
     }
@@ -141,12 +141,12 @@ impl Journal {
     /// at once, and a power cut once [`Journal::sync`] has returned. For the record that
     /// guards the final state, where waiting for the disk before the RPC would widen the
     /// window in which a kill loses the final state (docs/boot.md, "Exactly once").
-    pub fn record_unsynced(&mut self, step: Step) -> io::Result<()> {
+    pub(crate) fn record_unsynced(&mut self, step: Step) -> io::Result<()> {
         self.append(step).map(drop)
     }
 
     /// Waits until every record is on the disk.
-    pub fn sync(&self) -> io::Result<()> {
+    pub(crate) fn sync(&self) -> io::Result<()> {
         self.sync_root()?;
         OpenOptions::new().append(true).open(&self.path)?.sync_all()
     }
@@ -168,7 +168,7 @@ impl Journal {
 /// way to cut a run off at a named point that is not a journal step (inside the
 /// hand-over's ingestion and retirement, between a record and the RPC it guards). Test
 /// only: nothing sets the variable on a real system.
-pub fn crash_point_at(point: &str) {
+pub(crate) fn crash_point_at(point: &str) {
     if std::env::var(super::CRASH_AFTER_ENV).is_ok_and(|v| v == point) {
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }

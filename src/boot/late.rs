@@ -19,12 +19,12 @@ use crate::state::{
 };
 
 /// Where cloud-init's NoCloud data source looks for a seed.
-pub const NOCLOUD_SEED: &str = "/var/lib/cloud/seed/nocloud";
+pub(crate) const NOCLOUD_SEED: &str = "/var/lib/cloud/seed/nocloud";
 /// Where the custom script is staged by the early stage.
-pub const STAGED_SCRIPT: &str = "/root/.customization/customize.sh";
+pub(crate) const STAGED_SCRIPT: &str = "/root/.customization/customize.sh";
 
 /// Runs the late stage for every instance that has work left.
-pub fn run(ctx: &mut Context) -> Result<Ending> {
+pub(crate) fn run(ctx: &mut Context) -> Result<Ending> {
     let mut ending = Ending::Nothing;
     // A customization still pending has not sent its final state (an early stage was cut
     // off): its post-script waits until the early stage has finished it, as the script

@@ -5,18 +5,18 @@
 //! (identity, network, password, pre-customization script, NIC connect, final state) and
 //! `late` after the network is online (post-customization script, user-data).
 
-pub mod apply_step;
-pub mod cloud_config;
-pub mod early;
-pub mod journal;
-pub mod late;
-pub mod ovf_and_guestinfo;
-pub mod progress;
-pub mod reconfigure_network;
-pub mod state;
-pub mod stop;
-pub mod vm_identity;
-pub mod wait;
+pub(crate) mod apply_step;
+pub(crate) mod cloud_config;
+pub(crate) mod early;
+pub(crate) mod journal;
+pub(crate) mod late;
+pub(crate) mod ovf_and_guestinfo;
+pub(crate) mod progress;
+pub(crate) mod reconfigure_network;
+pub(crate) mod state;
+pub(crate) mod stop;
+pub(crate) mod vm_identity;
+pub(crate) mod wait;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +33,7 @@ use crate::settings::Settings;
 /// The two boot stages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Stage {
+pub(crate) enum Stage {
     /// Before networking: identity, network, password, pre-script, report.
     Early,
     /// After the network is online: post-script, user-data.
@@ -42,7 +42,7 @@ pub enum Stage {
 
 /// How a stage ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Ending {
+pub(crate) enum Ending {
     /// There was nothing to do (no customization, or it is not ours to do).
     Nothing,
     /// A customization was carried out and reported.
@@ -54,7 +54,7 @@ pub enum Ending {
 }
 
 /// Everything a stage works with.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The system being customized.
     pub root: Root,
     /// The host.
@@ -76,26 +76,26 @@ pub struct Context<'a> {
 
 impl Ending {
     /// A failure of `kind`.
-    pub fn failed(kind: crate::failure::FailureKind, reason: impl Into<String>) -> Ending {
+    pub(crate) fn failed(kind: crate::failure::FailureKind, reason: impl Into<String>) -> Ending {
         Ending::Failed(crate::failure::Failure::new(kind, reason))
     }
 }
 
 impl Context<'_> {
     /// Whether SIGTERM arrived.
-    pub fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::SeqCst)
     }
 
     /// The instance id when the source names none: the lower-cased DMI product UUID.
-    pub fn default_instance_id(&self) -> InstanceId {
+    pub(crate) fn default_instance_id(&self) -> InstanceId {
         self.platform.instance_id_or_default()
     }
 
     /// How to plan: the settings' renderer, SSH user and clone hygiene, and whether the
     /// network is up already (then the plan's network reload asks the stack to take the
     /// new files).
-    pub fn options(&self) -> crate::engine::customize::Options<'_> {
+    pub(crate) fn options(&self) -> crate::engine::customize::Options<'_> {
         let mut opts = crate::engine::customize::Options::from_settings(&self.settings, None);
         opts.network_up = self.reconfigure_network;
         opts
@@ -104,7 +104,7 @@ impl Context<'_> {
 
 /// Runs `stage`. What it wrote is on disk once the caller syncs the root (`vmcust run`
 /// does, after its own last records) or drops its last clone.
-pub fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
+pub(crate) fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
     match stage {
         Stage::Early => {
             let ending = early::run(ctx)?;
@@ -118,12 +118,12 @@ pub fn run(ctx: &mut Context, stage: Stage) -> anyhow::Result<Ending> {
     }
 }
 
-pub use crate::scripts::run::ScriptEnd;
+pub(crate) use crate::scripts::run::ScriptEnd;
 
 /// Runs a staged script for `phase` with the settings' timeout, inside the root being
 /// customized (sealed inside it when it is not `/`); the whole process group is killed on timeout
 /// or SIGTERM.
-pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
+pub(crate) fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
     let limits = Limits {
         timeout: ctx.settings.script_timeout,
         ..Limits::default()
@@ -164,7 +164,7 @@ pub fn run_script(ctx: &Context, script: &Path, phase: Phase) -> ScriptEnd {
 }
 
 /// Sleeps for `d` unless `stop` is set first; returns false when interrupted.
-pub fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
+pub(crate) fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
     let end = Instant::now() + d;
     loop {
         if stop.load(Ordering::SeqCst) {
@@ -183,7 +183,7 @@ pub fn sleep_unless(stop: &AtomicBool, d: Duration) -> bool {
 pub const CRASH_AFTER_ENV: &str = "VMCUST_TEST_CRASH_AFTER";
 
 /// Called right after each journal step is recorded (see [`CRASH_AFTER_ENV`]).
-pub fn crash_point(step: journal::Step) {
+pub(crate) fn crash_point(step: journal::Step) {
     if std::env::var(CRASH_AFTER_ENV).is_ok_and(|v| v == step.name()) {
         let _ = nix::sys::signal::raise(nix::sys::signal::Signal::SIGKILL);
     }
@@ -191,7 +191,7 @@ pub fn crash_point(step: journal::Step) {
 
 /// Runs `f` and logs, at debug level, how long the step `what` took: the boot profile
 /// (`VMCUST_LOG=debug` or `[log] level = debug`) that shows where boot time goes.
-pub fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+pub(crate) fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
     let start = Instant::now();
     let out = f();
     crate::timings::step(what, start);

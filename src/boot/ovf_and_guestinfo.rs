@@ -23,7 +23,7 @@ use crate::state::{self, InstanceResult, META_DATA, USER_DATA};
 
 /// Applies OVF/guestinfo data if there is any for a new instance that `identity` lets
 /// in. `Ok(None)` when there is no such data at all (or none was read).
-pub fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending>> {
+pub(crate) fn customize(ctx: &mut Context, identity: &Identity) -> Result<Option<Ending>> {
     let fallback = ctx.default_instance_id();
     let sources_on = ctx.settings.sources.without("imc");
     let trusted = identity.is_new_vm() || ctx.settings.recustomize_same_vm;

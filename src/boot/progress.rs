@@ -40,7 +40,7 @@ fn stage_name(stage: Stage) -> &'static str {
 /// Records that `stage` starts. `new_boot`: this is the boot's earliest stage, which
 /// starts from nothing (the previous boot's records and errors go). A re-run within the
 /// boot keeps the errors recorded so far.
-pub fn stage_started(root: &Root, stage: Stage, new_boot: bool) {
+pub(crate) fn stage_started(root: &Root, stage: Stage, new_boot: bool) {
     let carried = if new_boot {
         None
     } else {
@@ -84,7 +84,7 @@ fn cloud_init_started(root: &Root, stage: Stage, new_boot: bool) -> Result<()> {
 
 /// How a stage ended, for the records.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StageEnd {
+pub(crate) struct StageEnd {
     /// The state the stage alone would report: `running` after a successful early stage
     /// (the late one is still to come) or an interrupted one.
     pub state: RunState,
@@ -99,7 +99,7 @@ pub struct StageEnd {
 /// is `error` unless the boot is still going (`running`), whatever this stage did. At the
 /// end of the late stage, `result.json` follows `status.json`, and `boot-finished` comes
 /// last.
-pub fn stage_ended(root: &Root, stage: Stage, end: &StageEnd) {
+pub(crate) fn stage_ended(root: &Root, stage: Stage, end: &StageEnd) {
     let before = read_status(root).ok().flatten().and_then(|p| p.last_error);
     let error = joined(before, end.error.clone());
     let state = match (end.state, &error) {

@@ -18,7 +18,7 @@ const GRACE: Duration = Duration::from_secs(5);
 
 /// Runs the commands of `reload`, in order; each failure is a warning (the files are
 /// right, and the next boot uses them), returned for the log.
-pub fn reconfigure(reload: &Reload, stop: &AtomicBool) -> Vec<String> {
+pub(crate) fn reconfigure(reload: &Reload, stop: &AtomicBool) -> Vec<String> {
     let mut warnings = Vec::new();
     for cmd in &reload.commands {
         let shown = cmd.join(" ");

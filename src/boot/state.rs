@@ -14,14 +14,14 @@ use crate::state::{
 };
 
 /// Largest file accepted from the hand-over directory (cust.cfg, scripts, user-data).
-pub const MAX_HANDOVER_FILE: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_HANDOVER_FILE: u64 = 16 * 1024 * 1024;
 
 /// How many refused hand-overs are kept (the oldest go first).
 pub const MAX_REFUSED: usize = 5;
 
 /// How the hand-over was taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ingested {
+pub(crate) enum Ingested {
     /// A new pending copy was made.
     New,
     /// The hand-over is the one already pending (an earlier run was stopped after copying
@@ -33,7 +33,7 @@ pub enum Ingested {
 /// files 0600: the spec may hold a password), which is then renamed to [`PENDING_DIR`]
 /// in one step, and the hand-over directory is removed. A kill at any point leaves either
 /// no pending copy or a whole one. Symlinks and oversized files are skipped.
-pub fn ingest(root: &Root) -> Result<Ingested> {
+pub(crate) fn ingest(root: &Root) -> Result<Ingested> {
     finish_retirement(root)?;
     let handed = root.resolve(&Path::new(IMC_DIR).join(CUST_CFG), false)?;
     let pending_cfg = Path::new(PENDING_DIR).join(CUST_CFG);
@@ -125,13 +125,13 @@ fn read_regular(path: &Path, cap: u64) -> io::Result<Option<Vec<u8>>> {
 }
 
 /// Removes `/var/run/vmware-imc` (whatever the outcome, the hand-over is consumed).
-pub fn remove_handover(root: &Root) -> Result<()> {
+pub(crate) fn remove_handover(root: &Root) -> Result<()> {
     remove_tree(root, IMC_DIR)
 }
 
 /// Retires the pending directory: renamed to [`PENDING_RETIRED`] in one step (from then
 /// on no run resumes it), then removed with the copies of the spec (and any password).
-pub fn retire_pending(root: &Root) -> Result<()> {
+pub(crate) fn retire_pending(root: &Root) -> Result<()> {
     let pending = root.resolve(Path::new(PENDING_DIR), false)?;
     if fs::symlink_metadata(&pending).is_err() {
         return finish_retirement(root);
@@ -147,7 +147,7 @@ pub fn retire_pending(root: &Root) -> Result<()> {
 
 /// Removes what a run stopped half-way through a retirement or an ingestion left: a
 /// retired copy not yet removed, a pending copy not yet renamed into place.
-pub fn finish_retirement(root: &Root) -> Result<()> {
+pub(crate) fn finish_retirement(root: &Root) -> Result<()> {
     remove_tree(root, PENDING_RETIRED)?;
     remove_tree(root, PENDING_NEW)
 }
@@ -165,7 +165,7 @@ fn sync_dir(path: &Path) {
 /// Why the hand-over cannot be used, if it cannot: `cust.cfg` must be a regular file
 /// owned by root, no larger than the spec cap, in a directory owned by root that neither
 /// group nor others may write. Anything else may have been planted by a local user.
-pub fn check_handover(root: &Root) -> Option<String> {
+pub(crate) fn check_handover(root: &Root) -> Option<String> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let what = |m: &fs::Metadata| {
         let t = m.file_type();
@@ -233,7 +233,7 @@ pub fn check_handover(root: &Root) -> Option<String> {
 /// `vmcust-imc.path` does not start the unit for it again. Only the newest
 /// [`MAX_REFUSED`] are kept. Moving aside is best effort (the state directory may be
 /// full or read-only); the removal is not.
-pub fn refuse_handover(root: &Root, reason: &str) -> Result<()> {
+pub(crate) fn refuse_handover(root: &Root, reason: &str) -> Result<()> {
     if let Err(e) = move_aside(root, reason).and_then(|()| Ok(root.sync()?)) {
         tracing::warn!("could not keep the refused hand-over in {REFUSED_DIR}: {e:#}");
     }

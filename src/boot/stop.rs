@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
 
 /// Set once SIGTERM or SIGINT has arrived.
-pub static STOP: AtomicBool = AtomicBool::new(false);
+pub(crate) static STOP: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn on_signal(_: nix::libc::c_int) {
     // Only an atomic store: the one thing that is safe in a signal handler.
@@ -15,7 +15,7 @@ extern "C" fn on_signal(_: nix::libc::c_int) {
 }
 
 /// Routes SIGTERM and SIGINT to [`STOP`] for the rest of the process's life.
-pub fn install() -> nix::Result<&'static AtomicBool> {
+pub(crate) fn install() -> nix::Result<&'static AtomicBool> {
     // No SA_RESTART: a blocking poll or sleep returns early and sees the flag.
     let action = SigAction::new(
         SigHandler::Handler(on_signal),

@@ -33,7 +33,7 @@ const MAX_UUID_CHARS: usize = 64;
 
 /// What the state directory says about this VM, read once at the start of a boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Identity {
+pub(crate) struct Identity {
     /// This boot's product UUID, lower-cased; `None` when DMI cannot be read.
     pub current: Option<String>,
     /// The product UUID recorded at the last boot.
@@ -49,7 +49,7 @@ impl Identity {
     /// Reads the records under `root` for the VM `platform` describes. Unreadable records
     /// count as absent, except the list of instances: a list that cannot be read counts
     /// as customized (fail closed), as "never customized" would let guestinfo in.
-    pub fn read(root: &Root, platform: &Platform) -> Identity {
+    pub(crate) fn read(root: &Root, platform: &Platform) -> Identity {
         let last_boot = read_uuid(root, Path::new(BOOT_IDENTITY));
         let mut customized_on = Vec::new();
         let mut customized = false;
@@ -88,7 +88,7 @@ impl Identity {
 
     /// Whether this boot may be a new VM's first: the product UUID differs from the last
     /// boot's, or either is unknown. Only then is it worth waiting for a vSphere spec.
-    pub fn may_be_new(&self) -> bool {
+    pub(crate) fn may_be_new(&self) -> bool {
         match (&self.current, &self.last_boot) {
             (Some(now), Some(last)) => now != last,
             _ => true,
@@ -99,7 +99,7 @@ impl Identity {
     /// customized, or its product UUID is known and recorded neither at the last boot nor
     /// with any customization (a clone, a new deployment). An unreadable UUID on a VM
     /// customized before fails closed.
-    pub fn is_new_vm(&self) -> bool {
+    pub(crate) fn is_new_vm(&self) -> bool {
         if !self.customized {
             return true;
         }
@@ -112,7 +112,7 @@ impl Identity {
     }
 
     /// Why [`is_new_vm`](Self::is_new_vm) says what it says, for the log and `detect`.
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         let uuid = self.current.as_deref().unwrap_or("unknown");
         if !self.customized {
             return format!("this VM (product UUID {uuid}) was never customized");
@@ -137,7 +137,7 @@ impl Identity {
 
 /// Records this boot's product UUID as the last boot's. A failure is logged, not fatal:
 /// the per-customization record still tells the same VM apart.
-pub fn record_boot(root: &Root, platform: &Platform) {
+pub(crate) fn record_boot(root: &Root, platform: &Platform) {
     let Some(uuid) = platform.default_instance_id() else {
         return;
     };
@@ -148,7 +148,7 @@ pub fn record_boot(root: &Root, platform: &Platform) {
 }
 
 /// Records the product UUID `id` was customized on, next to its result.
-pub fn record_customization(root: &Root, id: &InstanceId, platform: &Platform) {
+pub(crate) fn record_customization(root: &Root, id: &InstanceId, platform: &Platform) {
     let Some(uuid) = platform.default_instance_id() else {
         return;
     };
@@ -164,7 +164,7 @@ pub fn record_customization(root: &Root, id: &InstanceId, platform: &Platform) {
 
 /// A new instance refused on the same VM, as `vmcust status` shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Refusal {
+pub(crate) struct Refusal {
     /// The instance id that was refused.
     pub instance_id: InstanceId,
     /// Where it came from (e.g. `OVF environment (/dev/sr0)`).
@@ -190,7 +190,7 @@ impl std::fmt::Display for Refusal {
 }
 
 /// Records `refusal` for `vmcust status`; a failure is logged.
-pub fn record_refusal(root: &Root, refusal: &Refusal) {
+pub(crate) fn record_refusal(root: &Root, refusal: &Refusal) {
     let written = serde_json::to_string_pretty(refusal)
         .map_err(std::io::Error::other)
         .and_then(|t| root.write_file(Path::new(REFUSED), (t + "\n").as_bytes(), 0o644));
@@ -200,14 +200,14 @@ pub fn record_refusal(root: &Root, refusal: &Refusal) {
 }
 
 /// Forgets an earlier refusal (the boot that looked found none, or took a new instance).
-pub fn clear_refusal(root: &Root) {
+pub(crate) fn clear_refusal(root: &Root) {
     if let Ok(path) = root.resolve(Path::new(REFUSED), false) {
         let _ = std::fs::remove_file(path);
     }
 }
 
 /// The recorded refusal, if any (an unreadable record counts as none).
-pub fn read_refusal(root: &Root) -> Option<Refusal> {
+pub(crate) fn read_refusal(root: &Root) -> Option<Refusal> {
     let text = root.read_text(Path::new(REFUSED)).ok().flatten()?;
     serde_json::from_str(&text).ok()
 }

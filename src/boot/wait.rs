@@ -22,8 +22,9 @@ const SLICE: Duration = Duration::from_millis(100);
 const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 
 /// How a wait ended.
+#[cfg(test)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Waited {
+pub(crate) enum Waited {
     /// The file is there; it took this long.
     Found(Duration),
     /// The maximum passed without the file.
@@ -34,7 +35,12 @@ pub enum Waited {
 
 /// Waits until `path` exists, for at most `max`. With `max` zero the file is looked for
 /// once, without waiting. `stop` is checked at least every 100 ms.
-pub fn wait_for_file(path: &Path, max: Duration, stop: &AtomicBool) -> std::io::Result<Waited> {
+#[cfg(test)]
+pub(crate) fn wait_for_file(
+    path: &Path,
+    max: Duration,
+    stop: &AtomicBool,
+) -> std::io::Result<Waited> {
     let what = path.display().to_string();
     Ok(
         match wait_for_any(&[path.to_path_buf()], &what, max, stop)? {
@@ -47,7 +53,7 @@ pub fn wait_for_file(path: &Path, max: Duration, stop: &AtomicBool) -> std::io::
 
 /// How waiting for several paths ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WaitedAny {
+pub(crate) enum WaitedAny {
     /// `paths[index]` exists, after this long.
     Found(usize, Duration),
     /// None appeared within the maximum.
@@ -58,7 +64,7 @@ pub enum WaitedAny {
 
 /// Waits until any of `paths` exists (a file, a device node), for at most `max`; `what`
 /// names them in the progress lines.
-pub fn wait_for_any(
+pub(crate) fn wait_for_any(
     paths: &[PathBuf],
     what: &str,
     max: Duration,

@@ -65,7 +65,7 @@ const OUR_NAMES: &[(&str, &str, &str)] = &[
 
 /// What re-sealing the network will do, worked out before anything changes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Restore {
+pub(super) struct Restore {
     /// vmcust's own files, removed first.
     pub remove: Vec<PathBuf>,
     /// Template files put back: (where the customization kept it, where it belongs).
@@ -106,7 +106,7 @@ fn ours(root: &Root, path: &Path) -> Result<bool> {
 }
 
 /// The network files vmcust wrote in the root (not the rewritten ones), as paths inside it.
-pub fn written_files(root: &Root) -> Result<Vec<PathBuf>> {
+pub(super) fn written_files(root: &Root) -> Result<Vec<PathBuf>> {
     let rewritten: BTreeSet<&Path> = REWRITTEN.iter().map(|(f, _)| Path::new(*f)).collect();
     let mut found = Vec::new();
     for dir in stack_dirs() {
@@ -124,7 +124,7 @@ pub fn written_files(root: &Root) -> Result<Vec<PathBuf>> {
 
 /// Works out how to put the template's network configuration back; an error, with
 /// nothing changed, when a file vmcust did not write is in the way.
-pub fn plan(root: &Root) -> Result<Restore> {
+pub(super) fn plan(root: &Root) -> Result<Restore> {
     let mut r = Restore {
         remove: written_files(root)?,
         ..Restore::default()
@@ -199,7 +199,7 @@ fn in_the_way(file: &Path, kept: &Path) -> String {
 /// Carries out `r`: vmcust's files removed, the template's renamed back (bytes, mode and
 /// owner unchanged), the empty backup directories removed. Each step is one rename or
 /// unlink; a run cut short is finished by running clean again.
-pub fn carry_out(root: &Root, r: &Restore) -> Result<()> {
+pub(super) fn carry_out(root: &Root, r: &Restore) -> Result<()> {
     for path in &r.remove {
         remove::remove(root, path, false)?;
     }

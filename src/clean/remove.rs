@@ -16,7 +16,7 @@ use crate::root::Root;
 
 /// What is at a path, without following a link in its last component.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(super) enum Kind {
     /// Nothing.
     Missing,
     /// A symbolic link (whatever it points at).
@@ -28,7 +28,7 @@ pub enum Kind {
 }
 
 /// The host path of `path` (its last component not followed) and what is there.
-pub fn look(root: &Root, path: &Path) -> Result<(PathBuf, Kind)> {
+pub(super) fn look(root: &Root, path: &Path) -> Result<(PathBuf, Kind)> {
     let host = root
         .resolve(path, false)
         .with_context(|| format!("resolving {}", path.display()))?;
@@ -49,7 +49,7 @@ pub fn look(root: &Root, path: &Path) -> Result<(PathBuf, Kind)> {
 
 /// The names in the real directory at `path`; empty when it is missing, a symlink (never
 /// listed through) or not a directory.
-pub fn names_in(root: &Root, path: &Path) -> Result<Vec<String>> {
+pub(super) fn names_in(root: &Root, path: &Path) -> Result<Vec<String>> {
     let (host, kind) = look(root, path)?;
     if kind != Kind::Dir {
         return Ok(Vec::new());
@@ -65,7 +65,7 @@ pub fn names_in(root: &Root, path: &Path) -> Result<Vec<String>> {
 
 /// Removes the file, symlink (as a link) or directory tree at `path` inside the root;
 /// `false` if nothing was there. In a dry run only says whether something is there.
-pub fn remove(root: &Root, path: &Path, dry_run: bool) -> Result<bool> {
+pub(super) fn remove(root: &Root, path: &Path, dry_run: bool) -> Result<bool> {
     let (host, kind) = look(root, path)?;
     if kind == Kind::Missing {
         return Ok(false);

@@ -16,7 +16,7 @@ use crate::timings::{read, Boot, BootTimes};
 
 /// Show each boot stage's and step's time for the last boots.
 #[derive(Debug, Args)]
-pub struct AnalyzeArgs {
+pub(crate) struct AnalyzeArgs {
     /// What to show.
     #[command(subcommand)]
     pub what: AnalyzeCommand,
@@ -24,7 +24,7 @@ pub struct AnalyzeArgs {
 
 /// The views of the recorded times.
 #[derive(Debug, Subcommand)]
-pub enum AnalyzeCommand {
+pub(crate) enum AnalyzeCommand {
     /// Every recorded boot: its stages and their steps in order, with times.
     Show(ViewArgs),
     /// The steps of the last boot (or all boots), slowest first.
@@ -33,7 +33,7 @@ pub enum AnalyzeCommand {
 
 /// Options of `analyze show`.
 #[derive(Debug, Args)]
-pub struct ViewArgs {
+pub(crate) struct ViewArgs {
     /// Root directory of the system.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -44,7 +44,7 @@ pub struct ViewArgs {
 
 /// Options of `analyze blame`.
 #[derive(Debug, Args)]
-pub struct BlameArgs {
+pub(crate) struct BlameArgs {
     /// Root directory of the system.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -57,7 +57,7 @@ pub struct BlameArgs {
 }
 
 /// Runs `vmcust analyze`.
-pub fn run(args: AnalyzeArgs) -> Result<()> {
+pub(super) fn run(args: AnalyzeArgs) -> Result<()> {
     let out = match args.what {
         AnalyzeCommand::Show(a) => show(&read(&open(&a.root)?)?, a.format)?,
         AnalyzeCommand::Blame(a) => blame(&read(&open(&a.root)?)?, a.all, a.format)?,
@@ -74,7 +74,7 @@ const NOTHING: &str = "no boot times recorded: no boot stage has run on this roo
                        vmcust began recording them\n";
 
 /// `analyze show`: each boot, oldest first, each stage with its steps in order.
-pub fn show(times: &BootTimes, format: Format) -> Result<String> {
+pub(super) fn show(times: &BootTimes, format: Format) -> Result<String> {
     match format {
         Format::Json => return Ok(serde_json::to_string_pretty(times)? + "\n"),
         Format::Yaml => return Ok(crate::yaml::to_string(times)?),
@@ -133,7 +133,7 @@ struct Blamed<'a> {
 }
 
 /// `analyze blame`: the steps of the last boot (every boot with `all`), slowest first.
-pub fn blame(times: &BootTimes, all: bool, format: Format) -> Result<String> {
+pub(super) fn blame(times: &BootTimes, all: bool, format: Format) -> Result<String> {
     let boots: &[Boot] = if all {
         &times.boots
     } else {

@@ -12,7 +12,7 @@ use super::Format;
 
 /// Apply a customization to a root and print what changed.
 #[derive(Debug, Args)]
-pub struct ApplyArgs {
+pub(crate) struct ApplyArgs {
     /// The customization spec (cust.cfg); the same as --imc.
     #[arg(value_name = "FILE", conflicts_with = "imc")]
     pub file: Option<PathBuf>,
@@ -35,7 +35,7 @@ pub struct ApplyArgs {
 /// invalid customization changes nothing; a write that fails puts back every earlier
 /// change. The boot steps (scripts, marker, user-data) are shown, not performed: they
 /// belong to `vmcust run`.
-pub fn run(args: ApplyArgs) -> Result<()> {
+pub(super) fn run(args: ApplyArgs) -> Result<()> {
     let (root, prepared, warnings) =
         load_and_prepare(&args.root, args.file, args.input, args.renderer)?;
     let changes = crate::apply::apply(&root, &prepared.plan)?;

@@ -12,7 +12,7 @@ use crate::root::Root;
 ///
 /// With no part named, the state is cleaned (as `cloud-init clean` does).
 #[derive(Debug, Args)]
-pub struct CleanArgs {
+pub(crate) struct CleanArgs {
     /// Root directory of the template.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -43,7 +43,7 @@ pub struct CleanArgs {
 
 impl CleanArgs {
     /// The options these arguments ask for.
-    pub fn options(&self) -> CleanOptions {
+    pub(crate) fn options(&self) -> CleanOptions {
         let any = self.state || self.logs || self.machine_id || self.ssh_host_keys;
         CleanOptions {
             state: self.state || !(any || self.network_configs),
@@ -57,7 +57,7 @@ impl CleanArgs {
 }
 
 /// Runs `vmcust clean`.
-pub fn run(args: CleanArgs) -> Result<()> {
+pub(super) fn run(args: CleanArgs) -> Result<()> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
     let done = if args.record_only {
@@ -74,7 +74,7 @@ pub fn run(args: CleanArgs) -> Result<()> {
 }
 
 /// The lines `clean` prints: one per path.
-pub fn report(done: &Cleaned, dry_run: bool) -> String {
+pub(crate) fn report(done: &Cleaned, dry_run: bool) -> String {
     let mut s = String::new();
     let (removed, written, restored) = if dry_run {
         ("would remove", "would write", "would put back")

@@ -29,7 +29,7 @@ use crate::root::Root;
 
 /// Write one tar.gz with the logs, status, records and settings, secrets redacted.
 #[derive(Debug, Args)]
-pub struct CollectLogsArgs {
+pub(crate) struct CollectLogsArgs {
     /// Root directory of the system.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -64,7 +64,7 @@ const SECRET_WORDS: &[&str] = &["pass", "secret", "token", "private", "credentia
 /// start, because journal and log lines begin with a time (`10:42:07 … password = …`)
 /// whose own `:` would otherwise be taken for the key's end. Redacting too much is safe;
 /// too little is not.
-pub fn redact(text: &str) -> String {
+pub(super) fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let lower = line.to_ascii_lowercase();
@@ -88,9 +88,9 @@ pub fn redact(text: &str) -> String {
 }
 
 /// Largest part of one file collected (the log rotates at 8 MiB; tools' logs do not).
-pub const MAX_FILE: u64 = 16 * 1024 * 1024;
+pub(super) const MAX_FILE: u64 = 16 * 1024 * 1024;
 /// Largest output kept from one command (a journal of many boots).
-pub const MAX_OUTPUT: usize = 16 * 1024 * 1024;
+pub(super) const MAX_OUTPUT: usize = 16 * 1024 * 1024;
 /// How long one command may run.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(60);
 /// The units whose journal is collected.
@@ -102,14 +102,14 @@ const UNITS: &[&str] = &[
 ];
 
 /// Runs `vmcust collect-logs`.
-pub fn run(args: CollectLogsArgs) -> Result<()> {
+pub(super) fn run(args: CollectLogsArgs) -> Result<()> {
     collect_logs(&args.root, &args.tarfile)?;
     println!("wrote {}", args.tarfile.display());
     Ok(())
 }
 
 /// Writes the tarball of `root_dir`'s logs to `tarfile` (also `cloud-init collect-logs`).
-pub fn collect_logs(root_dir: &Path, tarfile: &Path) -> Result<()> {
+pub(crate) fn collect_logs(root_dir: &Path, tarfile: &Path) -> Result<()> {
     let root =
         Root::new(root_dir).with_context(|| format!("opening root {}", root_dir.display()))?;
     let entries = collect(&root);

@@ -22,7 +22,7 @@ use crate::source::guestinfo::{METADATA, OVF_ENV, USERDATA, VENDORDATA};
 
 /// Print the platform, the guest RPC transports that work and the sources found.
 #[derive(Debug, Args)]
-pub struct DetectArgs {
+pub(crate) struct DetectArgs {
     /// Root directory whose `sys/class/dmi/id` is read.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -36,7 +36,7 @@ pub struct DetectArgs {
 
 /// What `vmcust detect` found.
 #[derive(Debug, Serialize)]
-pub struct Detection {
+pub(super) struct Detection {
     /// DMI values and the CPUID answer.
     pub platform: Platform,
     /// Whether this is a VMware guest.
@@ -60,7 +60,7 @@ pub struct Detection {
 
 /// The trust rule applied to what the sources hold now (`docs/security.md`).
 #[derive(Debug, Serialize)]
-pub struct Trust {
+pub(super) struct Trust {
     /// This VM's product UUID (lower-cased), if readable.
     pub product_uuid: Option<String>,
     /// The product UUID recorded at the last boot.
@@ -87,7 +87,7 @@ pub struct Trust {
 
 /// Applies the boot's trust rule to what the OVF environment and guestinfo (through
 /// `rpc`, when there is a host) hold now. Reads only; records nothing.
-pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trust {
+pub(super) fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trust {
     use crate::boot::vm_identity::{read_refusal, Identity};
     use crate::source::{discover, Door};
     let platform = Platform::from_root(root_dir, None);
@@ -169,7 +169,7 @@ pub fn trust(root_dir: &std::path::Path, rpc: Option<&mut dyn GuestRpc>) -> Trus
 /// What a boot would do with the root: the customization waiting, the settings, the
 /// network renderer, and whether vmcust steps aside for a real cloud-init.
 #[derive(Debug, Serialize)]
-pub struct Doctor {
+pub(super) struct Doctor {
     /// A spec handed over by open-vm-tools and not yet taken in, or an interrupted run.
     pub pending: Vec<String>,
     /// The run status of this boot (`not run` when no stage ran).
@@ -191,7 +191,7 @@ pub struct Doctor {
 }
 
 /// Looks at `root` as a boot would; problems become lines, never errors.
-pub fn doctor(root_dir: &std::path::Path) -> Doctor {
+pub(super) fn doctor(root_dir: &std::path::Path) -> Doctor {
     use crate::cloud_init::coexist::{self, VmwareCustomization};
     use crate::state::{CUST_CFG, IMC_DIR, PENDING_DIR};
     use std::path::Path;
@@ -299,7 +299,7 @@ pub fn doctor(root_dir: &std::path::Path) -> Doctor {
 
 /// The guest RPC transports.
 #[derive(Debug, Serialize)]
-pub struct Transports {
+pub(super) struct Transports {
     /// `vmware-rpctool` on PATH.
     pub rpctool: Option<PathBuf>,
     /// `vmtoolsd` on PATH.
@@ -313,7 +313,7 @@ pub struct Transports {
 
 /// One guestinfo key looked for.
 #[derive(Debug, Serialize)]
-pub struct Source {
+pub(super) struct Source {
     /// The key.
     pub key: &'static str,
     /// Whether it has a value (not empty, not `---`); `None` when reading failed.
@@ -324,7 +324,7 @@ pub struct Source {
 }
 
 /// Runs `vmcust detect`.
-pub fn run(args: DetectArgs) -> Result<()> {
+pub(super) fn run(args: DetectArgs) -> Result<()> {
     // A root that is not there is an error, not a report of nothing found (exit 74).
     crate::root::Root::new(&args.root)
         .with_context(|| format!("opening root {}", args.root.display()))?;
@@ -442,7 +442,7 @@ fn opt(v: &Option<String>) -> String {
 }
 
 /// The report for people.
-pub fn text(d: &Detection) -> String {
+pub(super) fn text(d: &Detection) -> String {
     let p = &d.platform;
     let mut s = String::new();
     let _ = writeln!(

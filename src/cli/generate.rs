@@ -21,11 +21,11 @@ const STAND_IN_SECTIONS: &str = include_str!("../../man/sections/vmcust-cloud-in
 const SETTINGS_PAGE: &str = include_str!("../../man/vmcust.conf.5");
 
 /// The stand-in's page name: not `cloud-init`, which a real cloud-init's page owns.
-pub const STAND_IN_PAGE: &str = "vmcust-cloud-init";
+pub(super) const STAND_IN_PAGE: &str = "vmcust-cloud-init";
 
 /// Write the man pages or shell completions (for packaging).
 #[derive(Debug, Args)]
-pub struct GenerateArgs {
+pub(crate) struct GenerateArgs {
     /// What to generate.
     #[command(subcommand)]
     pub what: What,
@@ -33,7 +33,7 @@ pub struct GenerateArgs {
 
 /// The generated files.
 #[derive(Debug, Subcommand)]
-pub enum What {
+pub(crate) enum What {
     /// Man pages: vmcust.1, one vmcust-COMMAND.1 per sub-command, vmcust.conf.5 and
     /// vmcust-cloud-init.8.
     Man {
@@ -48,7 +48,7 @@ pub enum What {
 }
 
 /// Runs `vmcust generate`.
-pub fn run(args: GenerateArgs) -> Result<()> {
+pub(super) fn run(args: GenerateArgs) -> Result<()> {
     match args.what {
         What::Man { dir } => man(&dir),
         What::Completions { dir } => completions(&dir),

@@ -12,7 +12,7 @@ use crate::host::{self, guestinfo_key, TransportOptions};
 
 /// How to reach the host.
 #[derive(Debug, Clone, Args)]
-pub struct TransportArgs {
+pub(crate) struct TransportArgs {
     /// Use a directory of key files as the host (the test fake) instead of the real one.
     #[arg(long, value_name = "DIR")]
     pub guestinfo_dir: Option<PathBuf>,
@@ -23,7 +23,7 @@ pub struct TransportArgs {
 
 impl TransportArgs {
     /// The transport options these arguments ask for.
-    pub fn options(&self) -> Result<TransportOptions> {
+    pub(crate) fn options(&self) -> Result<TransportOptions> {
         if !(self.rpc_timeout.is_finite() && self.rpc_timeout > 0.0 && self.rpc_timeout < 86400.0) {
             return Err(crate::failure::Failure::invalid(
                 "--rpc-timeout must be a positive number of seconds",
@@ -39,7 +39,7 @@ impl TransportArgs {
 
 /// Read or write guestinfo keys through the guest RPC transports.
 #[derive(Debug, Args)]
-pub struct GuestinfoArgs {
+pub(crate) struct GuestinfoArgs {
     /// What to do.
     #[command(subcommand)]
     pub action: GuestinfoAction,
@@ -47,7 +47,7 @@ pub struct GuestinfoArgs {
 
 /// The `guestinfo` sub-commands.
 #[derive(Debug, Subcommand)]
-pub enum GuestinfoAction {
+pub(crate) enum GuestinfoAction {
     /// Print a key's value; exit 1 with "no value found" when the host has none.
     Get {
         /// The key, with or without the `guestinfo.` prefix.
@@ -72,7 +72,7 @@ pub enum GuestinfoAction {
 }
 
 /// Runs `vmcust guestinfo`.
-pub fn run(args: GuestinfoArgs) -> Result<()> {
+pub(super) fn run(args: GuestinfoArgs) -> Result<()> {
     match args.action {
         GuestinfoAction::Get {
             key,

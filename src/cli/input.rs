@@ -17,7 +17,7 @@ use crate::source::{discover, sniff, Door, Given, SourceData, SourceSet};
 
 /// Where the customization comes from; at least one is needed.
 #[derive(Debug, Args)]
-pub struct InputArgs {
+pub(crate) struct InputArgs {
     /// vSphere guest customization spec (cust.cfg) to read; raw cloud-init metadata and
     /// user-data it names are read from the same directory.
     #[arg(long, value_name = "FILE")]
@@ -41,7 +41,7 @@ pub struct InputArgs {
 
 impl InputArgs {
     /// Whether any source is given.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.imc.is_none()
             && self.ovf.is_none()
             && self.guestinfo_dir.is_none()
@@ -50,7 +50,7 @@ impl InputArgs {
 }
 
 /// Every source read, and the spec as validated when one was given.
-pub struct Loaded {
+pub(super) struct Loaded {
     /// The spec as validated by `vmcust-imc`, when `--imc` was given (for `show`).
     pub spec: Option<vmcust_imc::Spec>,
     /// The OVF environment, when `--ovf` was given (for `show`).
@@ -62,7 +62,7 @@ pub struct Loaded {
 /// Reads and validates every given source through the same discovery as a boot. `root`
 /// supplies the appliance mapping, local OVF seeds, the zones and the default instance id
 /// (its DMI UUID), as at boot; without one (`show`) they are looked up in `/`.
-pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
+pub(super) fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
     if args.is_empty() {
         return Err(Failure::usage(
             "no customization given: use FILE (or --imc FILE), --ovf FILE|ISO, --seed IMAGE|DIR \
@@ -136,7 +136,7 @@ pub fn load(args: &InputArgs, root: Option<&Root>) -> Result<Loaded> {
 }
 
 /// Reads and validates the spec at `path`.
-pub fn load_imc(path: &Path) -> Result<vmcust_imc::Parsed> {
+pub(super) fn load_imc(path: &Path) -> Result<vmcust_imc::Parsed> {
     let bytes =
         vmcust_imc::read_cust_cfg(path).with_context(|| format!("reading {}", path.display()))?;
     vmcust_imc::Spec::parse(&bytes).map_err(|e| {

@@ -11,7 +11,7 @@ use crate::root::Root;
 
 /// Install or remove the `cloud-init` stand-in as the system needs (for packaging).
 #[derive(Debug, Args)]
-pub struct LinkArgs {
+pub(crate) struct LinkArgs {
     /// What to do.
     #[arg(value_enum)]
     pub action: Action,
@@ -22,7 +22,7 @@ pub struct LinkArgs {
 
 /// The two actions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Action {
+pub(crate) enum Action {
     /// Install the stand-in and drop-in when no real cloud-init is there, remove the
     /// drop-in when one is.
     Sync,
@@ -31,7 +31,7 @@ pub enum Action {
 }
 
 /// Runs `vmcust cloud-init-link`.
-pub fn run(args: LinkArgs) -> Result<()> {
+pub(super) fn run(args: LinkArgs) -> Result<()> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
     let did = match args.action {

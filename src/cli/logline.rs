@@ -12,7 +12,7 @@ use tracing_subscriber::registry::LookupSpan;
 
 /// The log line format.
 #[derive(Debug, Clone, Copy)]
-pub struct Line {
+pub(crate) struct Line {
     /// Start with `<N>` (journald reads it as the priority and strips it).
     pub priority: bool,
     /// Start with the UTC time (RFC 3339), for the log file.
@@ -20,7 +20,7 @@ pub struct Line {
 }
 
 /// The syslog priority of a level: error 3, warning 4, info 6, debug and trace 7.
-pub fn priority(level: Level) -> u8 {
+pub(crate) fn priority(level: Level) -> u8 {
     match level {
         Level::ERROR => 3,
         Level::WARN => 4,
@@ -30,7 +30,7 @@ pub fn priority(level: Level) -> u8 {
 }
 
 /// The label after `vmcust: `; info has none.
-pub fn label(level: Level) -> &'static str {
+pub(crate) fn label(level: Level) -> &'static str {
     match level {
         Level::ERROR => "error: ",
         Level::WARN => "warning: ",
@@ -42,7 +42,7 @@ pub fn label(level: Level) -> &'static str {
 
 /// Whether stderr is the stream systemd connected to the journal: `JOURNAL_STREAM` is
 /// `DEVICE:INODE` and matches stderr's (a child's redirected stderr does not).
-pub fn stderr_is_journal() -> bool {
+pub(crate) fn stderr_is_journal() -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let Some(var) = std::env::var_os("JOURNAL_STREAM") else {
         return false;
@@ -58,7 +58,7 @@ pub fn stderr_is_journal() -> bool {
 
 /// Prints the error that ends a command, `vmcust: error: …`, with priority 3 when
 /// stderr is the journal, like every other line.
-pub fn print_error(e: &anyhow::Error) {
+pub(crate) fn print_error(e: &anyhow::Error) {
     let prefix = if stderr_is_journal() { "<3>" } else { "" };
     eprintln!("{prefix}vmcust: error: {e:#}");
 }

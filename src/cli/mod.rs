@@ -9,7 +9,7 @@ mod generate;
 mod guestinfo;
 mod input;
 mod link;
-pub mod logline;
+pub(crate) mod logline;
 mod plan;
 mod query;
 mod run;
@@ -25,14 +25,14 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::root::Root;
 
-pub use clean::report as clean_report;
-pub use collect_logs::collect_logs;
+pub(crate) use clean::report as clean_report;
+pub(crate) use collect_logs::collect_logs;
 
 use crate::failure::{exit_code, EXIT_OK, EXIT_USAGE};
 
 /// The version `--version` prints: the package version and, when built from git, the
 /// revision (build.rs).
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("VMCUST_VERSION_SUFFIX"));
+pub(crate) const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("VMCUST_VERSION_SUFFIX"));
 
 /// VMware/OVF guest customization engine.
 #[derive(Debug, Parser)]
@@ -42,7 +42,7 @@ pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), env!("VMCUST_VERSIO
     propagate_version = true,
     help_expected = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -53,7 +53,7 @@ pub struct Cli {
 /// (docs/benchmarks.md).
 #[derive(Debug, Subcommand)]
 #[command(defer = true)]
-pub enum Command {
+pub(crate) enum Command {
     /// Validate a customization spec and print it, with its network as netplan v2.
     Show(show::ShowArgs),
     /// Print what applying a customization to a root would change.
@@ -90,7 +90,7 @@ pub enum Command {
 
 /// Output formats for machine-readable commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// For people.
     Text,
     /// JSON.

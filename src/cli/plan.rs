@@ -20,7 +20,7 @@ use crate::root::Root;
 
 /// Print what applying a customization to a root would change.
 #[derive(Debug, Args)]
-pub struct PlanArgs {
+pub(crate) struct PlanArgs {
     /// The customization spec (cust.cfg); the same as --imc.
     #[arg(value_name = "FILE", conflicts_with = "imc")]
     pub file: Option<PathBuf>,
@@ -41,7 +41,7 @@ pub struct PlanArgs {
 
 /// One planned action with what it would change, for printing.
 #[derive(Serialize)]
-pub struct Step<'a> {
+pub(super) struct Step<'a> {
     /// What applying it does (or did) to the root.
     pub change: Change,
     /// The action.
@@ -66,7 +66,7 @@ struct Report<'a> {
 }
 
 /// Opens the root, gathers the input and prepares the job: shared by `plan` and `apply`.
-pub fn load_and_prepare(
+pub(super) fn load_and_prepare(
     root: &std::path::Path,
     file: Option<PathBuf>,
     mut input: InputArgs,
@@ -99,7 +99,7 @@ pub fn load_and_prepare(
 }
 
 /// Runs `vmcust plan`.
-pub fn run(args: PlanArgs) -> Result<()> {
+pub(super) fn run(args: PlanArgs) -> Result<()> {
     let (root, prepared, warnings) =
         load_and_prepare(&args.root, args.file, args.input, args.renderer)?;
     let changes = dry_run(&root, &prepared.plan)?;
@@ -108,7 +108,7 @@ pub fn run(args: PlanArgs) -> Result<()> {
 
 /// Prints each action with what it changes (`planned`: would change), then the boot
 /// steps, in `format`.
-pub fn print_report(
+pub(super) fn print_report(
     prepared: &Prepared,
     warnings: &[String],
     changes: Vec<Change>,
@@ -158,7 +158,7 @@ pub fn print_report(
 
 /// The steps for people: one line per action, contents indented below changed files,
 /// then what the boot stages do around them.
-pub fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
+pub(super) fn render_text(steps: &[Step], boot: &BootSteps, planned: bool) -> String {
     let mut out = String::new();
     for step in steps {
         let verb = step.change.word(planned);

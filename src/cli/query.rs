@@ -23,7 +23,7 @@ use crate::state::{POST_PENDING, USER_DATA_DONE};
 
 /// Show what was applied to the current instance, and from which source.
 #[derive(Debug, Args)]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     /// Root directory of the customized system.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -45,7 +45,7 @@ pub struct QueryArgs {
 
 /// Everything known about one instance's customization.
 #[derive(Debug, Serialize)]
-pub struct Query {
+pub(super) struct Query {
     /// The instance id.
     pub instance_id: String,
     /// How it ended: `done` or `failed`, the code sent to the host, when, the steps.
@@ -63,7 +63,7 @@ pub struct Query {
 }
 
 /// Runs `vmcust query`.
-pub fn run(args: QueryArgs) -> Result<()> {
+pub(super) fn run(args: QueryArgs) -> Result<()> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
     if args.all {
@@ -144,7 +144,7 @@ fn lookup<'v>(record: &'v serde_json::Value, key: &str) -> Result<&'v serde_json
 }
 
 /// The query for `instance` (default the newest) in `format` (also for `collect-logs`).
-pub fn report(root: &Root, instance: Option<&str>, format: Format) -> Result<String> {
+pub(super) fn report(root: &Root, instance: Option<&str>, format: Format) -> Result<String> {
     let q = query(root, instance)?;
     Ok(match (format, q) {
         (Format::Json, q) => serde_json::to_string_pretty(&q)? + "\n",
@@ -156,7 +156,7 @@ pub fn report(root: &Root, instance: Option<&str>, format: Format) -> Result<Str
 
 /// Reads the records of `instance` (default the newest); `None` when no instance was
 /// customized. An unknown `instance` is a usage error naming the ones there are.
-pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
+pub(super) fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
     let results = instances(root)?;
     let chosen = match instance {
         None => results.into_iter().next(),
@@ -215,7 +215,7 @@ pub fn query(root: &Root, instance: Option<&str>) -> Result<Option<Query>> {
 
 /// The outcome of an instance that only `vmcust apply` customized: it writes no
 /// `result.json` (no boot stage ran, no code went to the host), only `applied.json`.
-pub const APPLIED_BY_APPLY: &str = "applied by vmcust apply";
+pub(super) const APPLIED_BY_APPLY: &str = "applied by vmcust apply";
 
 /// Every customized instance, newest first: those a boot stage ended (`result.json`), and
 /// those only `vmcust apply` customized (an `applied.json` and no `result.json`).

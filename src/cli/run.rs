@@ -19,7 +19,7 @@ use crate::state::LOCK_PATH;
 /// `--stage`: [`Stage`] as the command line names it (the derive stays on the CLI side,
 /// out of the boot library's types).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StageArg {
+pub(crate) enum StageArg {
     /// Before networking: identity, network, password, pre-script, report.
     Early,
     /// After the network is online: post-script, user-data.
@@ -37,7 +37,7 @@ impl From<StageArg> for Stage {
 
 /// Run a boot stage: wait for the customization, apply it, report to vCenter.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Which boot stage to run.
     #[arg(long, value_enum)]
     pub stage: StageArg,
@@ -62,12 +62,12 @@ pub struct RunArgs {
     pub reconfigure_network: bool,
 }
 
-pub use crate::failure::EXIT_INTERRUPTED;
+pub(crate) use crate::failure::EXIT_INTERRUPTED;
 
 /// Runs `vmcust run` with the settings `main` read from the root (for the log level);
 /// `None` when it could not open the root, and they are read here. Returns the process
 /// exit status.
-pub fn run(
+pub(super) fn run(
     args: RunArgs,
     loaded: Option<(crate::settings::Settings, Vec<crate::settings::Warning>)>,
 ) -> Result<ExitCode> {

@@ -21,7 +21,7 @@ use crate::settings::CloudConfigUnknown;
 
 /// Check user-data (cloud-config, scripts, MIME multipart) offline.
 #[derive(Debug, Args)]
-pub struct SchemaArgs {
+pub(crate) struct SchemaArgs {
     /// The user-data file (`#cloud-config`, a script, MIME multipart, or gzip of one).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
@@ -83,7 +83,7 @@ fn line_of(u: &ParsedUserData, p: &Problem, user: &Path, vendor: Option<&Path>) 
 }
 
 /// Runs `vmcust schema`: `Ok` with 0 (valid) or 2 (it would apply, degraded).
-pub fn run(args: SchemaArgs) -> Result<u8> {
+pub(super) fn run(args: SchemaArgs) -> Result<u8> {
     let root = crate::root::Root::new(&args.root)
         .map_err(|e| Failure::usage(format!("--root {}: {e}", args.root.display())))?;
     let (settings, _) = crate::settings::load(&root);

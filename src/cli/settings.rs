@@ -13,7 +13,7 @@ use crate::state::SETTINGS_PATH;
 
 /// Check the settings file, /etc/vmcust/vmcust.conf.
 #[derive(Debug, Args)]
-pub struct SettingsArgs {
+pub(crate) struct SettingsArgs {
     /// What to do.
     #[command(subcommand)]
     pub action: Action,
@@ -21,7 +21,7 @@ pub struct SettingsArgs {
 
 /// `vmcust settings` sub-commands.
 #[derive(Debug, Subcommand)]
-pub enum Action {
+pub(crate) enum Action {
     /// Check the settings file: print each problem and the settings a boot would use; exit
     /// 65 when there are problems.
     Check {
@@ -32,7 +32,7 @@ pub enum Action {
 }
 
 /// Runs `vmcust settings`.
-pub fn run(args: SettingsArgs) -> Result<()> {
+pub(super) fn run(args: SettingsArgs) -> Result<()> {
     let Action::Check { root } = args.action;
     let root = Root::new(&root).with_context(|| format!("opening root {}", root.display()))?;
     let (settings, warnings) = load(&root);

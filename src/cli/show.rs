@@ -14,7 +14,7 @@ use crate::source::Found;
 
 /// Validate a customization spec and print it, with its network as netplan v2.
 #[derive(Debug, Args)]
-pub struct ShowArgs {
+pub(crate) struct ShowArgs {
     /// The customization spec (cust.cfg) to show (the same as --imc).
     #[arg(value_name = "FILE", conflicts_with = "imc")]
     pub file: Option<PathBuf>,
@@ -63,7 +63,7 @@ fn redacted(env: &vmcust_ovf::Environment) -> vmcust_ovf::Environment {
 }
 
 /// Runs `vmcust show`.
-pub fn run(mut args: ShowArgs) -> Result<()> {
+pub(super) fn run(mut args: ShowArgs) -> Result<()> {
     if let Some(file) = args.file.take() {
         args.input.imc = Some(file);
     }

@@ -27,13 +27,13 @@ use crate::root::Root;
 use crate::settings::Settings;
 use crate::state::{read_status, RunState, RunStatus, ROOT_ENV, STATUS_PATH};
 
-pub use crate::cloud_init::CLAIMED_CLOUD_INIT_VERSION;
+pub(crate) use crate::cloud_init::CLAIMED_CLOUD_INIT_VERSION;
 
 /// How often `status --wait` looks at the status file.
 const WAIT_POLL: Duration = Duration::from_millis(250);
 
 /// Whether this process was started under the name `cloud-init`.
-pub fn invoked_as_cloud_init() -> bool {
+pub(crate) fn invoked_as_cloud_init() -> bool {
     std::env::args_os().next().is_some_and(|argv0| {
         Path::new(&argv0)
             .file_name()
@@ -44,7 +44,7 @@ pub fn invoked_as_cloud_init() -> bool {
 /// The `cloud-init -v` line. The first digit in it must be the major version, because
 /// tools reads the version from the first digit of the text (§2.9), so it names the
 /// fixed path tools runs, never `argv[0]` (which could contain digits).
-pub fn version_line() -> String {
+pub(crate) fn version_line() -> String {
     format!(
         "/usr/bin/cloud-init {CLAIMED_CLOUD_INIT_VERSION} (vmcust {} standing in for cloud-init)",
         env!("CARGO_PKG_VERSION")
@@ -52,7 +52,7 @@ pub fn version_line() -> String {
 }
 
 /// Runs the stand-in with the process's arguments and returns its exit status.
-pub fn main() -> ExitCode {
+pub(crate) fn main() -> ExitCode {
     // Keeps the marker bytes in the binary so `coexist` can recognise a copy of vmcust
     // installed as /usr/bin/cloud-init.
     std::hint::black_box(crate::cloud_init::coexist::STAND_IN_MARKER);
@@ -84,7 +84,7 @@ pub fn main() -> ExitCode {
     after_help = "Exit status: 0 success, 1 error (status: vmcust's run failed), \
                   2 usage error (status: the run finished with recoverable errors)."
 )]
-pub struct StandIn {
+pub(crate) struct StandIn {
     /// Print the cloud-init version vmcust claims, and exit.
     #[arg(short = 'v', long = "version")]
     version: bool,
@@ -189,7 +189,7 @@ struct CollectLogsArgs {
 }
 
 /// The stand-in's command line as clap sees it (for its man page and help).
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     StandIn::command()
 }
 
@@ -214,7 +214,12 @@ fn query(
 }
 
 /// The stand-in's logic, with its streams and root given (for tests).
-pub fn run(args: &[OsString], root_dir: &Path, out: &mut dyn Write, err: &mut dyn Write) -> u8 {
+pub(crate) fn run(
+    args: &[OsString],
+    root_dir: &Path,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> u8 {
     let argv = std::iter::once(OsString::from("cloud-init")).chain(args.iter().cloned());
     let cli = match StandIn::try_parse_from(argv) {
         Ok(cli) => cli,
@@ -329,7 +334,7 @@ const NOT_STARTED: RunStatus = RunStatus {
 /// cloud-init 23.4's exit codes: 1 for an error, 2 for a finished run with recoverable
 /// errors (settings problems), else 0. Never 2 while busy: tools before 13.0.10 stop
 /// waiting on any exit code but 0 (reference open-vm-tools.md §2.9).
-pub fn exit_code(state: RunState, recoverable: bool) -> u8 {
+pub(crate) fn exit_code(state: RunState, recoverable: bool) -> u8 {
     match state {
         RunState::Error => 1,
         RunState::Done | RunState::Disabled if recoverable => 2,
@@ -339,7 +344,7 @@ pub fn exit_code(state: RunState, recoverable: bool) -> u8 {
 
 /// Reads the run status; with `wait`, until no stage is starting or running (bounded by
 /// [`wait_limit`]). A missing status counts as "not started".
-pub fn wait_for_status(
+pub(crate) fn wait_for_status(
     root: &Root,
     settings: &Settings,
     wait: bool,
@@ -352,7 +357,7 @@ pub fn wait_for_status(
 /// has settled (units disabled or conditioned out: `disabled`; a unit failed or the run
 /// stopped half-way: `error`), so there is nothing to wait for. When it waits, it says for
 /// what on `err`, once. Returns the status and, when systemd decided it, why.
-pub fn wait_for_status_saying(
+pub(crate) fn wait_for_status_saying(
     root: &Root,
     settings: &Settings,
     wait: bool,
@@ -571,7 +576,7 @@ fn clean(
 /// How long `status --wait` waits at most: both stages' worst case by the settings (the
 /// wait for cust.cfg, a pre- and a post-customization script) plus a margin. cloud-init
 /// waits forever; a bound keeps a forgotten unit from hanging its caller.
-pub fn wait_limit(settings: &Settings) -> Duration {
+pub(crate) fn wait_limit(settings: &Settings) -> Duration {
     settings.max_wait + settings.script_timeout * 2 + Duration::from_secs(300)
 }
 

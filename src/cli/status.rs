@@ -16,7 +16,7 @@ use crate::state::{rfc3339, RunState, RunStatus};
 
 /// Show the run's state and each customized instance's outcome.
 #[derive(Debug, Args)]
-pub struct StatusArgs {
+pub(crate) struct StatusArgs {
     /// Root directory of the customized system.
     #[arg(long, value_name = "DIR", default_value = "/")]
     pub root: PathBuf,
@@ -68,7 +68,7 @@ struct Skipped {
 /// Runs `vmcust status` and returns its exit code: 1 when the run or the newest
 /// customization failed, 2 when the settings file has problems or the boot refused a new
 /// instance on this VM, else 0.
-pub fn run(args: StatusArgs) -> Result<u8> {
+pub(super) fn run(args: StatusArgs) -> Result<u8> {
     let root =
         Root::new(&args.root).with_context(|| format!("opening root {}", args.root.display()))?;
     let (out, code) = report(&root, args.format, args.wait)?;
@@ -78,7 +78,7 @@ pub fn run(args: StatusArgs) -> Result<u8> {
 
 /// The status of `root` in `format`, and the exit code it means (also for
 /// `collect-logs`).
-pub fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
+pub(super) fn report(root: &Root, format: Format, wait: bool) -> Result<(String, u8)> {
     // Off VMware the units never start (ConditionVirtualization), so no status will come:
     // waiting would only run into the bound.
     let wait = wait

@@ -8,11 +8,11 @@ use super::node::{Node, Value};
 use super::read::{index, Reader};
 
 /// Most commands in one list.
-pub const MAX_COMMANDS: usize = 1024;
+pub(crate) const MAX_COMMANDS: usize = 1024;
 /// Longest command (a shell line, or an argv's words together), in bytes.
-pub const MAX_COMMAND: usize = 64 * 1024;
+pub(crate) const MAX_COMMAND: usize = 64 * 1024;
 /// Most words in an argv command.
-pub const MAX_ARGS: usize = 1024;
+pub(crate) const MAX_ARGS: usize = 1024;
 
 /// One command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,7 +25,7 @@ pub enum Command {
 }
 
 /// The commands of a list; `nulls` skips null entries (runcmd's schema allows them).
-pub fn commands(r: &mut Reader, path: &str, node: &Node, nulls: bool) -> Vec<Command> {
+pub(crate) fn commands(r: &mut Reader, path: &str, node: &Node, nulls: bool) -> Vec<Command> {
     let Some(items) = r.list(node, path, MAX_COMMANDS) else {
         return Vec::new();
     };

@@ -4,10 +4,10 @@
 use std::io::Read as _;
 
 /// The gzip magic bytes, as cloud-init's `decomp_gzip` recognises a compressed payload.
-pub const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+pub(crate) const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
 /// Whether `data` starts like a gzip stream.
-pub fn is_gzip(data: &[u8]) -> bool {
+pub(crate) fn is_gzip(data: &[u8]) -> bool {
     data.starts_with(&GZIP_MAGIC)
 }
 
@@ -27,7 +27,7 @@ pub enum GzipError {
 
 /// Decompresses `data`, refusing output over `limit` bytes (never inflating more than
 /// `limit + 1`, so a gzip bomb costs nothing).
-pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>, GzipError> {
+pub(crate) fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>, GzipError> {
     let mut out = Vec::new();
     flate2::read::MultiGzDecoder::new(data)
         .take(limit as u64 + 1)
@@ -45,7 +45,7 @@ pub fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>, GzipError> {
 /// alphabet (line breaks, spaces, a stray `*`), stops at the padding that ends a quantum
 /// (what follows is ignored), and fails only on a non-ASCII character, a lone last
 /// character, or a missing pad. The same input gives the same bytes here.
-pub fn base64(text: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn base64(text: &str) -> Result<Vec<u8>, String> {
     if let Some(at) = text.find(|c: char| !c.is_ascii()) {
         return Err(format!(
             "not valid base64 (a non-ASCII character at offset {at}); encode it again with `base64 -w0`"
@@ -56,7 +56,7 @@ pub fn base64(text: &str) -> Result<Vec<u8>, String> {
 
 /// [`base64`] of bytes (`!!binary` content with `encoding: b64`, which Python's
 /// `b64decode` takes as they are: any byte outside the alphabet is discarded).
-pub fn base64_bytes(text: &[u8]) -> Result<Vec<u8>, String> {
+pub(crate) fn base64_bytes(text: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
     // Position in the current quantum of four characters, the bits carried over, and the
     // pads seen since its last character.

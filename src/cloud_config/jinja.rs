@@ -15,7 +15,7 @@ use minijinja::value::{Enumerator, Object, ObjectExt as _, ObjectRepr, Value};
 use minijinja::{Environment, Error, ErrorKind, UndefinedBehavior};
 
 /// What cloud-init prints for a variable that is not defined, before its name.
-pub const MISSING: &str = "CI_MISSING_JINJA_VAR/";
+pub(crate) const MISSING: &str = "CI_MISSING_JINJA_VAR/";
 
 /// The instructions one template may run (a 20 KiB CABPK user-data takes a few thousand).
 const FUEL: u64 = 5_000_000;
@@ -63,7 +63,7 @@ impl Vars {
 }
 
 /// The alias cloud-init adds beside `key`, when it differs from it.
-pub fn alias(key: &str) -> Option<String> {
+pub(crate) fn alias(key: &str) -> Option<String> {
     key.contains(OPERATOR_CHARS)
         .then(|| key.replace(OPERATOR_CHARS, "_"))
 }

@@ -195,7 +195,7 @@ impl Mergers {
 
 /// `merge_how` in its list form: `[{name: list, settings: [append]}, ...]` or
 /// `[[list, append], ...]`.
-pub fn parse_list(items: &[Node]) -> Result<Mergers, String> {
+pub(crate) fn parse_list(items: &[Node]) -> Result<Mergers, String> {
     let mut m = Mergers {
         dict: None,
         list: None,
@@ -243,7 +243,7 @@ pub fn parse_list(items: &[Node]) -> Result<Mergers, String> {
 
 /// Why two values could not merge (cloud-init would raise a `TypeError` and drop the
 /// part).
-pub type MergeError = String;
+pub(crate) type MergeError = String;
 
 /// Merges `new` into `old` by the rules `m`.
 pub fn merge(old: Node, new: Node, m: &Mergers) -> Result<Node, MergeError> {

@@ -7,19 +7,19 @@
 //! `vmcust schema FILE` (src/cli/schema.rs) prints the problems found; docs/cloud-config.md
 //! lists every key.
 
-pub mod apply;
-pub mod commands;
-pub mod decode;
-pub mod document;
+pub(crate) mod apply;
+pub(crate) mod commands;
+pub(crate) mod decode;
+pub(crate) mod document;
 pub(crate) mod instead;
-pub mod jinja;
-pub mod merge;
-pub mod modules;
-pub mod node;
-pub mod parts;
-pub mod read;
-pub mod redact;
-pub mod userdata;
+pub(crate) mod jinja;
+pub(crate) mod merge;
+pub(crate) mod modules;
+pub(crate) mod node;
+pub(crate) mod parts;
+pub(crate) mod read;
+pub(crate) mod redact;
+pub(crate) mod userdata;
 
 use serde::Serialize;
 
@@ -31,8 +31,8 @@ use modules::{
 
 use crate::model::{HostName, Timezone};
 
-pub use document::UnknownKey;
-pub use read::{Problem, Severity};
+pub(crate) use document::UnknownKey;
+pub(crate) use read::{Problem, Severity};
 
 /// A validated cloud-config document: every key vmcust implements, typed, with
 /// cloud-init's defaults; the accounts keys raw (redacted when shown); the keys it does

@@ -18,11 +18,11 @@ use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// Largest cloud-config document read, in bytes.
-pub const MAX_DOCUMENT: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_DOCUMENT: usize = 4 * 1024 * 1024;
 /// Deepest nesting of sequences and mappings.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 /// Most nodes in one document, counting each alias as the nodes it stands for.
-pub const MAX_NODES: usize = 200_000;
+pub(crate) const MAX_NODES: usize = 200_000;
 
 /// One value of the document, with the line (1-based) it starts on and the user-data part
 /// (0-based) it came from.
@@ -495,7 +495,7 @@ fn scalar(
 }
 
 /// YAML 1.1 resolution of a plain scalar, as PyYAML's resolver does it.
-pub fn resolve_plain(text: String) -> Result<Value, String> {
+pub(crate) fn resolve_plain(text: String) -> Result<Value, String> {
     if matches!(text.as_str(), "" | "~" | "null" | "Null" | "NULL") {
         return Ok(Value::Null);
     }

@@ -27,14 +27,14 @@ use super::modules::Frequency;
 use crate::model::quote;
 
 /// Largest user-data taken, raw and after decompression.
-pub const MAX_USERDATA: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_USERDATA: usize = 16 * 1024 * 1024;
 /// Most parts (leaves) in a MIME message.
-pub const MAX_PARTS: usize = 256;
+pub(crate) const MAX_PARTS: usize = 256;
 /// Deepest nesting of multiparts inside multiparts.
-pub const MAX_MIME_DEPTH: usize = 8;
+pub(crate) const MAX_MIME_DEPTH: usize = 8;
 /// Most lines starting with `--` (boundary candidates) read before MIME parsing, so a
 /// message of millions of empty parts is refused before it is split.
-pub const MAX_BOUNDARY_LINES: usize = 4096;
+pub(crate) const MAX_BOUNDARY_LINES: usize = 4096;
 
 /// cloud-init looks for `mime-version:` in this many leading bytes.
 const MIME_SNIFF: usize = 4096;

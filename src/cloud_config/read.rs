@@ -187,7 +187,7 @@ impl Reader {
 }
 
 /// `parent.key`, or `key` at the top.
-pub fn join(parent: &str, key: &str) -> String {
+pub(crate) fn join(parent: &str, key: &str) -> String {
     if parent.is_empty() {
         key.to_string()
     } else {
@@ -211,12 +211,12 @@ pub fn general(path: &str) -> String {
 }
 
 /// `parent[i]`.
-pub fn index(parent: &str, i: usize) -> String {
+pub(crate) fn index(parent: &str, i: usize) -> String {
     format!("{parent}[{i}]")
 }
 
 /// The message for a key vmcust does not take, with the key it probably meant.
-pub fn unknown_message<'a>(
+pub(crate) fn unknown_message<'a>(
     key: &str,
     candidates: impl IntoIterator<Item = &'a str>,
     cloud_init_knows: bool,
@@ -234,7 +234,7 @@ pub fn unknown_message<'a>(
 }
 
 /// The did-you-mean part of an unknown key's message, if any.
-pub fn suggestion(message: &str) -> Option<&str> {
+pub(crate) fn suggestion(message: &str) -> Option<&str> {
     message
         .split_once("did you mean ")
         .map(|(_, m)| m.trim_end_matches('?'))

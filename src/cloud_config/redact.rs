@@ -8,10 +8,11 @@ use serde_json::{json, Map, Value as Json};
 use super::node::{Node, Value};
 
 /// Keys whose values are secret wherever they appear.
-pub const SECRET_KEYS: &[&str] = &["passwd", "hashed_passwd", "password", "plain_text_passwd"];
+pub(crate) const SECRET_KEYS: &[&str] =
+    &["passwd", "hashed_passwd", "password", "plain_text_passwd"];
 
 /// The placeholder shown instead of a secret.
-pub const REDACTED: &str = "<redacted>";
+pub(crate) const REDACTED: &str = "<redacted>";
 
 /// `node` as JSON, secrets replaced; `key` is the key it sits under (the top-level key
 /// for a module's value).

@@ -18,7 +18,7 @@ use super::read::{Problem, Severity};
 use super::CloudConfig;
 
 /// Vendor-data parts are numbered from here, so a problem's part says which input it is in.
-pub const VENDOR_PART: u16 = 1000;
+pub(crate) const VENDOR_PART: u16 = 1000;
 
 /// What a part is, for the report (its body stays in [`ParsedUserData::scripts`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

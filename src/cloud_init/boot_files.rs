@@ -25,21 +25,21 @@ use crate::state::rfc2822;
 
 /// cloud-init's stage record, the real file (Ansible's `cloud_init_data_facts` reads it
 /// here, not through the link).
-pub const DATA_STATUS: &str = "/var/lib/cloud/data/status.json";
+pub(crate) const DATA_STATUS: &str = "/var/lib/cloud/data/status.json";
 /// cloud-init's result record: its existence means the boot's last stage ended.
-pub const DATA_RESULT: &str = "/var/lib/cloud/data/result.json";
+pub(crate) const DATA_RESULT: &str = "/var/lib/cloud/data/result.json";
 /// The link to [`DATA_STATUS`] that `cloud-init status` and most scripts read.
-pub const RUN_STATUS: &str = "/run/cloud-init/status.json";
+pub(crate) const RUN_STATUS: &str = "/run/cloud-init/status.json";
 /// The link to [`DATA_RESULT`].
-pub const RUN_RESULT: &str = "/run/cloud-init/result.json";
+pub(crate) const RUN_RESULT: &str = "/run/cloud-init/result.json";
 /// The link to the current instance's directory under [`INSTANCES`].
-pub const INSTANCE_LINK: &str = "/var/lib/cloud/instance";
+pub(crate) const INSTANCE_LINK: &str = "/var/lib/cloud/instance";
 /// cloud-init's per-instance directories.
-pub const INSTANCES: &str = "/var/lib/cloud/instances";
+pub(crate) const INSTANCES: &str = "/var/lib/cloud/instances";
 /// The file Packer, Terraform and Ansible `wait_for` poll for, in the instance directory.
-pub const BOOT_FINISHED: &str = "/var/lib/cloud/instance/boot-finished";
+pub(crate) const BOOT_FINISHED: &str = "/var/lib/cloud/instance/boot-finished";
 /// What sealing a template removes (with each instance's `boot-finished`).
-pub const RECORDS: [&str; 5] = [
+pub(crate) const RECORDS: [&str; 5] = [
     RUN_STATUS,
     RUN_RESULT,
     DATA_STATUS,
@@ -60,7 +60,7 @@ const MAX_RECORD: u64 = 1024 * 1024;
 
 /// One cloud-init stage in `status.json`. Fields in cloud-init's (sorted) key order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StageRecord {
+pub(crate) struct StageRecord {
     /// The stage's errors, as messages.
     #[serde(default)]
     pub errors: Vec<String>,
@@ -77,7 +77,7 @@ pub struct StageRecord {
 
 /// `status.json`'s `v1` object. Fields in cloud-init's (sorted) key order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct StatusV1 {
+pub(crate) struct StatusV1 {
     /// The data source as cloud-init prints it (`DataSourceVMware [seed=guestinfo]`);
     /// null until one gave a customization.
     #[serde(default)]
@@ -101,7 +101,7 @@ pub struct StatusV1 {
 
 impl StatusV1 {
     /// The four stages, in the order they run, with their names.
-    pub fn stages(&self) -> [(&'static str, &StageRecord); 4] {
+    pub(crate) fn stages(&self) -> [(&'static str, &StageRecord); 4] {
         [
             ("init-local", &self.init_local),
             ("init", &self.init),
@@ -111,7 +111,7 @@ impl StatusV1 {
     }
 
     /// Every stage's errors, in stage order.
-    pub fn errors(&self) -> Vec<String> {
+    pub(crate) fn errors(&self) -> Vec<String> {
         self.stages()
             .iter()
             .flat_map(|(_, s)| s.errors.iter().cloned())
@@ -119,7 +119,7 @@ impl StatusV1 {
     }
 
     /// Every stage's recoverable errors, merged by level.
-    pub fn recoverable_errors(&self) -> BTreeMap<String, Vec<String>> {
+    pub(crate) fn recoverable_errors(&self) -> BTreeMap<String, Vec<String>> {
         let mut all: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (_, s) in self.stages() {
             for (level, msgs) in &s.recoverable_errors {
@@ -135,7 +135,7 @@ impl StatusV1 {
     }
 
     /// The latest start or end recorded, seconds since the epoch.
-    pub fn last_update(&self) -> Option<f64> {
+    pub(crate) fn last_update(&self) -> Option<f64> {
         self.stages()
             .iter()
             .flat_map(|(_, s)| [s.start, s.finished])
@@ -146,7 +146,10 @@ impl StatusV1 {
     /// The two records a vmcust stage stands for, the first one taking its errors (the
     /// early stage's are the data source's and the spec's, cloud-init's `init-local`; the
     /// late stage's are user-data's, cloud-init's `modules-final`).
-    pub fn pair(&mut self, half: Half) -> (&mut StageRecord, &mut StageRecord, &'static str) {
+    pub(crate) fn pair(
+        &mut self,
+        half: Half,
+    ) -> (&mut StageRecord, &mut StageRecord, &'static str) {
         match half {
             Half::Local => (&mut self.init_local, &mut self.init, "init-local"),
             Half::Final => (
@@ -160,7 +163,7 @@ impl StatusV1 {
 
 /// Which half of cloud-init's four stages a vmcust stage stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Half {
+pub(crate) enum Half {
     /// `init-local` and `init`: vmcust's early stage.
     Local,
     /// `modules-config` and `modules-final`: vmcust's late stage.
@@ -174,7 +177,7 @@ struct StatusDoc {
 
 /// `result.json`'s `v1` object.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ResultV1 {
+pub(crate) struct ResultV1 {
     /// As in `status.json`.
     pub datasource: Option<String>,
     /// Every stage's errors.
@@ -187,7 +190,7 @@ struct ResultDoc {
 }
 
 /// Seconds since the epoch, with a fraction, as cloud-init's `time.time()`.
-pub fn now() -> f64 {
+pub(crate) fn now() -> f64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64())
@@ -208,7 +211,7 @@ pub(crate) fn to_json<T: Serialize>(value: &T) -> Result<Vec<u8>> {
 
 /// Reads `status.json`'s `v1` from the root; `None` when absent, unreadable or not
 /// cloud-init's shape (a reader then goes by vmcust's own run status).
-pub fn read_status_v1(root: &Root) -> Option<StatusV1> {
+pub(crate) fn read_status_v1(root: &Root) -> Option<StatusV1> {
     let text = root
         .read_text_capped(
             Path::new(DATA_STATUS),
@@ -220,21 +223,8 @@ pub fn read_status_v1(root: &Root) -> Option<StatusV1> {
     serde_json::from_str::<StatusDoc>(&text).ok().map(|d| d.v1)
 }
 
-/// Reads `result.json`'s `v1` from the root; `None` when absent or unreadable.
-pub fn read_result_v1(root: &Root) -> Option<ResultV1> {
-    let text = root
-        .read_text_capped(
-            Path::new(DATA_RESULT),
-            MAX_RECORD,
-            "cloud-init result record",
-        )
-        .ok()
-        .flatten()?;
-    serde_json::from_str::<ResultDoc>(&text).ok().map(|d| d.v1)
-}
-
 /// Removes the end-of-boot records: `result.json`, its link and `boot-finished`.
-pub fn remove_end_records(root: &Root) -> Result<()> {
+pub(crate) fn remove_end_records(root: &Root) -> Result<()> {
     for p in [RUN_RESULT, DATA_RESULT, BOOT_FINISHED] {
         root.remove_file(Path::new(p))
             .with_context(|| format!("removing {p}"))?;
@@ -243,7 +233,7 @@ pub fn remove_end_records(root: &Root) -> Result<()> {
 }
 
 /// Makes the `/run/cloud-init/` links point at the records, as cloud-init's are.
-pub fn link(root: &Root, which: &str) -> Result<()> {
+pub(crate) fn link(root: &Root, which: &str) -> Result<()> {
     for (path, target) in LINKS.iter().filter(|(p, _)| *p == which) {
         root.symlink(Path::new(path), Path::new(target))
             .with_context(|| format!("linking {path}"))?;
@@ -251,7 +241,7 @@ pub fn link(root: &Root, which: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn write_status_v1(root: &Root, v1: &StatusV1) -> Result<()> {
+pub(crate) fn write_status_v1(root: &Root, v1: &StatusV1) -> Result<()> {
     let json = to_json(&StatusDoc { v1: v1.clone() })?;
     root.write_file(Path::new(DATA_STATUS), &json, 0o644)
         .with_context(|| format!("writing {DATA_STATUS}"))?;
@@ -259,7 +249,7 @@ pub fn write_status_v1(root: &Root, v1: &StatusV1) -> Result<()> {
 }
 
 /// Writes `result.json` (durably, after everything before it) and its link.
-pub fn write_result_v1(root: &Root, v1: &ResultV1) -> Result<()> {
+pub(crate) fn write_result_v1(root: &Root, v1: &ResultV1) -> Result<()> {
     let json = to_json(&ResultDoc { v1: v1.clone() })?;
     root.write_record(Path::new(DATA_RESULT), &json, 0o644)
         .with_context(|| format!("writing {DATA_RESULT}"))?;
@@ -268,7 +258,7 @@ pub fn write_result_v1(root: &Root, v1: &ResultV1) -> Result<()> {
 
 /// Points [`INSTANCE_LINK`] at instance `id`'s directory (`iid-datasource-none` when no
 /// customization named one) and writes `boot-finished` in it, durably and last.
-pub fn write_boot_finished(root: &Root, id: Option<&str>, at: f64) -> Result<()> {
+pub(crate) fn write_boot_finished(root: &Root, id: Option<&str>, at: f64) -> Result<()> {
     let id = id.unwrap_or(NO_INSTANCE);
     let file = Path::new(INSTANCES).join(id).join("boot-finished");
     root.write_record(&file, boot_finished_line(at).as_bytes(), 0o644)
@@ -284,7 +274,7 @@ pub fn write_boot_finished(root: &Root, id: Option<&str>, at: f64) -> Result<()>
 
 /// `boot-finished`'s line: `<uptime> - <RFC 2822 time> - v. <version>`, as cloud-init's
 /// final-message module writes it.
-pub fn boot_finished_line(at: f64) -> String {
+pub(crate) fn boot_finished_line(at: f64) -> String {
     let uptime = std::fs::read_to_string("/proc/uptime")
         .ok()
         .and_then(|t| t.split_whitespace().next().map(str::to_string))
@@ -297,7 +287,7 @@ pub fn boot_finished_line(at: f64) -> String {
 
 /// The short name `cloud-init status` gives a data source: the first word without
 /// `DataSource`, lower-cased (`vmware`).
-pub fn short_datasource(full: &str) -> String {
+pub(crate) fn short_datasource(full: &str) -> String {
     full.split_whitespace()
         .next()
         .unwrap_or("")

@@ -13,13 +13,13 @@ use crate::root::{Existing, Root};
 use crate::settings::Settings;
 
 /// Where open-vm-tools looks for cloud-init (a fixed path, no PATH search).
-pub const CLOUD_INIT_BIN: &str = "/usr/bin/cloud-init";
+pub(crate) const CLOUD_INIT_BIN: &str = "/usr/bin/cloud-init";
 /// cloud-init's main configuration file.
-pub const CLOUD_CFG: &str = "/etc/cloud/cloud.cfg";
+pub(crate) const CLOUD_CFG: &str = "/etc/cloud/cloud.cfg";
 /// cloud-init's configuration drop-in directory.
-pub const CLOUD_CFG_D: &str = "/etc/cloud/cloud.cfg.d";
+pub(crate) const CLOUD_CFG_D: &str = "/etc/cloud/cloud.cfg.d";
 /// The file that disables cloud-init entirely (cloud-init's own documented switch).
-pub const CLOUD_INIT_DISABLED: &str = "/etc/cloud/cloud-init.disabled";
+pub(crate) const CLOUD_INIT_DISABLED: &str = "/etc/cloud/cloud-init.disabled";
 
 /// Bytes found only in the vmcust binary, so a copy of vmcust installed as
 /// `/usr/bin/cloud-init` (rather than a symlink) is still recognised as the stand-in. The
@@ -206,7 +206,7 @@ pub fn should_step_aside(root: &Root, settings: &Settings) -> Option<String> {
 /// Like [`should_step_aside`] for a spec carrying raw cloud-init data (`metadata` file):
 /// tools hands those to any installed cloud-init without consulting
 /// `disable_vmware_customization`, so a real, not disabled cloud-init always owns them.
-pub fn should_step_aside_for_raw_data(root: &Root, settings: &Settings) -> Option<String> {
+pub(crate) fn should_step_aside_for_raw_data(root: &Root, settings: &Settings) -> Option<String> {
     if !settings.step_aside {
         return None;
     }

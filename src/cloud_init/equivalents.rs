@@ -129,7 +129,7 @@ pub const EQUIVALENTS: &[Equivalent] = &[
 
 /// The entry for a command line (the words after `cloud-init`): the longest entry whose
 /// words begin it, options left out. `None` when cloud-init has no such command.
-pub fn lookup(args: &[String]) -> Option<&'static Equivalent> {
+pub(crate) fn lookup(args: &[String]) -> Option<&'static Equivalent> {
     let words: Vec<&str> = args
         .iter()
         .map(String::as_str)
@@ -143,7 +143,7 @@ pub fn lookup(args: &[String]) -> Option<&'static Equivalent> {
 
 /// The refusal for `args`, naming the vmcust equivalent or why there is none, and the
 /// commands the stand-in does answer (`answered`, from its command line).
-pub fn refusal(args: &[String], version: &str, answered: &[String]) -> String {
+pub(crate) fn refusal(args: &[String], version: &str, answered: &[String]) -> String {
     let shown: Vec<&str> = args
         .iter()
         .map(String::as_str)

@@ -17,11 +17,11 @@ use serde_json::{json, Map, Value};
 use crate::root::Root;
 
 /// The root-only file: the whole tree.
-pub const SENSITIVE_PATH: &str = "/run/cloud-init/instance-data-sensitive.json";
+pub(crate) const SENSITIVE_PATH: &str = "/run/cloud-init/instance-data-sensitive.json";
 /// The world-readable file: the tree with sensitive values replaced.
-pub const PATH: &str = "/run/cloud-init/instance-data.json";
+pub(crate) const PATH: &str = "/run/cloud-init/instance-data.json";
 /// What a sensitive value is replaced by in [`PATH`].
-pub const REDACTED: &str = "redacted for non-root user";
+pub(crate) const REDACTED: &str = "redacted for non-root user";
 /// Key names (lower-cased, at any depth) and slash-paths whose values are sensitive, as
 /// cloud-init 23.3 and later list them.
 const SENSITIVE: &[&str] = &[
@@ -289,7 +289,7 @@ fn sensitive_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
 }
 
 /// The tree with every sensitive value (scalar or whole subtree) replaced by [`REDACTED`].
-pub fn redact(v: &Value) -> Value {
+pub(crate) fn redact(v: &Value) -> Value {
     fn walk(v: &Value, prefix: &str) -> Value {
         let Value::Object(m) = v else {
             return v.clone();
@@ -314,7 +314,7 @@ pub fn redact(v: &Value) -> Value {
 }
 
 /// The tree as cloud-init writes it: keys sorted, indent 1, a final newline.
-pub fn to_json(v: &Value) -> Vec<u8> {
+pub(crate) fn to_json(v: &Value) -> Vec<u8> {
     fn sorted(v: &Value) -> Value {
         match v {
             Value::Object(m) => {
@@ -340,14 +340,14 @@ pub fn to_json(v: &Value) -> Vec<u8> {
 
 /// Writes both files through `root` (atomic, confined, never through a planted link):
 /// the root-only one first, as cloud-init does.
-pub fn write(root: &Root, tree: &Value) -> io::Result<()> {
+pub(crate) fn write(root: &Root, tree: &Value) -> io::Result<()> {
     root.write_file(Path::new(SENSITIVE_PATH), &to_json(tree), 0o600)?;
     root.write_file(Path::new(PATH), &to_json(&redact(tree)), 0o644)
 }
 
 /// Reads the instance data a user may see: root the sensitive file (the redacted one
 /// when it is missing, with a warning), others the redacted one.
-pub fn read(root: &Root, privileged: bool) -> Result<(Value, Option<String>), String> {
+pub(crate) fn read(root: &Root, privileged: bool) -> Result<(Value, Option<String>), String> {
     let load = |p: &str| -> Result<Option<Value>, String> {
         match root.read_capped(Path::new(p), MAX_FILE, "instance data") {
             Ok(None) => Ok(None),

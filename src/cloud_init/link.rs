@@ -17,9 +17,9 @@ use super::coexist::{self, CLOUD_INIT_BIN};
 use crate::root::{Existing, Root};
 
 /// The drop-in that tells open-vm-tools to hand VMware customization to "cloud-init".
-pub const DROP_IN: &str = "/etc/cloud/cloud.cfg.d/99-vmcust.cfg";
+pub(crate) const DROP_IN: &str = "/etc/cloud/cloud.cfg.d/99-vmcust.cfg";
 /// The drop-in's text; its first line carries the mark that makes it ours.
-pub const DROP_IN_TEXT: &str = include_str!("../../systemd/99-vmcust.cfg");
+pub(crate) const DROP_IN_TEXT: &str = include_str!("../../systemd/99-vmcust.cfg");
 /// Where the packages install vmcust; the stand-in links to it.
 const VMCUST_BIN: &str = "/usr/bin/vmcust";
 /// What marks the drop-in as written by vmcust.
@@ -49,7 +49,7 @@ fn remove_drop_in(root: &Root, did: &mut Vec<String>) -> Result<()> {
 /// Installs the stand-in and drop-in when no real cloud-init is there, removes the
 /// drop-in when one is. Returns what was done, one line each (nothing when all is in
 /// step already).
-pub fn sync(root: &Root) -> Result<Vec<String>> {
+pub(crate) fn sync(root: &Root) -> Result<Vec<String>> {
     let mut did = Vec::new();
     if coexist::real_cloud_init(root).is_some() {
         remove_drop_in(root, &mut did)?;
@@ -86,7 +86,7 @@ pub fn sync(root: &Root) -> Result<Vec<String>> {
 
 /// Removes the stand-in and our drop-in (package removal); a real cloud-init is left
 /// alone. Returns what was done, one line each.
-pub fn remove(root: &Root) -> Result<Vec<String>> {
+pub(crate) fn remove(root: &Root) -> Result<Vec<String>> {
     let mut did = Vec::new();
     if coexist::is_vmcust_stand_in(root) {
         remove_file(root, CLOUD_INIT_BIN)?;

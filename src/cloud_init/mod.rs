@@ -11,13 +11,13 @@
 /// The cloud-init version the stand-in claims: ≥ 21.1 so tools hands over raw cloud-init
 /// data, and 23.4 because vmcust's `status` follows that release's exit codes; the same
 /// version is written in `boot-finished`.
-pub const CLAIMED_CLOUD_INIT_VERSION: &str = "23.4.0";
+pub(crate) const CLAIMED_CLOUD_INIT_VERSION: &str = "23.4.0";
 
-pub mod boot_files;
-pub mod coexist;
-pub mod equivalents;
-pub mod instance_data;
-pub mod link;
-pub mod query;
+pub(crate) mod boot_files;
+pub(crate) mod coexist;
+pub(crate) mod equivalents;
+pub(crate) mod instance_data;
+pub(crate) mod link;
+pub(crate) mod query;
 pub(crate) mod status_report;
-pub mod units;
+pub(crate) mod units;

@@ -14,7 +14,7 @@ use crate::root::Root;
 
 /// `cloud-init query`'s arguments.
 #[derive(Debug, Args)]
-pub struct QueryArgs {
+pub(crate) struct QueryArgs {
     /// A dot-delimited key of the instance data (`v1.local_hostname`,
     /// `ds.meta_data.local_hostname`, `local_hostname`); a dashed key may be written with
     /// `_`.
@@ -63,7 +63,7 @@ fn sorted_json(v: &Value) -> String {
 }
 
 /// Runs `cloud-init query` on `root` for a user who is root (`privileged`) or not.
-pub fn run(
+pub(crate) fn run(
     args: &QueryArgs,
     root: &Root,
     privileged: bool,

@@ -32,7 +32,7 @@ pub(crate) struct Report {
 impl Report {
     /// The answer for `status` (vmcust's run status, systemd's verdict applied), the boot's
     /// `status.json` if any, the settings problems (recoverable errors) and systemd's note.
-    pub fn new(
+    pub(crate) fn new(
         status: &RunStatus,
         v1: Option<StatusV1>,
         settings_problems: &[String],
@@ -99,7 +99,7 @@ impl Report {
 
     /// `status: WORD`, and with `long` cloud-init's further lines (`errors` and
     /// `recoverable_errors` only when there are some).
-    pub fn tabular(&self, long: bool) -> String {
+    pub(crate) fn tabular(&self, long: bool) -> String {
         let mut s = format!("status: {}\n", self.status);
         if !long {
             return s;
@@ -131,7 +131,7 @@ impl Report {
     }
 
     /// The JSON/YAML document, with cloud-init's keys.
-    pub fn document(&self) -> serde_json::Value {
+    pub(crate) fn document(&self) -> serde_json::Value {
         let mut doc = serde_json::json!({
             "boot_status_code": "unknown",
             "datasource": self.datasource,

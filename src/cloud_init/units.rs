@@ -10,7 +10,7 @@ use std::time::Duration;
 use crate::process::{self, Cmd, Ended, Output};
 
 /// The units whose work `cloud-init status` reports, in the order they run.
-pub const UNITS: [&str; 3] = [
+pub(crate) const UNITS: [&str; 3] = [
     "vmcust-early.service",
     "vmcust-late.service",
     "vmcust-imc.service",
@@ -28,7 +28,7 @@ const MAX_SHOW_BYTES: usize = 64 * 1024;
 
 /// One unit as `systemctl show` describes it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UnitView {
+pub(crate) struct UnitView {
     /// The unit's name, `vmcust-early.service`.
     pub id: String,
     /// `loaded`, `not-found`, `masked`, …
@@ -63,7 +63,7 @@ impl UnitView {
 
 /// Reads `systemctl show -p …` output: one block of `KEY=value` lines per unit, blocks
 /// separated by an empty line. Unknown keys are ignored; a block without `Id` is dropped.
-pub fn parse_show(text: &str) -> Vec<UnitView> {
+pub(crate) fn parse_show(text: &str) -> Vec<UnitView> {
     let mut units = Vec::new();
     let mut unit = UnitView::default();
     for line in text.lines().chain(std::iter::once("")) {
@@ -96,7 +96,7 @@ pub fn parse_show(text: &str) -> Vec<UnitView> {
 
 /// Whether vmcust's units will still do something this boot.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outlook {
+pub(crate) enum Outlook {
     /// A unit is starting or queued: its progress is coming. Says which.
     Coming(String),
     /// No unit is starting or queued. `failed` names a unit whose run failed (its reason);
@@ -110,7 +110,7 @@ pub enum Outlook {
 }
 
 /// Decides from the units' states whether their work is still coming.
-pub fn outlook(units: &[UnitView]) -> Outlook {
+pub(crate) fn outlook(units: &[UnitView]) -> Outlook {
     let coming: Vec<String> = units
         .iter()
         .filter(|u| u.job || matches!(u.active.as_str(), "activating" | "reloading"))
@@ -140,7 +140,7 @@ pub fn outlook(units: &[UnitView]) -> Outlook {
 /// Asks the running systemd about [`UNITS`]; `None` when `root` is not the running system,
 /// systemd is not its init, or `systemctl` does not answer (the caller then goes by the
 /// status file alone).
-pub fn query(root: &Path) -> Option<Vec<UnitView>> {
+pub(crate) fn query(root: &Path) -> Option<Vec<UnitView>> {
     if root != Path::new("/") || !Path::new("/run/systemd/system").is_dir() {
         return None;
     }

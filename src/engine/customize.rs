@@ -19,7 +19,7 @@ use crate::source::{SourceData, UserData};
 
 /// Choices that change how, not what.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     /// Network stack to write for, and who named it; `None` takes the one the root's
     /// facts detected (an error when they name none).
     pub renderer: Option<Named>,
@@ -41,7 +41,7 @@ pub struct Options<'a> {
 impl<'a> Options<'a> {
     /// The options the settings file asks for, `renderer` (from `--renderer`) overriding
     /// its renderer.
-    pub fn from_settings(settings: &'a Settings, renderer: Option<Renderer>) -> Self {
+    pub(crate) fn from_settings(settings: &'a Settings, renderer: Option<Renderer>) -> Self {
         let named = match (renderer, settings.renderer) {
             (Some(renderer), _) => Some(Named {
                 renderer,
@@ -101,7 +101,7 @@ pub fn user_data_disposition(
 
 /// User-data kept for the late stage.
 #[derive(Debug, Clone, Serialize)]
-pub struct UserDataStep {
+pub(crate) struct UserDataStep {
     /// Its source.
     pub from: &'static str,
     /// Its size in bytes.
@@ -116,7 +116,7 @@ pub struct UserDataStep {
 
 /// The boot engine's steps around the plan, in the order they happen.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct BootSteps {
+pub(crate) struct BootSteps {
     /// The instance the record is kept for.
     pub instance_id: Option<InstanceId>,
     /// The MARKER-ID whose marker is written at the end; password and scripts run only
@@ -153,7 +153,7 @@ pub struct BootSteps {
 
 /// Something asked for that is left out on purpose.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Skipped {
+pub(crate) struct Skipped {
     /// What is not done, e.g. `set the root password`.
     pub action: String,
     /// Why, and what to change to have it done.
@@ -168,7 +168,7 @@ const NO_MARKER: &str = "no [MISC] MARKER-ID: a vSphere spec's password and cust
 /// What the marker rule leaves out of `c`, a traditional vSphere spec's customization:
 /// with no MARKER-ID (`marker` is `None`) or a used one, the root password and the custom
 /// script.
-pub fn marker_skips(c: &Customization, marker: Option<(&FileName, bool)>) -> Vec<Skipped> {
+pub(crate) fn marker_skips(c: &Customization, marker: Option<(&FileName, bool)>) -> Vec<Skipped> {
     let reason = match marker {
         Some((_, true)) => return Vec::new(),
         Some((id, false)) => format!(
@@ -200,7 +200,7 @@ pub fn marker_skips(c: &Customization, marker: Option<(&FileName, bool)>) -> Vec
 
 /// The warnings the marker rule gives for gathered sources before any root is known
 /// (`vmcust show`): a password or script a spec without MARKER-ID will not apply.
-pub fn marker_warnings(g: &SourceData) -> Vec<String> {
+pub(crate) fn marker_warnings(g: &SourceData) -> Vec<String> {
     let traditional_imc = g.imc.is_some_and(|o| !o.raw_cloud_init);
     if !traditional_imc || g.customization.marker_id.is_some() {
         return Vec::new();
@@ -213,7 +213,7 @@ pub fn marker_warnings(g: &SourceData) -> Vec<String> {
 
 /// A MARKER-ID and whether it is new on this root.
 #[derive(Debug, Clone, Serialize)]
-pub struct MarkerStep {
+pub(crate) struct MarkerStep {
     /// The marker id.
     pub id: FileName,
     /// False when the marker exists: password and scripts are left out.
@@ -222,7 +222,7 @@ pub struct MarkerStep {
 
 /// The whole job for one root.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// What is applied: the customization after the marker rule.
     pub customization: Customization,
     /// The files and the live host name.
@@ -236,12 +236,16 @@ pub struct Prepared {
 }
 
 /// The marker file for a MARKER-ID.
-pub use crate::state::marker_path;
+pub(crate) use crate::state::marker_path;
 
 /// Plans everything `g` asks for on `root`: reads the facts, applies the marker rule
 /// (a vSphere spec's password and scripts run once per new MARKER-ID, never without
 /// one, as VMware does), and plans the files and the live host name.
-pub fn prepare(root: &Root, g: &SourceData, opts: Options) -> Result<Prepared, PrepareError> {
+pub(crate) fn prepare(
+    root: &Root,
+    g: &SourceData,
+    opts: Options,
+) -> Result<Prepared, PrepareError> {
     let mut c = g.customization.clone();
     if c.identity.ssh_user.is_none() {
         c.identity.ssh_user = opts.ssh_user.cloned();

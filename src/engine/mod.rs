@@ -3,5 +3,5 @@
 //! [`customize`] makes it a plan for a root (facts → plan → boot steps); `apply` carries
 //! the plan out, all or nothing.
 
-pub mod customize;
-pub mod native;
+pub(crate) mod customize;
+pub(crate) mod native;

@@ -79,7 +79,7 @@ pub struct Native {
 /// The instance data of `g` on `root` (cloud-init's tree: `v1`, `ds.meta_data` with the
 /// host facts): the Jinja variables of its user-data, and what the boot writes to
 /// `/run/cloud-init/`.
-pub fn instance_data(root: &Root, g: &crate::source::SourceData) -> serde_json::Value {
+pub(crate) fn instance_data(root: &Root, g: &crate::source::SourceData) -> serde_json::Value {
     let host = g
         .customization
         .identity
@@ -100,7 +100,7 @@ pub fn instance_data(root: &Root, g: &crate::source::SourceData) -> serde_json::
 }
 
 /// The root's `/etc/hostname`, if it names one.
-pub fn system_host_name(root: &Root) -> Option<String> {
+pub(crate) fn system_host_name(root: &Root) -> Option<String> {
     root.read_text_capped(
         std::path::Path::new("/etc/hostname"),
         4096,

@@ -18,14 +18,14 @@ use crate::model::Identity;
 use crate::root::{Existing, Root};
 
 /// Path of the account database inside the root.
-pub const PASSWD: &str = "/etc/passwd";
+pub(crate) const PASSWD: &str = "/etc/passwd";
 /// Path of the shadow password file inside the root.
-pub const SHADOW: &str = "/etc/shadow";
+pub(crate) const SHADOW: &str = "/etc/shadow";
 /// Bytes of randomness in a new password salt (16 characters of crypt base64, the most
 /// SHA-crypt uses).
 pub const SALT_LEN: usize = 12;
 /// User whose `authorized_keys` receive the keys when none is configured.
-pub const DEFAULT_SSH_USER: &str = "root";
+pub(crate) const DEFAULT_SSH_USER: &str = "root";
 
 /// What the account planners may know about the root.
 #[derive(Debug, Clone, Default)]
@@ -43,7 +43,7 @@ pub struct AccountFacts {
 }
 
 /// The current `/etc/shadow`: an account database file (its `Debug` shows no hash).
-pub type ShadowFile = DbFile;
+pub(crate) type ShadowFile = DbFile;
 
 /// Random bytes for a password salt.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -70,7 +70,7 @@ pub struct PasswdEntry {
 
 /// Parses `/etc/passwd` text; lines that are comments, NIS `+`/`-` entries or malformed are
 /// skipped, because they name no local account we could write for.
-pub fn passwd_entries(text: &str) -> Vec<PasswdEntry> {
+pub(crate) fn passwd_entries(text: &str) -> Vec<PasswdEntry> {
     text.lines()
         .filter_map(|line| {
             let f: Vec<&str> = line.split(':').collect();
@@ -179,7 +179,7 @@ fn random_salt() -> io::Result<Salt> {
 }
 
 /// Whole days between the Unix epoch and `t` (0 for times before it).
-pub fn days_since_epoch(t: SystemTime) -> u64 {
+pub(crate) fn days_since_epoch(t: SystemTime) -> u64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() / 86_400)
         .unwrap_or(0)
@@ -238,23 +238,23 @@ fn gather_ssh(root: &Root, user: &str, passwd: Option<&str>) -> io::Result<SshFa
 }
 
 /// `/etc/group` inside the root.
-pub const GROUP: &str = "/etc/group";
+pub(crate) const GROUP: &str = "/etc/group";
 /// `/etc/gshadow` inside the root.
-pub const GSHADOW: &str = "/etc/gshadow";
+pub(crate) const GSHADOW: &str = "/etc/gshadow";
 /// `/etc/login.defs` inside the root.
-pub const LOGIN_DEFS: &str = "/etc/login.defs";
+pub(crate) const LOGIN_DEFS: &str = "/etc/login.defs";
 /// Subordinate uid ranges (newuidmap, rootless containers).
-pub const SUBUID: &str = "/etc/subuid";
+pub(crate) const SUBUID: &str = "/etc/subuid";
 /// Subordinate gid ranges.
-pub const SUBGID: &str = "/etc/subgid";
+pub(crate) const SUBGID: &str = "/etc/subgid";
 /// `/etc/default/useradd` inside the root.
-pub const USERADD_DEFAULTS: &str = "/etc/default/useradd";
+pub(crate) const USERADD_DEFAULTS: &str = "/etc/default/useradd";
 /// The skeleton directory a new home is filled from.
-pub const SKEL: &str = "/etc/skel";
+pub(crate) const SKEL: &str = "/etc/skel";
 /// Most entries copied from `/etc/skel` (a bigger skeleton is refused, not cut).
-pub const MAX_SKEL_ENTRIES: usize = 512;
+pub(crate) const MAX_SKEL_ENTRIES: usize = 512;
 /// Largest file copied from `/etc/skel`.
-pub const MAX_SKEL_FILE: u64 = 4 << 20;
+pub(crate) const MAX_SKEL_FILE: u64 = 4 << 20;
 
 /// One account database file as it is on disk. Shadow files hold hashes, so `Debug` shows
 /// only the size and mode.
@@ -504,7 +504,7 @@ pub struct AccountDbFacts {
 }
 
 /// Reads an account database file (not following a final symlink outside the root).
-pub fn read_db_file(root: &Root, path: &str) -> io::Result<Option<DbFile>> {
+pub(crate) fn read_db_file(root: &Root, path: &str) -> io::Result<Option<DbFile>> {
     let real = root.resolve(Path::new(path), true)?;
     match fs::metadata(&real) {
         Ok(m) => Ok(Some(DbFile {
@@ -517,13 +517,13 @@ pub fn read_db_file(root: &Root, path: &str) -> io::Result<Option<DbFile>> {
 }
 
 /// `count` fresh salts from the kernel.
-pub fn random_salts(count: usize) -> io::Result<Vec<Salt>> {
+pub(crate) fn random_salts(count: usize) -> io::Result<Vec<Salt>> {
     (0..count).map(|_| random_salt()).collect()
 }
 
 /// Reads `/etc/skel` of the root, refusing one over [`MAX_SKEL_ENTRIES`] entries or with
 /// a file over [`MAX_SKEL_FILE`].
-pub fn read_skel(root: &Root) -> io::Result<Vec<SkelEntry>> {
+pub(crate) fn read_skel(root: &Root) -> io::Result<Vec<SkelEntry>> {
     let mut out = Vec::new();
     walk_skel(root, "", &mut out)?;
     Ok(out)
@@ -574,7 +574,7 @@ fn walk_skel(root: &Root, rel: &str, out: &mut Vec<SkelEntry>) -> io::Result<()>
 }
 
 /// The state of `home` and its keys file in the root.
-pub fn read_home(root: &Root, home: &str) -> io::Result<HomeFacts> {
+pub(crate) fn read_home(root: &Root, home: &str) -> io::Result<HomeFacts> {
     let home = PathBuf::from(home);
     let mut facts = HomeFacts {
         home: state(root, &home)?,

@@ -1,22 +1,22 @@
 //! Facts about the target root that planning needs, gathered in one place so that the
 //! planner itself stays a pure function.
 
-pub mod accounts;
-pub mod network;
+pub(crate) mod accounts;
+pub(crate) mod network;
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
 use anyhow::{Context, Result};
 
-pub use accounts::AccountFacts;
+pub(crate) use accounts::AccountFacts;
 pub use network::NetworkFacts;
 
 use crate::model::Customization;
 use crate::root::Root;
 
 /// Directory holding the compiled time zone database.
-pub const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
+pub(crate) const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
 
 /// What the planner may know about the system it customizes.
 #[derive(Debug, Clone, Default)]

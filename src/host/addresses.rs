@@ -16,16 +16,16 @@ use serde::Serialize;
 use super::GuestRpc;
 
 /// Key the IPv4 address is published under.
-pub const LOCAL_IPV4: &str = "guestinfo.local-ipv4";
+pub(crate) const LOCAL_IPV4: &str = "guestinfo.local-ipv4";
 /// Key the IPv6 address is published under.
-pub const LOCAL_IPV6: &str = "guestinfo.local-ipv6";
+pub(crate) const LOCAL_IPV6: &str = "guestinfo.local-ipv6";
 
 /// The longest wait for an address unless another is given (cloud-init waits forever).
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(30);
 
 /// The addresses to publish.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct GuestAddresses {
+pub(crate) struct GuestAddresses {
     /// The default IPv4 address.
     pub ipv4: Option<String>,
     /// The default IPv6 address as `addr/prefix`.
@@ -35,7 +35,7 @@ pub struct GuestAddresses {
 /// Which families to wait for (metadata `wait-on-network`); with neither, any address ends
 /// the wait.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Wait {
+pub(crate) struct Wait {
     /// Wait for an IPv4 address.
     pub ipv4: bool,
     /// Wait for an IPv6 address.
@@ -45,7 +45,7 @@ pub struct Wait {
 impl Wait {
     /// The record the late stage reads (`state::WAIT_ON_NETWORK`): one family name
     /// a line, empty for "any address".
-    pub fn record(self) -> String {
+    pub(crate) fn record(self) -> String {
         let mut text = String::new();
         if self.ipv4 {
             text.push_str("ipv4\n");
@@ -57,7 +57,7 @@ impl Wait {
     }
 
     /// Reads [`Wait::record`]'s text back; a line it does not write is ignored.
-    pub fn from_record(text: &str) -> Wait {
+    pub(crate) fn from_record(text: &str) -> Wait {
         Wait {
             ipv4: text.lines().any(|l| l.trim() == "ipv4"),
             ipv6: text.lines().any(|l| l.trim() == "ipv6"),
@@ -67,7 +67,7 @@ impl Wait {
 
 /// What [`publish`] did.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Published {
+pub(crate) struct Published {
     /// The addresses sent to the host.
     pub addresses: GuestAddresses,
     /// Whether the wait ran out before the wanted addresses existed.
@@ -88,7 +88,7 @@ impl GuestAddresses {
 
 /// Waits (polling `probe` every `poll`, at most `limit`) until the addresses `wait` asks for
 /// exist, then publishes whatever exists. Setting failures become warnings.
-pub fn publish(
+pub(crate) fn publish(
     rpc: &mut dyn GuestRpc,
     wait: Wait,
     limit: Duration,
@@ -135,7 +135,7 @@ pub fn publish(
 
 /// The live system's default addresses (`/proc/net/route`, `/proc/net/ipv6_route` under
 /// `proc_root`, interface addresses from getifaddrs).
-pub fn current(proc_root: &Path) -> GuestAddresses {
+pub(crate) fn current(proc_root: &Path) -> GuestAddresses {
     let read = |p: &str| std::fs::read_to_string(proc_root.join(p)).unwrap_or_default();
     pick(
         &read("net/route"),
@@ -203,7 +203,7 @@ fn single(addrs: &[(String, IpNet)], dev: &str, v4: bool) -> Option<IpNet> {
 }
 
 /// Picks the default addresses from the route tables and the interface addresses.
-pub fn pick(route_v4: &str, route_v6: &str, addrs: &[(String, IpNet)]) -> GuestAddresses {
+pub(crate) fn pick(route_v4: &str, route_v6: &str, addrs: &[(String, IpNet)]) -> GuestAddresses {
     let dev4 = default_device_v4(route_v4);
     let dev6 = default_device_v6(route_v6);
     let mut v4 = dev4.as_deref().and_then(|d| single(addrs, d, true));
@@ -220,7 +220,7 @@ pub fn pick(route_v4: &str, route_v6: &str, addrs: &[(String, IpNet)]) -> GuestA
 }
 
 /// Every interface address with its prefix length (getifaddrs).
-pub fn interface_addresses() -> Vec<(String, IpNet)> {
+pub(crate) fn interface_addresses() -> Vec<(String, IpNet)> {
     use std::ffi::CStr;
     use std::net::{Ipv4Addr, Ipv6Addr};
 

@@ -17,7 +17,7 @@ use super::{check_key, GuestRpc, RpcError};
 
 /// The composite transport: backdoor reads and logs, tools for the rest.
 #[derive(Debug)]
-pub struct Backdoor {
+pub(crate) struct Backdoor {
     inner: imp::Inner,
     tools: RpcTool,
     /// Keeps the guard on the opening thread (iopl is per thread).
@@ -26,14 +26,14 @@ pub struct Backdoor {
 
 /// Whether the CPU reports the `VMwareVMware` hypervisor vendor. `None` where it cannot be
 /// asked (not x86_64 Linux).
-pub fn is_vmware_cpu() -> Option<bool> {
+pub(crate) fn is_vmware_cpu() -> Option<bool> {
     imp::is_vmware_cpu()
 }
 
 impl Backdoor {
     /// Opens the backdoor, or says why it cannot be used. Never probes unless the CPU is
     /// VMware's.
-    pub fn open(tools: RpcTool) -> Result<Self, RpcError> {
+    pub(crate) fn open(tools: RpcTool) -> Result<Self, RpcError> {
         Ok(Backdoor {
             inner: imp::Inner::open()?,
             tools,
@@ -42,7 +42,7 @@ impl Backdoor {
     }
 
     /// Whether the privileged (iopl) mode is in use.
-    pub fn privileged(&self) -> bool {
+    pub(crate) fn privileged(&self) -> bool {
         self.inner.privileged()
     }
 }

@@ -26,9 +26,9 @@ use std::path::{Path, PathBuf};
 use super::{check_key, describe, info_set, GuestRpc, RpcError, NO_VALUE_FOUND};
 
 /// File in the fake directory that records every RPC.
-pub const RPC_LOG: &str = "rpc.log";
+pub(crate) const RPC_LOG: &str = "rpc.log";
 /// File in the fake directory that scripts the replies.
-pub const REPLIES: &str = "replies";
+pub(crate) const REPLIES: &str = "replies";
 
 const TOOL: &str = "fake";
 

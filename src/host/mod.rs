@@ -6,23 +6,23 @@
 //! [`backdoor::Backdoor`] (reads and logging over the `vmw_backdoor` crate, the rest
 //! delegated to the tools); [`guestinfo_dir::GuestinfoDir`] is a directory of key files for tests.
 
-pub mod addresses;
-pub mod backdoor;
-pub mod guestinfo_dir;
-pub mod platform;
-pub mod rpctool;
+pub(crate) mod addresses;
+pub(crate) mod backdoor;
+pub(crate) mod guestinfo_dir;
+pub(crate) mod platform;
+pub(crate) mod rpctool;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 /// The namespace prefix of guestinfo keys.
-pub const GUESTINFO_PREFIX: &str = "guestinfo.";
+pub(crate) const GUESTINFO_PREFIX: &str = "guestinfo.";
 
 /// The host's reply to `info-get` of a key it does not have.
-pub const NO_VALUE_FOUND: &str = "No value found";
+pub(crate) const NO_VALUE_FOUND: &str = "No value found";
 
 /// The largest guest→host message the VMX accepts (`GUESTMSG_MAX_IN_SIZE`).
-pub const MAX_MESSAGE_LEN: usize = 64 * 1024;
+pub(crate) const MAX_MESSAGE_LEN: usize = 64 * 1024;
 
 /// Why a guest RPC failed. Messages never carry the value that was being set.
 #[derive(Debug, thiserror::Error)]
@@ -152,7 +152,7 @@ impl<T: GuestRpc + ?Sized> GuestRpc for Box<T> {
 }
 
 /// Adds the `guestinfo.` prefix unless the key has it already.
-pub fn guestinfo_key(key: &str) -> String {
+pub(crate) fn guestinfo_key(key: &str) -> String {
     if key.starts_with(GUESTINFO_PREFIX) {
         key.to_string()
     } else {
@@ -161,7 +161,7 @@ pub fn guestinfo_key(key: &str) -> String {
 }
 
 /// Checks that a key can be sent in an RPC: non-empty, no whitespace, no control characters.
-pub fn check_key(key: &str) -> Result<(), RpcError> {
+pub(crate) fn check_key(key: &str) -> Result<(), RpcError> {
     if key.is_empty() || key.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(RpcError::InvalidKey(key.chars().take(80).collect()));
     }
@@ -169,13 +169,13 @@ pub fn check_key(key: &str) -> Result<(), RpcError> {
 }
 
 /// The `info-get` RPC text for a key.
-pub fn info_get(key: &str) -> Result<String, RpcError> {
+pub(crate) fn info_get(key: &str) -> Result<String, RpcError> {
     check_key(key)?;
     Ok(format!("info-get {key}"))
 }
 
 /// The `info-set` RPC text for a key and value (empty value → one space).
-pub fn info_set(key: &str, value: &str) -> Result<String, RpcError> {
+pub(crate) fn info_set(key: &str, value: &str) -> Result<String, RpcError> {
     check_key(key)?;
     let value = if value.is_empty() { " " } else { value };
     let rpc = format!("info-set {key} {value}");
@@ -190,7 +190,7 @@ pub fn info_set(key: &str, value: &str) -> Result<String, RpcError> {
 
 /// The part of an RPC that is safe to show: its verb and first argument (the key or the
 /// state), never a value or a message.
-pub fn describe(rpc: &str) -> String {
+pub(crate) fn describe(rpc: &str) -> String {
     let mut words = rpc.split(' ');
     let verb = words.next().unwrap_or_default();
     let first: String = words.next().unwrap_or_default().chars().take(80).collect();
@@ -213,7 +213,7 @@ pub(crate) fn short_reply(reply: &str) -> String {
 
 /// How to pick a transport.
 #[derive(Debug, Clone, Default)]
-pub struct TransportOptions {
+pub(crate) struct TransportOptions {
     /// Use the fake backed by this directory instead of the real host.
     pub guestinfo_dir: Option<PathBuf>,
     /// Per-call timeout for the tools; `None` uses [`rpctool::DEFAULT_TIMEOUT`].
@@ -223,7 +223,7 @@ pub struct TransportOptions {
 /// Opens the transport the options ask for: the fake directory when given, else the
 /// backdoor (if this is a VMware CPU and the probe succeeds) with the tools for the rest,
 /// else the tools alone.
-pub fn open(opts: &TransportOptions) -> Box<dyn GuestRpc> {
+pub(crate) fn open(opts: &TransportOptions) -> Box<dyn GuestRpc> {
     if let Some(dir) = &opts.guestinfo_dir {
         return Box::new(guestinfo_dir::GuestinfoDir::new(dir));
     }

@@ -9,14 +9,14 @@ use std::path::Path;
 use serde::Serialize;
 
 /// DMI directory relative to the root.
-pub const DMI_DIR: &str = "sys/class/dmi/id";
+pub(crate) const DMI_DIR: &str = "sys/class/dmi/id";
 
 /// `sys_vendor` of a VMware virtual machine.
-pub const VMWARE_VENDOR: &str = "VMware, Inc.";
+pub(crate) const VMWARE_VENDOR: &str = "VMware, Inc.";
 
 /// What the platform says about itself.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Platform {
+pub(crate) struct Platform {
     /// DMI `product_name` (e.g. `VMware7,1`, `VMware Virtual Platform`), trimmed.
     pub product_name: Option<String>,
     /// DMI `sys_vendor` (e.g. `VMware, Inc.`), trimmed.
@@ -29,12 +29,12 @@ pub struct Platform {
 
 impl Platform {
     /// Detects the platform of `root` (DMI files) and of the running CPU.
-    pub fn detect(root: &Path) -> Self {
+    pub(crate) fn detect(root: &Path) -> Self {
         Self::from_root(root, super::backdoor::is_vmware_cpu())
     }
 
     /// Reads DMI from `root`, with the CPUID answer given (for tests).
-    pub fn from_root(root: &Path, cpuid_vmware: Option<bool>) -> Self {
+    pub(crate) fn from_root(root: &Path, cpuid_vmware: Option<bool>) -> Self {
         let dmi = root.join(DMI_DIR);
         let read = |name: &str| -> Option<String> {
             let path = dmi.join(name);
@@ -59,7 +59,7 @@ impl Platform {
 
     /// Whether DMI names VMware: `product_name` contains `vmware` in any case, or
     /// `sys_vendor` is `VMware, Inc.`.
-    pub fn dmi_vmware(&self) -> bool {
+    pub(crate) fn dmi_vmware(&self) -> bool {
         self.product_name
             .as_deref()
             .is_some_and(|p| p.to_ascii_lowercase().contains("vmware"))
@@ -67,19 +67,19 @@ impl Platform {
     }
 
     /// Whether this is a VMware guest by DMI or by CPUID.
-    pub fn is_vmware(&self) -> bool {
+    pub(crate) fn is_vmware(&self) -> bool {
         self.dmi_vmware() || self.cpuid_vmware == Some(true)
     }
 
     /// The default instance id: the lower-cased product UUID (Linux 4.17 changed its case,
     /// which must not look like a new instance).
-    pub fn default_instance_id(&self) -> Option<String> {
+    pub(crate) fn default_instance_id(&self) -> Option<String> {
         self.product_uuid.as_deref().map(str::to_ascii_lowercase)
     }
 
     /// The instance id used when no source names one: the lower-cased DMI product UUID,
     /// else `iid-vmcust` (the same at boot and on the command line).
-    pub fn instance_id_or_default(&self) -> crate::model::InstanceId {
+    pub(crate) fn instance_id_or_default(&self) -> crate::model::InstanceId {
         self.default_instance_id()
             .and_then(|id| crate::model::InstanceId::parse(&id).ok())
             .unwrap_or_else(|| {

@@ -23,12 +23,12 @@ use super::{describe, info_get, info_set, short_reply, GuestRpc, RpcError, NO_VA
 use crate::process::{find_on_path, run, Cmd, Ended, Output};
 
 /// Per-call timeout used unless another is set.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// File name of the preferred tool.
-pub const RPCTOOL: &str = "vmware-rpctool";
+pub(crate) const RPCTOOL: &str = "vmware-rpctool";
 /// File name of the fallback tool.
-pub const VMTOOLSD: &str = "vmtoolsd";
+pub(crate) const VMTOOLSD: &str = "vmtoolsd";
 
 /// Largest reply read from a tool; more is cut off (the host never sends more than this).
 const MAX_OUTPUT: u64 = 16 * 1024 * 1024;

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 /// Longest glob accepted, in bytes: interface names are at most 15 bytes and driver
 /// names short, so anything longer is a mistake (or hostile).
-pub const MAX_GLOB_LEN: usize = 128;
+pub(crate) const MAX_GLOB_LEN: usize = 128;
 
 /// One piece of a compiled glob.
 #[derive(Debug, Clone, PartialEq, Eq)]

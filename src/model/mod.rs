@@ -5,8 +5,8 @@
 
 mod glob;
 mod ssh_blob;
-pub mod ssh_private;
-mod value;
+pub(crate) mod ssh_private;
+pub(crate) mod value;
 
 pub(crate) use ssh_blob::certified_key;
 pub(crate) use value::string_value;
@@ -14,11 +14,11 @@ pub(crate) use value::string_value;
 use ipnet::IpNet;
 use serde::Serialize;
 
-pub use glob::{Glob, MAX_GLOB_LEN};
-pub use value::{
-    looks_like_private_key, quote, DnsName, FileName, Gateway, HostName, InstanceId, InterfaceId,
-    InvalidValue, KeyParts, MacAddr, NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey,
-    Timezone, UserName, SSH_KEY_TYPES,
+pub use glob::Glob;
+pub(crate) use value::{looks_like_private_key, quote, SSH_KEY_TYPES};
+pub(crate) use value::{
+    DnsName, FileName, Gateway, HostName, InstanceId, InterfaceId, InvalidValue, MacAddr,
+    NameServer, NicAddr4, NicAddr6, Secret, SeedLocation, SshKey, Timezone, UserName,
 };
 
 /// Everything vmcust was asked to do to one machine.

@@ -13,11 +13,11 @@ use base64::Engine as _;
 use super::ssh_blob::Wire;
 
 /// The longest private key text taken: an RSA key of 16384 bits in PEM is about 12 KiB.
-pub const MAX_PRIVATE_KEY: usize = 16 * 1024;
+pub(crate) const MAX_PRIVATE_KEY: usize = 16 * 1024;
 
 /// What a private key says of itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PublicHalf {
+pub(crate) struct PublicHalf {
     /// The key type as a `.pub` line names it (`ssh-ed25519`, `ssh-rsa`,
     /// `ecdsa-sha2-nistp256`, `ssh-dss`).
     pub kind: String,
@@ -27,7 +27,7 @@ pub struct PublicHalf {
 
 impl PublicHalf {
     /// `type base64`, the start of the key's `.pub` line.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         format!(
             "{} {}",
             self.kind,
@@ -45,7 +45,7 @@ const FIX: &str = "give the key file as ssh-keygen writes it without a passphras
                    (ssh-keygen -t ed25519 -N '' -f KEY)";
 
 /// Reads the public half of the unencrypted private key `text`.
-pub fn public_half(text: &str) -> Result<PublicHalf, String> {
+pub(crate) fn public_half(text: &str) -> Result<PublicHalf, String> {
     if text.len() > MAX_PRIVATE_KEY {
         return Err(format!(
             "a private key of {} bytes; at most {MAX_PRIVATE_KEY}",
@@ -89,7 +89,7 @@ fn trimmed_lines(text: &str) -> Vec<&str> {
 /// The key `text` (one [`public_half`] took) as sshd can load it: OpenSSH wants the
 /// BEGIN and END markers at the start of a line, so each line is trimmed as [`pem`] reads
 /// it, the blank lines around the block are dropped and every line ends in LF.
-pub fn normalised(text: &str) -> String {
+pub(crate) fn normalised(text: &str) -> String {
     let lines = trimmed_lines(text);
     let first = lines.iter().position(|l| !l.is_empty()).unwrap_or(0);
     let end = lines

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use ipnet::{Ipv4Net, Ipv6Net};
 use serde::Serialize;
 
-pub use vmcust_imc::{DnsName, FileName, HostName, MacAddr, Secret, Timezone};
+pub(crate) use vmcust_imc::{DnsName, FileName, HostName, MacAddr, Secret, Timezone};
 
 /// At most this many characters of a rejected value are quoted in a message.
 const QUOTE_CHARS: usize = 40;
@@ -34,7 +34,7 @@ const PRIVATE_KEY_MARKS: &[&str] = &[
 /// Besides the marks above, a run of 32 or more base64 characters mixing letters and
 /// digits counts: that is what each line of a key's body (or a `.ppk`'s MAC in hex) is,
 /// pasted alone (a public key's blob looks the same, and is not worth quoting either).
-pub fn looks_like_private_key(text: &str) -> bool {
+pub(crate) fn looks_like_private_key(text: &str) -> bool {
     PRIVATE_KEY_MARKS.iter().any(|m| text.contains(m))
         || text.to_ascii_uppercase().contains("PRIVATE KEY")
         || text
@@ -58,7 +58,7 @@ const NOT_SHOWN: &str = "(a value that looks like private key material, not show
 /// A rejected value for a message: a short, escaped prefix and its length, so a huge or
 /// multi-line value never floods a log line. A value that looks like private key material
 /// ([`looks_like_private_key`]) is not quoted at all.
-pub fn quote(value: &str) -> String {
+pub(crate) fn quote(value: &str) -> String {
     if looks_like_private_key(value) {
         return NOT_SHOWN.to_string();
     }
@@ -109,10 +109,13 @@ macro_rules! string_value {
         $(#[$doc])*
         #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize)]
         #[serde(transparent)]
+        // Public: the test API re-exports some of the types this macro makes.
+        #[allow(unreachable_pub)]
         pub struct $name(String);
 
         impl $name {
             /// The value as given.
+            #[allow(dead_code, unreachable_pub, reason = "not every value type is read back as text")]
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -196,7 +199,7 @@ string_value!(
 );
 
 /// The key types OpenSSH's `sshd` accepts in `authorized_keys`, certificates included.
-pub const SSH_KEY_TYPES: &[&str] = &[
+pub(crate) const SSH_KEY_TYPES: &[&str] = &[
     "ssh-ed25519",
     "ssh-rsa",
     "ecdsa-sha2-nistp256",
@@ -482,7 +485,7 @@ string_value!(
 
 impl SeedLocation {
     /// Validates a seed location.
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub(crate) fn parse(s: &str) -> Result<Self, String> {
         let s = s.trim();
         no_control(s, "seedfrom")?;
         let local = s
@@ -502,7 +505,7 @@ impl SeedLocation {
     }
 
     /// The local directory, for a `file://` URL or a path; `None` for a remote URL.
-    pub fn local_dir(&self) -> Option<&str> {
+    pub(crate) fn local_dir(&self) -> Option<&str> {
         self.0
             .strip_prefix("file://")
             .or_else(|| self.0.starts_with('/').then_some(&self.0))

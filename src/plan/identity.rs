@@ -16,7 +16,7 @@ ff02::1\tip6-allnodes\n\
 ff02::2\tip6-allrouters\n";
 
 /// Plans the identity files for `id`.
-pub fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, PlanError> {
+pub(crate) fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, PlanError> {
     let mut actions = Vec::new();
     if let Some(host) = &id.host_name {
         actions.push(Action::write_file(
@@ -72,7 +72,7 @@ pub fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, Pl
 /// `/etc/hosts` with the machine's name mapped the Debian way: a `127.0.1.1 fqdn short`
 /// line replaces any earlier `127.0.1.1` line (in place), every other line is kept as is.
 /// Without an earlier line, the new one goes right after the last `127.0.0.1` line.
-pub fn hosts_with_name(current: Option<&str>, short: &str, fqdn: Option<&str>) -> String {
+pub(crate) fn hosts_with_name(current: Option<&str>, short: &str, fqdn: Option<&str>) -> String {
     let entry = match fqdn {
         Some(fqdn) => format!("{DEBIAN_HOSTNAME_ADDR}\t{fqdn}\t{short}"),
         None => format!("{DEBIAN_HOSTNAME_ADDR}\t{short}"),
@@ -124,7 +124,7 @@ fn first_field(line: &str) -> Option<&str> {
 
 /// `/etc/adjtime` with its third line (the clock mode) set; the drift and calibration
 /// lines of an existing file are kept, because hwclock maintains them.
-pub fn adjtime_with(current: Option<&str>, clock: HardwareClock) -> String {
+pub(crate) fn adjtime_with(current: Option<&str>, clock: HardwareClock) -> String {
     let mode = match clock {
         HardwareClock::Utc => "UTC",
         HardwareClock::Local => "LOCAL",

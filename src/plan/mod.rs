@@ -2,12 +2,12 @@
 //! ordered list of actions. No I/O happens here; `vmcust plan` prints the result and the
 //! golden tests compare it.
 
-pub mod accounts;
-pub mod identity;
-pub mod network;
-pub mod password;
-pub mod ssh_keys;
-pub mod writer;
+pub(crate) mod accounts;
+pub(crate) mod identity;
+pub(crate) mod network;
+pub(crate) mod password;
+pub(crate) mod ssh_keys;
+pub(crate) mod writer;
 
 use std::path::PathBuf;
 
@@ -145,7 +145,7 @@ impl Action {
 }
 
 /// Where the running kernel keeps its host name.
-pub const LIVE_HOSTNAME: &str = "/proc/sys/kernel/hostname";
+pub(crate) const LIVE_HOSTNAME: &str = "/proc/sys/kernel/hostname";
 
 /// File contents that know whether they may be shown.
 #[derive(Clone, PartialEq, Eq)]

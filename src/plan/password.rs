@@ -13,14 +13,14 @@ use super::{Action, Contents, PlanError};
 use crate::facts::accounts::{passwd_entries, AccountFacts, PASSWD, SHADOW};
 use crate::model::RootPassword;
 
-/// Mode of a newly written shadow file when the facts do not know the current one.
-pub const DEFAULT_SHADOW_MODE: u32 = 0o640;
-
 /// Index of shadow's `lastchg` field (days since the epoch of the last change; 0 = must change).
 const LASTCHG: usize = 2;
 
 /// Plans the `/etc/shadow` rewrite for `pw`; `None` when nothing is asked for.
-pub fn plan_password(pw: &RootPassword, facts: &AccountFacts) -> Result<Option<Action>, PlanError> {
+pub(crate) fn plan_password(
+    pw: &RootPassword,
+    facts: &AccountFacts,
+) -> Result<Option<Action>, PlanError> {
     if pw.password.is_none() && !pw.expire {
         return Ok(None);
     }

@@ -14,9 +14,9 @@ use crate::facts::accounts::{AccountFacts, PathState, DEFAULT_SSH_USER};
 use crate::model::Identity;
 
 /// Mode of `authorized_keys`.
-pub const KEYS_MODE: u32 = 0o600;
+pub(crate) const KEYS_MODE: u32 = 0o600;
 /// Mode of `~/.ssh`.
-pub const SSH_DIR_MODE: u32 = 0o700;
+pub(crate) const SSH_DIR_MODE: u32 = 0o700;
 
 /// Why the keys cannot be installed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -63,7 +63,10 @@ pub enum SshKeyError {
 }
 
 /// Plans `authorized_keys` for `id`'s SSH keys; empty when there are none.
-pub fn plan_ssh_keys(id: &Identity, facts: &AccountFacts) -> Result<Vec<Action>, SshKeyError> {
+pub(crate) fn plan_ssh_keys(
+    id: &Identity,
+    facts: &AccountFacts,
+) -> Result<Vec<Action>, SshKeyError> {
     let wanted: Vec<&str> = id
         .ssh_authorized_keys
         .iter()
@@ -124,7 +127,7 @@ pub fn plan_ssh_keys(id: &Identity, facts: &AccountFacts) -> Result<Vec<Action>,
 
 /// `current` with each key of `wanted` appended unless a key with the same type and blob is
 /// already there (options and comments may differ: the key is what grants access).
-pub fn merge_keys(current: &str, wanted: &[&str]) -> String {
+pub(crate) fn merge_keys(current: &str, wanted: &[&str]) -> String {
     let mut out = current.to_string();
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');

@@ -67,7 +67,7 @@ fn check_key(format: &'static str, key: &str, shell: bool) -> Result<(), UnsafeV
 /// An INI-style file (`[Section]` and `Key=value` lines) such as systemd's unit-like
 /// files and NetworkManager keyfiles.
 #[derive(Debug)]
-pub struct IniWriter {
+pub(crate) struct IniWriter {
     format: &'static str,
     out: String,
     sections: usize,
@@ -75,7 +75,7 @@ pub struct IniWriter {
 
 impl IniWriter {
     /// A new file for `format` (named in errors), starting with `header`.
-    pub fn new(format: &'static str, header: &str) -> Self {
+    pub(crate) fn new(format: &'static str, header: &str) -> Self {
         IniWriter {
             format,
             out: header.to_string(),
@@ -84,7 +84,7 @@ impl IniWriter {
     }
 
     /// Starts `[name]`, with a blank line before it unless it is the first.
-    pub fn section(&mut self, name: &str) -> Result<(), UnsafeValue> {
+    pub(crate) fn section(&mut self, name: &str) -> Result<(), UnsafeValue> {
         if name.contains(['[', ']']) {
             return Err(refuse(self.format, name, "not a valid section name"));
         }
@@ -99,7 +99,7 @@ impl IniWriter {
 
     /// Writes `key=value`. A value with a control character, or with leading or trailing
     /// white space (which the readers strip), is refused.
-    pub fn set(&mut self, key: &str, value: impl Display) -> Result<(), UnsafeValue> {
+    pub(crate) fn set(&mut self, key: &str, value: impl Display) -> Result<(), UnsafeValue> {
         let v = value.to_string();
         check_key(self.format, key, false)?;
         check_no_control(self.format, key, &v)?;
@@ -115,7 +115,7 @@ impl IniWriter {
     }
 
     /// The file's text.
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.out
     }
 }
@@ -123,7 +123,7 @@ impl IniWriter {
 /// A file a shell sources: `KEY=value` lines where every value reads back as exactly
 /// itself (`bash -c '. file'`), with no expansion, word splitting or second command.
 #[derive(Debug)]
-pub struct ShellWriter {
+pub(crate) struct ShellWriter {
     format: &'static str,
     out: String,
     always_quote: bool,
@@ -136,7 +136,7 @@ fn shell_plain(b: u8) -> bool {
 
 /// `v` as one shell word: as it is when every character is plain, else in single quotes
 /// (inside which only `'` itself is special; it is written as `'\''`).
-pub fn shell_quote(v: &str) -> String {
+pub(crate) fn shell_quote(v: &str) -> String {
     if !v.is_empty() && v.bytes().all(shell_plain) {
         return v.to_string();
     }
@@ -145,7 +145,7 @@ pub fn shell_quote(v: &str) -> String {
 
 impl ShellWriter {
     /// A new file for `format` (named in errors), starting with `header`.
-    pub fn new(format: &'static str, header: &str) -> Self {
+    pub(crate) fn new(format: &'static str, header: &str) -> Self {
         ShellWriter {
             format,
             out: header.to_string(),
@@ -154,7 +154,7 @@ impl ShellWriter {
     }
 
     /// Like [`ShellWriter::new`], but every value is in single quotes (SUSE's style).
-    pub fn always_quoted(format: &'static str, header: &str) -> Self {
+    pub(crate) fn always_quoted(format: &'static str, header: &str) -> Self {
         ShellWriter {
             always_quote: true,
             ..ShellWriter::new(format, header)
@@ -164,7 +164,7 @@ impl ShellWriter {
     /// Writes `KEY=value`, quoted as needed. Control characters are refused: the
     /// non-shell readers of these files (NetworkManager's ifcfg-rh, wicked) read one
     /// line per key.
-    pub fn set(&mut self, key: &str, value: impl Display) -> Result<(), UnsafeValue> {
+    pub(crate) fn set(&mut self, key: &str, value: impl Display) -> Result<(), UnsafeValue> {
         let v = value.to_string();
         check_key(self.format, key, true)?;
         check_no_control(self.format, key, &v)?;
@@ -178,14 +178,14 @@ impl ShellWriter {
     }
 
     /// Writes a comment line (no control characters).
-    pub fn comment(&mut self, text: &str) -> Result<(), UnsafeValue> {
+    pub(crate) fn comment(&mut self, text: &str) -> Result<(), UnsafeValue> {
         check_no_control(self.format, "comment", text)?;
         writeln!(self.out, "# {text}").expect("writing to a string");
         Ok(())
     }
 
     /// The file's text.
-    pub fn finish(self) -> String {
+    pub(crate) fn finish(self) -> String {
         self.out
     }
 }
@@ -193,7 +193,7 @@ impl ShellWriter {
 /// `value` in double quotes for a shell-sourced file that vmcust edits in place (SUSE's
 /// netconfig `config`, whose style is `KEY="value"`): refused when it holds anything
 /// special inside double quotes (`"`, `$`, `` ` ``, `\`) or a control character.
-pub fn shell_double_quoted(
+pub(crate) fn shell_double_quoted(
     format: &'static str,
     key: &str,
     value: &str,
@@ -209,7 +209,11 @@ pub fn shell_double_quoted(
 /// `value` as one token of a whitespace-separated line format, or an error when it is
 /// empty or holds white space, a control character or a `#` (a comment in every such
 /// format).
-pub fn word(format: &'static str, key: &str, value: impl Display) -> Result<String, UnsafeValue> {
+pub(crate) fn word(
+    format: &'static str,
+    key: &str,
+    value: impl Display,
+) -> Result<String, UnsafeValue> {
     let v = value.to_string();
     check_no_control(format, key, &v)?;
     if v.is_empty() {
@@ -222,7 +226,7 @@ pub fn word(format: &'static str, key: &str, value: impl Display) -> Result<Stri
 }
 
 /// Several tokens joined by single spaces, each checked by [`word`].
-pub fn words<T: Display>(
+pub(crate) fn words<T: Display>(
     format: &'static str,
     key: &str,
     values: impl IntoIterator<Item = T>,

@@ -20,7 +20,7 @@ use nix::sched::{unshare, CloneFlags};
 
 /// A root other than `/` to run programs in, sealed off from the machine (module docs).
 #[derive(Debug, Clone)]
-pub struct Sandbox {
+pub(crate) struct Sandbox {
     root: CString,
     /// The host name inside: the root's `/etc/hostname` when it holds a valid one.
     hostname: CString,
@@ -28,7 +28,7 @@ pub struct Sandbox {
 
 /// Why a program cannot be run inside a root.
 #[derive(Debug, thiserror::Error)]
-pub enum SandboxError {
+pub(crate) enum SandboxError {
     /// Not running as root: no namespaces and no mounts.
     #[error(
         "running a program inside the root {0} needs root privileges (namespaces and mounts); \
@@ -115,7 +115,7 @@ const MAX_HOSTNAME: usize = 64;
 impl Sandbox {
     /// Checks that programs can be run inside `root` (a host path, not `/`): vmcust runs
     /// as root, and the root has `/proc`, `/sys` and `/dev` to mount on.
-    pub fn new(root: &Path) -> Result<Sandbox, SandboxError> {
+    pub(crate) fn new(root: &Path) -> Result<Sandbox, SandboxError> {
         // SAFETY: geteuid has no preconditions and cannot fail.
         if unsafe { libc::geteuid() } != 0 {
             return Err(SandboxError::NotRoot(root.to_path_buf()));

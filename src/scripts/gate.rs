@@ -18,20 +18,20 @@ use crate::root::Root;
 /// The tools command that prints tools.conf values.
 pub const TOOLBOX_CMD: &str = "vmware-toolbox-cmd";
 /// Tools' configuration file inside the root.
-pub const TOOLS_CONF: &str = "/etc/vmware-tools/tools.conf";
+pub(crate) const TOOLS_CONF: &str = "/etc/vmware-tools/tools.conf";
 /// Largest tools.conf read (1 MiB; the shipped one is 20 KiB). A larger one is unreadable,
 /// so the spec's default decides.
-pub const MAX_TOOLS_CONF_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_TOOLS_CONF_BYTES: u64 = 1024 * 1024;
 /// The tools.conf section holding the switch.
-pub const SECTION: &str = "deployPkg";
+pub(crate) const SECTION: &str = "deployPkg";
 /// The switch itself.
-pub const KEY: &str = "enable-custom-scripts";
+pub(crate) const KEY: &str = "enable-custom-scripts";
 /// `deployPkg.update.state` error code for "custom scripts are disabled".
-pub const STATUS_SCRIPT_DISABLED: u32 = 6;
+pub(crate) const STATUS_SCRIPT_DISABLED: u32 = 6;
 /// Exit status of `vmware-toolbox-cmd` when it cannot load tools.conf (`EX_UNAVAILABLE`).
-pub const EX_UNAVAILABLE: i32 = 69;
+pub(crate) const EX_UNAVAILABLE: i32 = 69;
 /// How long `vmware-toolbox-cmd` may take before its answer is treated as absent.
-pub const TOOLBOX_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const TOOLBOX_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The decision, with where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -225,7 +225,7 @@ const MAX_TOOLBOX_OUTPUT: u64 = 64 * 1024;
 /// The value in `vmware-toolbox-cmd config get` output, as cloud-init matches it
 /// (`([^=]+)=(.*)` from the start): the rest of the line after the first `=`, trimmed.
 /// `None` when there is no `=` (`[deployPkg] enable-custom-scripts UNSET`).
-pub fn parse_toolbox_output(stdout: &str) -> Option<&str> {
+pub(crate) fn parse_toolbox_output(stdout: &str) -> Option<&str> {
     let (key, rest) = stdout.split_once('=')?;
     if key.is_empty() {
         return None;

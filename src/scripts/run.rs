@@ -18,15 +18,15 @@ pub use crate::process::Stream;
 use crate::process::{self, Cmd, Ended, Output};
 
 /// `PATH` given to scripts (and to every program vmcust runs): the usual system directories.
-pub const SCRIPT_PATH: &str = process::PATH;
+pub(crate) const SCRIPT_PATH: &str = process::PATH;
 /// `LANG` given to scripts: the C locale exists on every guest.
-pub const SCRIPT_LANG: &str = "C";
+pub(crate) const SCRIPT_LANG: &str = "C";
 /// `HOME` given to scripts: they run as root.
-pub const SCRIPT_HOME: &str = "/root";
+pub(crate) const SCRIPT_HOME: &str = "/root";
 /// Default time a script may run.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default time between SIGTERM and SIGKILL.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 /// Output lines of each stream kept in [`ScriptRun::output`] (the newest).
 pub const KEPT_LINES: usize = 200;
 /// Bytes of each stream's newest lines kept in [`ScriptRun::output`].
@@ -35,7 +35,7 @@ pub const KEPT_BYTES: usize = 64 * 1024;
 pub const MAX_LINE_BYTES: usize = process::MAX_LINE_BYTES;
 /// Bytes of each stream logged while the script runs; after that only the kept tail is
 /// logged, once the script has ended, with the count of what was left out.
-pub const LOGGED_BYTES: usize = 64 * 1024;
+pub(crate) const LOGGED_BYTES: usize = 64 * 1024;
 
 /// Which half of the custom script contract to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -352,7 +352,7 @@ fn log_line(stream: Stream, phase: Phase, line: &str) {
 
 /// How a script run ended, as the boot stages and the records need it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ScriptEnd {
+pub(crate) enum ScriptEnd {
     /// Exit status 0.
     Succeeded,
     /// Anything else; the reason is for people and for the host's `@message`.

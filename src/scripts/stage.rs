@@ -13,15 +13,15 @@ use std::path::{Path, PathBuf};
 use crate::root::Root;
 
 /// The staging directory inside the root.
-pub const STAGING_DIR: &str = "/root/.customization";
+pub(crate) const STAGING_DIR: &str = "/root/.customization";
 /// The staged script's file name.
-pub const STAGED_NAME: &str = "customize.sh";
+pub(crate) const STAGED_NAME: &str = "customize.sh";
 /// Mode of the staging directory.
-pub const STAGING_DIR_MODE: u32 = 0o700;
+pub(crate) const STAGING_DIR_MODE: u32 = 0o700;
 /// Largest custom script staged: 4 MiB (vCenter's own script field holds a few kilobytes).
 pub const MAX_SCRIPT_BYTES: u64 = 4 * 1024 * 1024;
 /// Mode of the staged script.
-pub const SCRIPT_MODE: u32 = 0o700;
+pub(crate) const SCRIPT_MODE: u32 = 0o700;
 
 /// Why the script cannot be staged.
 #[derive(Debug, thiserror::Error)]

@@ -25,11 +25,11 @@ use std::sync::OnceLock;
 use regex::bytes::{Regex, RegexBuilder};
 
 /// Lines read from all the inputs together, at most.
-pub const MAX_SPECS: usize = 200_000;
+pub(crate) const MAX_SPECS: usize = 200_000;
 /// A regex longer than this is refused (as libselinux does, to bound compile time).
 const MAX_REGEX_LEN: usize = 4095;
 /// A context longer than this is refused.
-pub const MAX_CONTEXT_LEN: usize = 1024;
+pub(crate) const MAX_CONTEXT_LEN: usize = 1024;
 /// Compiled size limit of one regex (the `regex` crate's own limit, made explicit).
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
 

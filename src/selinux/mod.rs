@@ -4,14 +4,14 @@
 //! `/etc/selinux/config`, once; the policy is read only when a label is first needed.
 //! docs/selinux.md.
 
-pub mod file_contexts;
-pub mod xattr;
+pub(crate) mod file_contexts;
+pub(crate) mod xattr;
 
 use std::io;
 use std::path::Path;
 use std::sync::OnceLock;
 
-pub use file_contexts::{Context, FileContexts, Input, Kind};
+pub(crate) use file_contexts::{Context, FileContexts, Input, Kind};
 
 /// Where a root's policy files are read from. The root type (`root::Root`) implements it (every
 /// read confined to the root and capped); this module reads nothing else, and so needs
@@ -25,7 +25,7 @@ pub trait PolicyFiles {
 }
 
 /// Where a root says which policy it uses.
-pub const CONFIG: &str = "/etc/selinux/config";
+pub(crate) const CONFIG: &str = "/etc/selinux/config";
 /// The largest policy file read (a full targeted policy's `file_contexts` is under 1 MiB).
 const MAX_POLICY_FILE_BYTES: u64 = 16 * 1024 * 1024;
 /// libselinux's policy type when the config names none.

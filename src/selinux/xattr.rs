@@ -7,12 +7,12 @@ use std::path::Path;
 use rustix::fs::XattrFlags;
 
 /// The attribute that holds the label.
-pub const NAME: &str = "security.selinux";
+pub(crate) const NAME: &str = "security.selinux";
 /// A label longer than this is refused (contexts are well under 256 bytes in practice).
 const MAX_LABEL_BYTES: usize = 4096;
 
 /// A label as the filesystem stores it (usually NUL-terminated context text).
-pub type Label = Vec<u8>;
+pub(crate) type Label = Vec<u8>;
 
 /// `get` into a buffer that is not zeroed first (this runs once per written file on
 /// every boot); `None` when there is no label.
@@ -37,7 +37,7 @@ pub fn get_path(path: &Path) -> io::Result<Option<Label>> {
 }
 
 /// Labels an open file.
-pub fn set_fd(fd: impl AsFd, label: &[u8]) -> io::Result<()> {
+pub(crate) fn set_fd(fd: impl AsFd, label: &[u8]) -> io::Result<()> {
     rustix::fs::fsetxattr(fd, NAME, label, XattrFlags::empty()).map_err(|e| with_name(e, None))
 }
 
@@ -49,7 +49,7 @@ pub fn set_path(path: &Path, label: &[u8]) -> io::Result<()> {
 
 /// Removes the label of what is at `path` (not following a final symlink); having
 /// none already is not an error.
-pub fn remove_path(path: &Path) -> io::Result<()> {
+pub(crate) fn remove_path(path: &Path) -> io::Result<()> {
     match rustix::fs::lremovexattr(path, NAME) {
         Ok(()) | Err(rustix::io::Errno::NODATA | rustix::io::Errno::OPNOTSUPP) => Ok(()),
         Err(e) => Err(with_name(e, Some(path))),

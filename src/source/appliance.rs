@@ -29,7 +29,7 @@ use crate::model::{
 /// A mapped appliance property that cannot be used. Messages name the property, never
 /// its value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ApplianceError {
+pub(crate) enum ApplianceError {
     /// A mapped property has a bad value.
     #[error("ovf property {key}: {detail}")]
     Property {
@@ -44,11 +44,11 @@ pub enum ApplianceError {
 }
 
 /// Where the mapping lives under the root.
-pub const MAPPING_PATH: &str = "/etc/vmcust/ovf-properties.conf";
+pub(crate) const MAPPING_PATH: &str = "/etc/vmcust/ovf-properties.conf";
 
 /// Where the appliance property mapping comes from.
 #[derive(Debug, Clone, Default)]
-pub enum MappingSource {
+pub(crate) enum MappingSource {
     /// `/etc/vmcust/ovf-properties.conf` in the target root, if it is there.
     #[default]
     Root,
@@ -58,7 +58,7 @@ pub enum MappingSource {
 
 impl MappingSource {
     /// The mapping, `None` when the root has none; a bad file is refused.
-    pub fn load(
+    pub(crate) fn load(
         &self,
         root: &crate::root::Root,
     ) -> Result<Option<PropertyMap>, crate::failure::Failure> {
@@ -83,7 +83,7 @@ impl MappingSource {
 }
 
 /// The fields an appliance property can be mapped to.
-pub const FIELDS: &[&str] = &[
+pub(crate) const FIELDS: &[&str] = &[
     "instance-id",
     "hostname",
     "domain",
@@ -103,14 +103,14 @@ const DEFAULT_METRIC: u32 = 100;
 
 /// Field → the appliance's property key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PropertyMap {
+pub(crate) struct PropertyMap {
     entries: Vec<(String, String)>,
 }
 
 impl PropertyMap {
     /// Parses the mapping file. Unknown fields and lines outside `[properties]` are errors
     /// naming the line, so a typo cannot silently drop a setting.
-    pub fn parse(text: &str) -> Result<PropertyMap, String> {
+    pub(crate) fn parse(text: &str) -> Result<PropertyMap, String> {
         let mut entries = Vec::new();
         let mut in_section = false;
         for (i, raw) in text.lines().enumerate() {
@@ -157,7 +157,7 @@ impl PropertyMap {
     }
 
     /// Sets the mapped fields of `c` from `env`'s properties.
-    pub fn apply(
+    pub(crate) fn apply(
         &self,
         env: &Environment,
         c: &mut Customization,

@@ -3,7 +3,7 @@
 //! hostname, public_keys), `network_data.json` ([`network_data`]), `user_data` and
 //! `vendor_data.json`, read as cloud-init's ConfigDrive datasource reads them.
 
-pub mod network_data;
+pub(crate) mod network_data;
 
 use std::path::Path;
 
@@ -16,19 +16,19 @@ use crate::failure::Failure;
 use crate::model::{Customization, Identity, InstanceId, SshKey};
 
 /// The labels of a config drive (cloud-init accepts both spellings).
-pub const LABELS: &[&str] = &["config-2", "CONFIG-2"];
+pub(crate) const LABELS: &[&str] = &["config-2", "CONFIG-2"];
 
 /// Where the documents are on the medium.
-pub const DIR: &str = "openstack/latest";
+pub(crate) const DIR: &str = "openstack/latest";
 
 /// Largest `meta_data.json`, `network_data.json` or `vendor_data.json` read.
-pub const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
 
 /// Most public keys read from `public_keys`.
-pub const MAX_KEYS: usize = 256;
+pub(crate) const MAX_KEYS: usize = 256;
 
 /// The OpenStack config drive.
-pub struct ConfigDrive;
+pub(crate) struct ConfigDrive;
 
 /// Whether a `--seed DIR` is a config drive: it has `openstack/latest/meta_data.json`.
 fn is_drive_dir(dir: &Path) -> bool {
@@ -38,10 +38,6 @@ fn is_drive_dir(dir: &Path) -> bool {
 impl super::Source for ConfigDrive {
     fn names(&self) -> &'static [&'static str] {
         &["configdrive"]
-    }
-
-    fn describe(&self) -> &'static str {
-        "an OpenStack config drive (ISO9660 or vfat labelled config-2), attached for this VM"
     }
 
     fn read(&self, door: &mut Door) -> Result<Vec<SourceData>, Failure> {
@@ -148,7 +144,7 @@ fn vendor_data(name: &str, json: &[u8]) -> Result<Option<Vec<u8>>, Failure> {
 }
 
 /// Reads a config drive into the data it asks for.
-pub fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
+pub(crate) fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
     let place = medium.place.clone();
     let at = |f: &str| format!("{DIR}/{f} on {place}");
     let mut out = SourceData::new("configdrive", format!("the config drive {}", medium.place));

@@ -14,7 +14,7 @@ impl SourceData {
     /// spec's), else that mapping with `instance-id` and `local-hostname` set to them (the
     /// raw meta-data came from another source than these fields, or lacks them), else a
     /// NoCloud meta-data of just these two (a config drive's JSON, an OVF environment).
-    pub fn cloud_init_meta_data(&self) -> Vec<u8> {
+    pub(crate) fn cloud_init_meta_data(&self) -> Vec<u8> {
         let c = &self.customization;
         let raw = self
             .raw_metadata
@@ -60,7 +60,7 @@ impl SourceData {
 
 /// Reads every source `door` enables, in precedence order, validates and merges them;
 /// the instance id defaults to `fallback_id`.
-pub fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<SourceData, Failure> {
+pub(crate) fn discover(door: &mut Door, fallback_id: &InstanceId) -> Result<SourceData, Failure> {
     // The host's answers come while the seed sources look at the root's media: through
     // the tools each read is a process, tens of milliseconds on an emulated boot.
     if let Some(rpc) = door.rpc.as_mut() {

@@ -9,9 +9,9 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine;
 
 /// Largest decoded value accepted (a gzip bomb stops here, after reading this much).
-pub const MAX_DECODED_LEN: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_DECODED_LEN: usize = 16 * 1024 * 1024;
 /// Largest raw (still encoded) value accepted, checked before anything else is done with it.
-pub const MAX_RAW_LEN: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_RAW_LEN: usize = 16 * 1024 * 1024;
 
 /// Standard alphabet; padding optional and stray trailing bits ignored (as Python's decoder).
 const BASE64: GeneralPurpose = GeneralPurpose::new(

@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 use crate::model::{DnsName, HostName, InvalidValue};
 
 /// Attaches `place` (source and key path) to a constructor's verdict.
-pub fn field<T, E: Display>(
+pub(crate) fn field<T, E: Display>(
     place: impl Into<String>,
     verdict: Result<T, E>,
 ) -> Result<T, InvalidValue> {
@@ -17,7 +17,7 @@ pub fn field<T, E: Display>(
 /// Splits a host name as cloud-init does and validates both parts: an IPv4 literal becomes
 /// `ip-a-b-c-d` with no domain; otherwise the first label is the host name and the rest,
 /// if any, the domain. A trailing dot is dropped.
-pub fn host_and_domain(
+pub(crate) fn host_and_domain(
     place: &str,
     raw: &str,
 ) -> Result<(HostName, Option<DnsName>), InvalidValue> {
@@ -41,7 +41,7 @@ pub fn host_and_domain(
 
 /// Refuses a host name and domain whose FQDN (`host.domain`) is longer than DNS allows
 /// ([`vmcust_imc::MAX_FQDN`] characters), though each part fits on its own.
-pub fn fqdn_fits(
+pub(crate) fn fqdn_fits(
     place: &str,
     host: Option<&HostName>,
     domain: Option<&DnsName>,

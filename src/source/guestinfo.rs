@@ -17,16 +17,16 @@ use super::encoding::{self, DecodeError, Encoding};
 use super::metadata::{self, Metadata, MetadataError};
 
 /// The metadata key.
-pub const METADATA: &str = "guestinfo.metadata";
+pub(crate) const METADATA: &str = "guestinfo.metadata";
 /// The user-data key.
-pub const USERDATA: &str = "guestinfo.userdata";
+pub(crate) const USERDATA: &str = "guestinfo.userdata";
 /// The vendor-data key.
-pub const VENDORDATA: &str = "guestinfo.vendordata";
+pub(crate) const VENDORDATA: &str = "guestinfo.vendordata";
 /// The OVF environment key (read by the OVF source, listed by `vmcust detect`).
-pub const OVF_ENV: &str = "guestinfo.ovfEnv";
+pub(crate) const OVF_ENV: &str = "guestinfo.ovfEnv";
 
 /// The value written over a redacted key (cloud-init's marker, read back as absent).
-pub const REDACTED_VALUE: &str = "---";
+pub(crate) const REDACTED_VALUE: &str = "---";
 
 /// Why guestinfo data could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -68,7 +68,10 @@ pub struct GuestinfoData {
 
 /// Reads one key and decodes it by its `.encoding`. `Ok(None)` when the key is absent,
 /// empty or `---`.
-pub fn read_key(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<Vec<u8>>, GuestinfoError> {
+pub(crate) fn read_key(
+    rpc: &mut dyn GuestRpc,
+    key: &str,
+) -> Result<Option<Vec<u8>>, GuestinfoError> {
     match get_normalized(rpc, key)? {
         Some(value) => decode_value(rpc, key, &value).map(Some),
         None => Ok(None),
@@ -97,11 +100,11 @@ fn get_normalized(rpc: &mut dyn GuestRpc, key: &str) -> Result<Option<String>, G
 }
 
 /// The keys [`read`] reads first; each one's `.encoding` only when it has a value.
-pub const KEYS: [&str; 3] = [METADATA, USERDATA, VENDORDATA];
+pub(crate) const KEYS: [&str; 3] = [METADATA, USERDATA, VENDORDATA];
 
 /// Starts the reads of [`read`] where the transport is slow: the three values at once,
 /// each one's `.encoding` as soon as its value is there.
-pub fn prefetch(rpc: &mut dyn GuestRpc) {
+pub(crate) fn prefetch(rpc: &mut dyn GuestRpc) {
     for key in KEYS {
         let has_value = |raw: &[u8]| matches!(encoding::normalize("", raw), Ok(Some(_)));
         rpc.prefetch_then(key, &format!("{key}.encoding"), has_value);
@@ -146,7 +149,7 @@ pub fn read(rpc: &mut dyn GuestRpc) -> Result<Option<GuestinfoData>, GuestinfoEr
 /// Clears the listed keys on the host as cloud-init does: `info-set guestinfo.<k> ---`, then
 /// `info-set guestinfo.<k>.encoding ` (a single space). Failures do not stop the others and
 /// come back as warnings.
-pub fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
+pub(crate) fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
     let mut warnings = Vec::new();
     for k in keys {
         let key = guestinfo_key(k);
@@ -166,7 +169,7 @@ pub fn redact(rpc: &mut dyn GuestRpc, keys: &[String]) -> Vec<String> {
 /// Guestinfo raw cloud-init data: `guestinfo.metadata`, `.userdata` and `.vendordata`,
 /// read from the host when the door has one (at boot only on a new VM; `--guestinfo-dir`
 /// on the command line).
-pub struct Guestinfo;
+pub(crate) struct Guestinfo;
 
 impl super::Source for Guestinfo {
     fn names(&self) -> &'static [&'static str] {
@@ -175,10 +178,6 @@ impl super::Source for Guestinfo {
 
     fn prefetch(&self, rpc: &mut dyn GuestRpc) {
         prefetch(rpc);
-    }
-
-    fn describe(&self) -> &'static str {
-        "guestinfo metadata, user-data and vendor-data, set on the VM and kept across boots"
     }
 
     fn read(

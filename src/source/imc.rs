@@ -24,7 +24,7 @@ const SOURCE: &str = "cust.cfg";
 
 /// Metric of the first default route; later NICs get +100 each, later gateways of one
 /// NIC +1 each, so the first listed gateway of the first NIC wins.
-pub const FIRST_DEFAULT_METRIC: u32 = 100;
+pub(crate) const FIRST_DEFAULT_METRIC: u32 = 100;
 
 /// Translates a validated spec into the engine's model. The spec's own checks come first
 /// (`vmcust-imc`); here only what the engine adds: addresses a NIC, a gateway or a name
@@ -217,10 +217,10 @@ fn default_routes(nics: &[Nic]) -> Result<Vec<Vec<Route>>, InvalidValue> {
 }
 
 /// Largest companion file read next to a spec (raw cloud-init metadata, user-data).
-pub const MAX_COMPANION_FILE: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_COMPANION_FILE: u64 = 16 * 1024 * 1024;
 
 /// A vSphere spec and where its companion files are.
-pub struct ImcInput {
+pub(crate) struct ImcInput {
     /// The validated spec.
     pub parsed: vmcust_imc::Parsed,
     /// The directory the spec's companion files are in (the pending copy at boot, the
@@ -232,7 +232,7 @@ pub struct ImcInput {
 
 /// What a vSphere spec asks of the boot engine besides the customization itself.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct ImcOptions {
+pub(crate) struct ImcOptions {
     /// `POST-GC-STATUS`: report progress in `guestinfo.gc.status`.
     pub post_gc_status: bool,
     /// `DEFAULT-RUN-POST-CUST-SCRIPT`: run scripts when tools.conf does not say.
@@ -244,15 +244,11 @@ pub struct ImcOptions {
 /// The vSphere guest customization spec: the pending copy of what open-vm-tools handed
 /// over at boot (the early stage takes it in and validates it first), `--imc FILE` on the
 /// command line.
-pub struct Imc;
+pub(crate) struct Imc;
 
 impl Source for Imc {
     fn names(&self) -> &'static [&'static str] {
         &["imc"]
-    }
-
-    fn describe(&self) -> &'static str {
-        "the vSphere guest customization spec (cust.cfg), an explicit request made for this clone"
     }
 
     fn read(&self, door: &mut Door) -> Result<Vec<SourceData>, Failure> {

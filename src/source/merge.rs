@@ -10,7 +10,7 @@ use super::{registry, SourceData};
 /// the registry. The result has every source found and their warnings in precedence order,
 /// the vSphere spec's engine options from the highest source that has them, and each field
 /// taken with its origin and place.
-pub fn merge(mut sources: Vec<SourceData>) -> SourceData {
+pub(crate) fn merge(mut sources: Vec<SourceData>) -> SourceData {
     let rank = |s: &SourceData| {
         s.found
             .first()

@@ -13,7 +13,7 @@ use super::netconfig::{self, NetworkConfigError};
 use crate::model::{Customization, Identity, InstanceId, InvalidValue, SshKey};
 
 /// Keys that carry SSH public keys; the first one present wins.
-pub const PUBLIC_KEY_KEYS: [&str; 4] = [
+pub(crate) const PUBLIC_KEY_KEYS: [&str; 4] = [
     "public-keys-data",
     "public_keys_data",
     "public-keys",
@@ -105,7 +105,7 @@ pub struct Metadata {
 
 /// Deepest nesting of lists and mappings accepted in a metadata or network document.
 /// serde_json stops at 128 anyway; the YAML fallback has no such bound and is quadratic.
-pub const MAX_DEPTH: usize = 64;
+pub(crate) const MAX_DEPTH: usize = 64;
 
 /// Parses a JSON or YAML document whose root must be a mapping; empty text is an empty
 /// mapping (cloud-init's `load_json_or_yaml`). A document nesting deeper than [`MAX_DEPTH`]
@@ -149,7 +149,7 @@ fn cut_detail(detail: &str) -> String {
 /// brackets (`[`, `{`) outside quoted strings, plus block nesting (indentation levels and
 /// `- ` list markers). It may overestimate (a `[` inside a plain scalar counts), never
 /// underestimate by much, which is what a cap needs.
-pub fn nesting_depth(text: &str) -> usize {
+pub(crate) fn nesting_depth(text: &str) -> usize {
     let mut deepest = 0;
     // Indentation of the enclosing block levels.
     let mut indents: Vec<usize> = Vec::new();

@@ -4,31 +4,31 @@
 //! [`discover()`] reads every enabled one and [`merge`] makes one [`SourceData`] of them.
 //! No source writes to the system.
 
-pub mod appliance;
-pub mod config_drive;
-pub mod discover;
-pub mod encoding;
+pub(crate) mod appliance;
+pub(crate) mod config_drive;
+pub(crate) mod discover;
+pub(crate) mod encoding;
 pub(crate) mod fat_chain;
-pub mod field;
-pub mod guestinfo;
-pub mod imc;
-pub mod merge;
-pub mod metadata;
-pub mod netconfig;
-pub mod nocloud;
-pub mod ovf;
-pub mod ovf_locate;
-pub mod registry;
-pub mod seed_media;
-pub mod sniff;
-pub mod timezone;
-pub mod udev_db;
+pub(crate) mod field;
+pub(crate) mod guestinfo;
+pub(crate) mod imc;
+pub(crate) mod merge;
+pub(crate) mod metadata;
+pub(crate) mod netconfig;
+pub(crate) mod nocloud;
+pub(crate) mod ovf;
+pub(crate) mod ovf_locate;
+pub(crate) mod registry;
+pub(crate) mod seed_media;
+pub(crate) mod sniff;
+pub(crate) mod timezone;
+pub(crate) mod udev_db;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-pub use discover::discover;
-pub use registry::SourceSet;
+pub(crate) use discover::discover;
+pub(crate) use registry::SourceSet;
 
 use crate::failure::Failure;
 use crate::host::GuestRpc;
@@ -37,13 +37,11 @@ use crate::root::Root;
 
 /// A source: how to find it and read it. Adding a source is one module implementing this
 /// and one line in [`registry::SOURCES`].
-pub trait Source: Sync {
+pub(crate) trait Source: Sync {
     /// Its names, as records, `[trust] sources` and the docs spell them: its own first,
     /// then any it reads on its behalf (the OVF environment's local seed), in precedence
     /// order.
     fn names(&self) -> &'static [&'static str];
-    /// What it is, for the precedence table in the docs.
-    fn describe(&self) -> &'static str;
     /// Finds the source through `door` and reads it; an empty list when it is not there.
     fn read(&self, door: &mut Door) -> Result<Vec<SourceData>, Failure>;
     /// Starts the host reads [`read`](Source::read) makes whatever it finds
@@ -53,7 +51,7 @@ pub trait Source: Sync {
 }
 
 /// Where the sources are looked for, and what they may use.
-pub struct Door<'a> {
+pub(crate) struct Door<'a> {
     /// The root being customized: seed files, devices, the appliance mapping, zones.
     pub root: &'a Root,
     /// The sources allowed (the settings' `[trust] sources`, the stage's own choice).
@@ -73,7 +71,7 @@ pub struct Door<'a> {
 
 /// Files the command line gives: each source reads only what is given.
 #[derive(Debug, Clone, Default)]
-pub struct Given {
+pub(crate) struct Given {
     /// `--ovf FILE|ISO`.
     pub ovf: Option<PathBuf>,
     /// `--seed IMAGE|DIR`: seed drives (config-2, NoCloud) as an image or a directory.
@@ -82,7 +80,7 @@ pub struct Given {
 
 /// Data bytes for the late stage (user-data, vendor-data), and which source they came from.
 #[derive(Debug, Clone)]
-pub struct UserData {
+pub(crate) struct UserData {
     /// The bytes as received (decoded).
     pub bytes: Vec<u8>,
     /// The name of the source.
@@ -91,7 +89,7 @@ pub struct UserData {
 
 /// Where one source was found.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct Found {
+pub(crate) struct Found {
     /// The source's name (one of its [`Source::names`]).
     pub source: &'static str,
     /// Where, for people: `/dev/sr0 (config-2)`, `guestinfo`, a file.
@@ -104,7 +102,7 @@ pub struct Found {
 /// and no [`origins`](Self::origins) (every field it has is its own); a merged one has every
 /// source found and each field's origin.
 #[derive(Debug, Clone, Default)]
-pub struct SourceData {
+pub(crate) struct SourceData {
     /// The customization. Its instance id is always set in what [`discover()`] returns (the
     /// sources', else the fallback it is given).
     pub customization: Customization,
@@ -133,7 +131,7 @@ pub struct SourceData {
 
 impl SourceData {
     /// Empty data from `source` found at `place`.
-    pub fn new(source: &'static str, place: impl Into<String>) -> SourceData {
+    pub(crate) fn new(source: &'static str, place: impl Into<String>) -> SourceData {
         SourceData {
             found: vec![Found {
                 source,
@@ -150,7 +148,7 @@ impl SourceData {
     }
 
     /// The instance id.
-    pub fn instance_id(&self) -> &InstanceId {
+    pub(crate) fn instance_id(&self) -> &InstanceId {
         self.customization
             .instance_id
             .as_ref()
@@ -159,12 +157,12 @@ impl SourceData {
 
     /// Whether any source had anything (of a merged record: one source's own has no
     /// origins).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.origins.is_empty()
     }
 
     /// Where the data came from, for people: the highest source found.
-    pub fn from(&self) -> String {
+    pub(crate) fn from(&self) -> String {
         match self.found.first() {
             Some(f) => f.place.clone(),
             None => "no source".to_string(),

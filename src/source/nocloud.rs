@@ -16,13 +16,13 @@ use super::{metadata, netconfig, Door, SourceData};
 use crate::failure::Failure;
 
 /// The labels of a NoCloud medium (cloud-init accepts both spellings).
-pub const LABELS: &[&str] = &["cidata", "CIDATA"];
+pub(crate) const LABELS: &[&str] = &["cidata", "CIDATA"];
 
 /// Largest `meta-data` or `network-config` read (documents of a few lines).
-pub const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 1024 * 1024;
 
 /// The NoCloud seed.
-pub struct NoCloud;
+pub(crate) struct NoCloud;
 
 /// Whether a `--seed DIR` is a NoCloud seed: it has `meta-data`.
 fn is_seed_dir(dir: &Path) -> bool {
@@ -32,10 +32,6 @@ fn is_seed_dir(dir: &Path) -> bool {
 impl super::Source for NoCloud {
     fn names(&self) -> &'static [&'static str] {
         &["nocloud"]
-    }
-
-    fn describe(&self) -> &'static str {
-        "a NoCloud seed (ISO9660 or vfat labelled cidata, as cloud-localds makes), attached for this VM"
     }
 
     fn read(&self, door: &mut Door) -> Result<Vec<SourceData>, Failure> {
@@ -53,7 +49,7 @@ fn text(name: &str, bytes: Vec<u8>) -> Result<String, Failure> {
 }
 
 /// Reads a NoCloud medium into the data it asks for.
-pub fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
+pub(crate) fn read_medium(medium: &mut Medium) -> Result<SourceData, Failure> {
     let place = medium.place.clone();
     let at = |f: &str| format!("{f} on {place}");
     let mut out = SourceData::new("nocloud", format!("the NoCloud seed {}", medium.place));

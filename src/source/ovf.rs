@@ -18,7 +18,7 @@ use crate::model::{
 
 /// Why an OVF environment cannot be used. Messages name the property, never its value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OvfSourceError {
+pub(crate) enum OvfSourceError {
     /// `network-config` is neither base64 of YAML nor YAML.
     #[error("ovf property network-config: {0}; give base64 of a netplan v2 or v1 network config")]
     NetworkConfig(String),
@@ -32,7 +32,7 @@ pub enum OvfSourceError {
 
 /// What the OVF environment asks for.
 #[derive(Debug, Clone, Default)]
-pub struct OvfData {
+pub(crate) struct OvfData {
     /// The customization (identity, network, instance id).
     pub customization: Customization,
     /// User-data from the `user-data` property (base64-decoded when it is base64).
@@ -60,7 +60,7 @@ fn lenient_base64(text: &str) -> Option<Vec<u8>> {
 
 /// Reads the environment's properties into a customization. `map` adds an appliance's own
 /// property names (`guestinfo.hostname`, `ip0`, …).
-pub fn from_environment(
+pub(crate) fn from_environment(
     env: &Environment,
     map: Option<&PropertyMap>,
 ) -> Result<OvfData, OvfSourceError> {
@@ -130,15 +130,11 @@ pub fn from_environment(
 /// OVF transport CD at boot, `--ovf FILE|ISO` on the command line; with the local seed
 /// its `seedfrom` names (`ovfseed`: its metadata ranks below the environment, its
 /// user-data replaces the environment's, as in cloud-init).
-pub struct Ovf;
+pub(crate) struct Ovf;
 
 impl super::Source for Ovf {
     fn names(&self) -> &'static [&'static str] {
         &["ovf", "ovfseed"]
-    }
-
-    fn describe(&self) -> &'static str {
-        "the OVF environment (seed file, guestinfo.ovfEnv, OVF transport CD), set at deployment; then the local seed its seedfrom names"
     }
 
     fn prefetch(&self, rpc: &mut dyn crate::host::GuestRpc) {

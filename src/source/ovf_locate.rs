@@ -15,14 +15,14 @@ use crate::host::GuestRpc;
 use crate::root::Root;
 
 /// Seed files checked first, in order (cloud-init's location, then vmcust's own).
-pub const SEED_FILES: &[&str] = &[
+pub(crate) const SEED_FILES: &[&str] = &[
     "/var/lib/cloud/seed/ovf-env.xml",
     "/var/lib/cloud/seed/ovf/ovf-env.xml",
     crate::state::OVF_SEED,
 ];
 
 /// CD devices tried for an OVF transport ISO.
-pub const CD_DEVICES: &[&str] = &[
+pub(crate) const CD_DEVICES: &[&str] = &[
     "/dev/sr0", "/dev/sr1", "/dev/sr2", "/dev/sr3", "/dev/hda", "/dev/hdb", "/dev/hdc", "/dev/hdd",
 ];
 
@@ -32,7 +32,7 @@ const ISO_DESCRIPTOR_OFFSET: u64 = 16 * 2048;
 /// Where an OVF environment was found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
-pub enum OvfOrigin {
+pub(crate) enum OvfOrigin {
     /// A file given on the command line or a seed file.
     File {
         /// Its path.
@@ -63,7 +63,7 @@ impl std::fmt::Display for OvfOrigin {
 
 /// An OVF environment document and where it came from.
 #[derive(Debug, Clone)]
-pub struct FoundEnv {
+pub(crate) struct FoundEnv {
     /// Where it was found.
     pub origin: OvfOrigin,
     /// The XML bytes.
@@ -72,7 +72,7 @@ pub struct FoundEnv {
 
 /// Reads an OVF environment from a path that is either the XML itself or an ISO9660
 /// image (told apart by the `CD001` signature).
-pub fn read_path(path: &Path) -> Result<FoundEnv> {
+pub(crate) fn read_path(path: &Path) -> Result<FoundEnv> {
     let mut f = File::open(path).with_context(|| format!("opening {}", path.display()))?;
     if is_iso(&mut f)? {
         return read_iso(&mut f, path)?
@@ -113,7 +113,7 @@ fn read_iso(f: &mut File, path: &Path) -> Result<Option<FoundEnv>> {
 /// Looks for an OVF environment in the documented order: seed files in the root, then
 /// `guestinfo.ovfEnv` (when a host is given), then the CD devices of the root (each
 /// opened once in a discovery, through `media`).
-pub fn locate(
+pub(crate) fn locate(
     root: &Root,
     rpc: Option<&mut dyn GuestRpc>,
     media: &Probes,

@@ -11,7 +11,7 @@ use super::Source;
 /// config drive are per-VM media attached for it (cloud-init's own order puts NoCloud,
 /// then ConfigDrive, before OVF and VMware guestinfo); the OVF environment is set at
 /// deployment; guestinfo is set on the VM and stays across boots.
-pub static SOURCES: &[&dyn Source] = &[
+pub(crate) static SOURCES: &[&dyn Source] = &[
     &super::imc::Imc,
     &super::nocloud::NoCloud,
     &super::config_drive::ConfigDrive,
@@ -20,12 +20,12 @@ pub static SOURCES: &[&dyn Source] = &[
 ];
 
 /// Every source name, in precedence order (sub-sources after their source).
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
     SOURCES.iter().flat_map(|s| s.names().iter().copied())
 }
 
 /// The rank of a source name: lower is higher precedence; unknown names rank last.
-pub fn rank(name: &str) -> usize {
+pub(crate) fn rank(name: &str) -> usize {
     names().position(|n| n == name).unwrap_or(usize::MAX)
 }
 
@@ -98,7 +98,7 @@ impl SourceSet {
 }
 
 /// The names a source may be given by in `[trust] sources`.
-pub fn own_names() -> Vec<&'static str> {
+pub(crate) fn own_names() -> Vec<&'static str> {
     SOURCES.iter().map(|s| s.names()[0]).collect()
 }
 

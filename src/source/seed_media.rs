@@ -20,18 +20,18 @@ use crate::failure::Failure;
 use crate::root::Root;
 
 /// Largest seed image (or device) read as ISO9660; seed drives hold a few small files.
-pub const MAX_IMAGE_BYTES: u64 = 128 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = 128 * 1024 * 1024;
 
 /// Largest file read from a seed medium (user-data is the big one; as guestinfo's cap).
 pub const MAX_FILE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Most bytes read from one vfat medium in all (boot sector, FATs, directories, files):
 /// a directory whose cluster chain loops would otherwise be read for ever.
-pub const MAX_FAT_READ_BYTES: u64 = 64 * 1024 * 1024;
+pub(crate) const MAX_FAT_READ_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Whole disks tried for a vfat or ISO9660 seed when udev made no `/dev/disk/by-label`
 /// link: `/dev/vda`…`/dev/vdz`, `/dev/sda`…, `/dev/xvda`… (a seed is an unpartitioned disk).
-pub const DISK_PREFIXES: &[&str] = &["/dev/vd", "/dev/sd", "/dev/xvd"];
+pub(crate) const DISK_PREFIXES: &[&str] = &["/dev/vd", "/dev/sd", "/dev/xvd"];
 
 /// Byte offset of the first ISO9660 volume descriptor (sector 16).
 const ISO_DESCRIPTOR_OFFSET: u64 = 16 * 2048;
@@ -215,7 +215,7 @@ impl std::fmt::Debug for Medium {
 /// The volume label of a FAT boot sector, or `None` when the sector is not FAT's (its
 /// signature, a sane sector size, the `FAT` file system type at the FAT12/16 or FAT32
 /// place). The label is the 11 bytes before it, blanks removed.
-pub fn fat_label(sector: &[u8]) -> Option<String> {
+pub(crate) fn fat_label(sector: &[u8]) -> Option<String> {
     if sector.len() < 512 || sector[510..512] != [0x55, 0xAA] {
         return None;
     }
@@ -242,7 +242,7 @@ pub fn fat_label(sector: &[u8]) -> Option<String> {
 /// driver then skips its medium check at open (slow on an empty drive, which a VM
 /// usually has). A CD-ROM drive that says it has no disc is an error here: reading it
 /// would fail only after the SCSI layer's retries.
-pub fn open_medium(path: &Path) -> io::Result<File> {
+pub(crate) fn open_medium(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     if kernel_found_no_disc(path) {
         return Err(io::Error::new(
@@ -323,11 +323,11 @@ fn sniff(file: &mut File) -> Option<Format> {
 /// emulated guest, even with `O_NONBLOCK` (docs/benchmarks.md), and the NoCloud, config
 /// drive and OVF sources all look at the same drives.
 #[derive(Debug, Default)]
-pub struct Probes(RefCell<HashMap<PathBuf, Option<Probed>>>);
+pub(crate) struct Probes(RefCell<HashMap<PathBuf, Option<Probed>>>);
 
 /// A device holding a medium of a format vmcust reads, as one discovery found it.
 #[derive(Debug)]
-pub struct Probed {
+pub(crate) struct Probed {
     /// ISO9660 or vfat.
     pub format: Format,
     /// Its volume label, when it has one that could be read.
@@ -340,7 +340,7 @@ impl Probes {
     /// The medium at `path` (a host path), opened and looked at on the first call only;
     /// `None` for an empty drive, a device that cannot be opened, or one that holds
     /// neither ISO9660 nor FAT. Each call gets its own descriptor of the one open device.
-    pub fn probe(&self, path: &Path) -> Option<Probed> {
+    pub(crate) fn probe(&self, path: &Path) -> Option<Probed> {
         let mut seen = self.0.borrow_mut();
         let probed = seen
             .entry(path.to_path_buf())
@@ -615,7 +615,7 @@ fn read_fat(fat: &Fat, path: &str, cap: u64) -> io::Result<Option<Vec<u8>>> {
 /// the first `--seed` that has such a label or that is a directory `is_mine` accepts;
 /// at boot, `/dev/disk/by-label/<label>`, then the CD-ROMs, then the whole disks of the
 /// root. `Ok(None)` when there is none.
-pub fn find(
+pub(crate) fn find(
     door: &Door,
     labels: &[&str],
     is_mine: impl Fn(&Path) -> bool,
@@ -671,7 +671,7 @@ const KNOWN_DIR_FILES: &[&str] = &["meta-data", "openstack/latest/meta_data.json
 const KNOWN_LABELS: &[&str] = &["config-2", "CONFIG-2", "cidata", "CIDATA"];
 
 /// Where media are looked for in `root`, in order.
-pub fn candidates(labels: &[&str]) -> Vec<String> {
+pub(crate) fn candidates(labels: &[&str]) -> Vec<String> {
     let mut out: Vec<String> = labels
         .iter()
         .map(|l| format!("/dev/disk/by-label/{l}"))

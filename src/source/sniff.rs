@@ -6,7 +6,7 @@
 
 /// The kinds of document vmcust reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// A vSphere customization spec: INI with `[SECTION]` headers.
     CustCfg,
     /// An OVF environment document (`<Environment ...>`), or other XML.
@@ -19,7 +19,7 @@ pub enum Kind {
 const HEAD: usize = 4096;
 
 /// What `bytes` looks like, if any kind at all.
-pub fn sniff(bytes: &[u8]) -> Option<Kind> {
+pub(crate) fn sniff(bytes: &[u8]) -> Option<Kind> {
     let head = &bytes[..bytes.len().min(HEAD)];
     let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let text = String::from_utf8_lossy(head);
@@ -56,7 +56,7 @@ pub fn sniff(bytes: &[u8]) -> Option<Kind> {
 }
 
 /// The hint for a file that failed to parse as `expected`, when it looks like another kind.
-pub fn hint(bytes: &[u8], expected: Kind) -> Option<&'static str> {
+pub(crate) fn hint(bytes: &[u8], expected: Kind) -> Option<&'static str> {
     let found = sniff(bytes).filter(|k| *k != expected)?;
     Some(match found {
         Kind::OvfEnvironment => "this looks like an OVF environment (ovf-env.xml); use --ovf FILE",

@@ -20,7 +20,7 @@ const MAX_ZONE_LIST: u64 = 2 * 1024 * 1024;
 
 /// The zone names of `root`: its tzdata.zi, zone1970.tab or zone.tab, the first found
 /// and readable; the compiled-in list if none is.
-pub fn zone_list(root: &Root) -> ZoneList {
+pub(crate) fn zone_list(root: &Root) -> ZoneList {
     let read = |name: &str| {
         let path = Path::new(ZONEINFO_DIR).join(name);
         root.read_text_capped(&path, MAX_ZONE_LIST, "zone list")
@@ -37,7 +37,7 @@ pub fn zone_list(root: &Root) -> ZoneList {
 }
 
 /// Refuses a time zone `root` does not have, naming `place` and the zone meant.
-pub fn check(root: &Root, zone: &Timezone, place: &str) -> Result<(), InvalidValue> {
+pub(crate) fn check(root: &Root, zone: &Timezone, place: &str) -> Result<(), InvalidValue> {
     let zoneinfo = Path::new(ZONEINFO_DIR);
     let why = if root.is_dir(zoneinfo) {
         if root.is_file(&zoneinfo.join(zone.as_str())) {

@@ -15,7 +15,7 @@ const UDEV_DATA: &str = "/run/udev/data";
 /// empty CD-ROM drive, or, with `labels`, a device udev probed (it names a file system or
 /// a partition table) whose label is none of them. A device udev has not probed yet
 /// (early in boot, or just plugged) is never ruled out: it is read as before.
-pub fn rules_out(root: &Root, path: &Path, labels: Option<&[&str]>) -> bool {
+pub(crate) fn rules_out(root: &Root, path: &Path, labels: Option<&[&str]>) -> bool {
     let Some((major, minor)) = block_device_numbers(path) else {
         return false;
     };
@@ -28,7 +28,7 @@ pub fn rules_out(root: &Root, path: &Path, labels: Option<&[&str]>) -> bool {
 
 /// The major and minor number of the block device at `path` (a host path, symlinks
 /// followed); `None` for anything else.
-pub fn block_device_numbers(path: &Path) -> Option<(u32, u32)> {
+pub(crate) fn block_device_numbers(path: &Path) -> Option<(u32, u32)> {
     let meta = std::fs::metadata(path).ok()?;
     let rdev = meta.rdev();
     meta.file_type()

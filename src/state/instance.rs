@@ -76,7 +76,7 @@ pub enum UserDataDisposition {
 
 /// Adds `degraded` to the instance's recorded result (best effort: the customization is
 /// over and reported; a record that cannot be updated is said in the log).
-pub fn add_degraded(root: &Root, id: &InstanceId, degraded: &[String]) {
+pub(crate) fn add_degraded(root: &Root, id: &InstanceId, degraded: &[String]) {
     let path = instance_dir(id).join(RESULT_JSON);
     let updated = root
         .read(&path)
@@ -124,7 +124,7 @@ pub fn read_results(root: &Root) -> Result<Vec<InstanceResult>> {
 }
 
 /// The recorded result of instance `id`, if there is one that can be read.
-pub fn read_result(root: &Root, id: &InstanceId) -> Option<InstanceResult> {
+pub(crate) fn read_result(root: &Root, id: &InstanceId) -> Option<InstanceResult> {
     let bytes = root
         .read(&instance_dir(id).join(RESULT_JSON))
         .ok()

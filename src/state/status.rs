@@ -10,7 +10,7 @@ use crate::root::Root;
 
 /// The status file the run engine keeps, inside the root. Under `/run` so a reboot
 /// starts from "not run".
-pub const STATUS_PATH: &str = "/run/vmcust/status.json";
+pub(crate) const STATUS_PATH: &str = "/run/vmcust/status.json";
 
 /// Where vmcust is in its work, as `cloud-init status` would put it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

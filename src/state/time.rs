@@ -48,7 +48,7 @@ impl Civil {
 }
 
 /// Seconds since the epoch as an RFC 3339 UTC time, `2026-05-01T12:00:00Z`.
-pub fn rfc3339(secs: u64) -> String {
+pub(crate) fn rfc3339(secs: u64) -> String {
     let c = Civil::of(secs);
     format!("{:04}-{:02}-{:02}T{}Z", c.year, c.month, c.day, c.clock())
 }
@@ -56,7 +56,7 @@ pub fn rfc3339(secs: u64) -> String {
 /// The seconds since the epoch of an RFC 3339 time (`2026-05-01T12:00:00Z`, a fraction
 /// and a `+hh:mm`/`-hh:mm` offset allowed, the fraction dropped); `None` for anything
 /// else or a time before the epoch.
-pub fn parse_rfc3339(t: &str) -> Option<u64> {
+pub(crate) fn parse_rfc3339(t: &str) -> Option<u64> {
     let b = t.as_bytes();
     let num = |r: std::ops::Range<usize>| t.get(r).and_then(num_of);
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
@@ -123,16 +123,16 @@ fn num_of(s: &str) -> Option<i64> {
 /// `boot-times.json`, `/run/vmcust/status.json`): written as an RFC 3339 string, read
 /// from one or from the Unix integer of a record an older vmcust wrote. Use with
 /// `#[serde(with = "crate::state::time::as_rfc3339")]` on a `u64` of seconds.
-pub mod as_rfc3339 {
+pub(crate) mod as_rfc3339 {
     use serde::{de, Deserializer, Serializer};
 
     /// Writes `secs` as RFC 3339 UTC.
-    pub fn serialize<S: Serializer>(secs: &u64, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(secs: &u64, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&super::rfc3339(*secs))
     }
 
     /// Reads an RFC 3339 string or a Unix integer.
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
         struct Stamp;
         impl de::Visitor<'_> for Stamp {
             type Value = u64;
@@ -166,7 +166,7 @@ pub mod as_rfc3339 {
 
 /// Seconds since the epoch as RFC 2822 in UTC, as cloud-init prints times
 /// (`time_rfc2822`: `%a, %d %b %Y %H:%M:%S +0000`).
-pub fn rfc2822(secs: u64) -> String {
+pub(crate) fn rfc2822(secs: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",

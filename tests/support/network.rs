@@ -11,9 +11,9 @@ use std::process::{Command, Output, Stdio};
 use vmcust::test_api::apply::apply;
 use vmcust::test_api::facts::NetworkFacts;
 use vmcust::test_api::model::{Ipv4Config, Ipv6Config, Network};
-use vmcust::test_api::renderers::TABLE;
-use vmcust::test_api::network::{Renderer, plan_network};
+use vmcust::test_api::network::{plan_network, Renderer};
 use vmcust::test_api::plan::{Action, Plan};
+use vmcust::test_api::renderers::TABLE;
 use vmcust::test_api::root::Root;
 
 use super::{files, repo, run};

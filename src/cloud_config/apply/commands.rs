@@ -22,10 +22,10 @@ use crate::root::Root;
 use super::exec::{self, Program, RunEnd};
 
 /// The shell the script runs with.
-pub const SHELL: &str = "/bin/sh";
+pub(crate) const SHELL: &str = "/bin/sh";
 
 /// The script for `cmds`: `#!/bin/sh`, then one line per entry.
-pub fn shellify(cmds: &[Command]) -> String {
+pub(crate) fn shellify(cmds: &[Command]) -> String {
     let mut s = String::from("#!/bin/sh\n");
     for c in cmds {
         match c {
@@ -41,7 +41,7 @@ pub fn shellify(cmds: &[Command]) -> String {
 }
 
 /// A word in single quotes, a `'` in it written `'\''`.
-pub fn quote(word: &str) -> String {
+pub(crate) fn quote(word: &str) -> String {
     format!("'{}'", word.replace('\'', "'\\''"))
 }
 
@@ -56,7 +56,7 @@ const SHELL_BUILTINS: &str = ". : [ alias bg bind break builtin caller cd chdir 
 
 /// The words of `cmds` when it is exactly one list entry, which a script would run as
 /// its only command.
-pub fn single_argv(cmds: &[Command]) -> Option<&[String]> {
+pub(crate) fn single_argv(cmds: &[Command]) -> Option<&[String]> {
     match cmds {
         [Command::Argv(words)] if !words.is_empty() => Some(words),
         _ => None,
@@ -69,7 +69,7 @@ pub fn single_argv(cmds: &[Command]) -> Option<&[String]> {
 /// executable file the kernel runs itself (`#!` or ELF; the shell would read any other
 /// file as a script). `None`: run the script with the shell, which also says why a
 /// program is missing.
-pub fn direct_program(root: &Root, words: &[String]) -> Option<(String, Vec<String>)> {
+pub(crate) fn direct_program(root: &Root, words: &[String]) -> Option<(String, Vec<String>)> {
     let (name, args) = words.split_first()?;
     let program = if name.starts_with('/') {
         name.clone()
@@ -91,7 +91,7 @@ pub fn direct_program(root: &Root, words: &[String]) -> Option<(String, Vec<Stri
 
 /// Writes `cmds` to `script` (a path inside the root, mode 0700) and runs it with `sh`
 /// (or, one list entry, its program without the shell: [`direct_program`]).
-pub fn run_commands(
+pub(crate) fn run_commands(
     root: &Root,
     module: &str,
     script: &Path,

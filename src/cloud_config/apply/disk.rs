@@ -115,7 +115,7 @@ pub struct DiskFacts {
 
 /// What a disk module will do.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Run these commands (program name first), in order.
     Run(Vec<Vec<String>>),
     /// Nothing, for this reason (a warning where a tool is missing).
@@ -126,7 +126,7 @@ pub enum Step {
 
 /// Reads the mounts of the running system from `/proc/self/mountinfo` and `/sys`, and for
 /// an ext2/3/4 `/` whether it already fills its device.
-pub fn gather_live(root: &crate::root::Root) -> DiskFacts {
+pub(crate) fn gather_live(root: &crate::root::Root) -> DiskFacts {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
     let mut mounts = mounts(&mountinfo, |majmin| {
         let link = std::fs::canonicalize(format!("/sys/dev/block/{majmin}")).ok()?;
@@ -179,7 +179,7 @@ fn ext_fills_device(device: &str) -> Option<bool> {
 }
 
 /// An ext2/3/4 superblock's block count and block size, `None` if it is not one.
-pub fn ext_size(sb: &[u8; 1024]) -> Option<(u64, u64)> {
+pub(crate) fn ext_size(sb: &[u8; 1024]) -> Option<(u64, u64)> {
     let u32_at = |o: usize| u32::from_le_bytes([sb[o], sb[o + 1], sb[o + 2], sb[o + 3]]);
     if u16::from_le_bytes([sb[0x38], sb[0x39]]) != 0xEF53 {
         return None;
@@ -198,7 +198,7 @@ pub fn ext_size(sb: &[u8; 1024]) -> Option<(u64, u64)> {
 
 /// The block-device mounts of a mountinfo text; `sys` finds a device's node, disk and
 /// partition number from its `major:minor`.
-pub fn mounts(
+pub(crate) fn mounts(
     mountinfo: &str,
     sys: impl Fn(&str) -> Option<(String, Option<String>, Option<u32>)>,
 ) -> Vec<Mount> {

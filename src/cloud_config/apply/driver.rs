@@ -29,11 +29,11 @@ use super::scripts::{self, Script, Turn};
 use super::semaphore::{Gate, Semaphores};
 
 /// Default time `bootcmd` or `runcmd` may run.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
 /// Default time one package-manager command may run.
-pub const PACKAGE_TIMEOUT: Duration = Duration::from_secs(1800);
+pub(crate) const PACKAGE_TIMEOUT: Duration = Duration::from_secs(1800);
 /// Default time a follow-up command (service restart, certificate update) may run.
-pub const TOOL_TIMEOUT: Duration = Duration::from_secs(120);
+pub(crate) const TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// What a stage's modules work with.
 pub struct StageContext<'a> {
@@ -195,7 +195,7 @@ struct Driver<'c, 'a> {
 
 /// Hands a module the means to record, durably, that it starts (for a module that must
 /// not run twice: called right before its program starts).
-pub struct Start<'s> {
+pub(crate) struct Start<'s> {
     sems: &'s Semaphores,
     module: &'static str,
     freq: Frequency,

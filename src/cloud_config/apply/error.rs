@@ -5,7 +5,7 @@ use crate::plan::PlanError;
 
 /// Why a module failed before (or instead of) changing anything.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ModuleError {
+pub(crate) enum ModuleError {
     /// A `write_files` owner names a user the root does not have.
     #[error(
         "write_files[{index}] ({path}): the owner {user:?} does not exist in the root's \

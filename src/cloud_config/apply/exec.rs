@@ -12,9 +12,9 @@ use crate::process::{self, Cmd, Ended, Output};
 use crate::root::Root;
 
 /// Output lines of a failed program kept for its reason.
-pub const KEPT_LINES: usize = 10;
+pub(crate) const KEPT_LINES: usize = 10;
 /// Output lines of one program logged as it runs (the rest is counted).
-pub const LOGGED_LINES: usize = 500;
+pub(crate) const LOGGED_LINES: usize = 500;
 
 /// How a program run ended, as a module needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum RunEnd {
 
 /// One program to run: `program` is a path inside the root.
 #[derive(Debug, Clone)]
-pub struct Program<'a> {
+pub(crate) struct Program<'a> {
     /// What runs it, for logs and reasons (`runcmd`, `packages`).
     pub module: &'a str,
     /// The program, inside the root.
@@ -47,7 +47,7 @@ pub struct Program<'a> {
 
 /// Runs `p` inside `root` until it ends, its timeout passes or `stop` is set; notes the
 /// run in the stage's [`journal`](super::journal) for the instance's record.
-pub fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
+pub(crate) fn run(root: &Root, p: &Program, stop: &AtomicBool) -> RunEnd {
     run_in(root, p, None, &[], None, stop)
 }
 
@@ -57,7 +57,7 @@ pub(crate) fn run_with_input(root: &Root, p: &Program, stdin: &[u8], stop: &Atom
 }
 
 /// Standard output lines [`run_capturing`] keeps at most.
-pub const CAPTURED_LINES: usize = 4096;
+pub(crate) const CAPTURED_LINES: usize = 4096;
 
 /// Runs `p` as [`run`] does, in the directory `cwd` (inside the root) when given, and
 /// hands back its standard output's lines (the first [`CAPTURED_LINES`]), for a module
@@ -230,7 +230,7 @@ fn run_noted(
 }
 
 /// Runs each program in turn, stopping at the first that does not succeed.
-pub fn run_all(root: &Root, programs: &[Program], stop: &AtomicBool) -> RunEnd {
+pub(crate) fn run_all(root: &Root, programs: &[Program], stop: &AtomicBool) -> RunEnd {
     for p in programs {
         match run(root, p, stop) {
             RunEnd::Succeeded => {}

@@ -76,7 +76,7 @@ pub struct CcFacts {
 
 /// The programs (by name on the fixed `PATH`) the modules of `cfg` may run or look for,
 /// as each module's row in the module table says.
-pub fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
+pub(crate) fn wanted_programs(cfg: &CloudConfig) -> Vec<&'static str> {
     let mut out: Vec<&'static str> = crate::cloud_config::modules::TABLE
         .iter()
         .flat_map(|m| (m.programs)(cfg).iter().copied())
@@ -97,7 +97,7 @@ fn looked_at(cfg: &CloudConfig) -> Vec<String> {
 }
 
 /// Where systemd keeps `systemd-timesyncd` (it is not on `PATH`).
-pub const TIMESYNCD: &[&str] = &[
+pub(crate) const TIMESYNCD: &[&str] = &[
     "/lib/systemd/systemd-timesyncd",
     "/usr/lib/systemd/systemd-timesyncd",
 ];
@@ -193,7 +193,7 @@ impl CcFacts {
 }
 
 /// The path inside the root of `name` on the fixed `PATH`, as a shell would find it.
-pub fn which(root: &Root, name: &str) -> Option<String> {
+pub(crate) fn which(root: &Root, name: &str) -> Option<String> {
     PATH.split(':')
         .map(|dir| format!("{dir}/{name}"))
         .find(|p| root.is_file(Path::new(p)))
@@ -201,7 +201,7 @@ pub fn which(root: &Root, name: &str) -> Option<String> {
 
 /// `ID` and the family from `/etc/os-release` text, falling back to the release files
 /// (`exists` says whether a path exists in the root).
-pub fn family_of(os_release: &str, exists: impl Fn(&str) -> bool) -> (String, Family) {
+pub(crate) fn family_of(os_release: &str, exists: impl Fn(&str) -> bool) -> (String, Family) {
     let field = |key: &str| {
         os_release
             .lines()
@@ -245,7 +245,7 @@ pub fn family_of(os_release: &str, exists: impl Fn(&str) -> bool) -> (String, Fa
 }
 
 /// The uid of `user` in `/etc/passwd` text.
-pub fn uid_of(passwd: &str, user: &str) -> Option<u32> {
+pub(crate) fn uid_of(passwd: &str, user: &str) -> Option<u32> {
     crate::facts::accounts::passwd_entries(passwd)
         .into_iter()
         .find(|e| e.name == user)
@@ -253,7 +253,7 @@ pub fn uid_of(passwd: &str, user: &str) -> Option<u32> {
 }
 
 /// The gid of `group` in `/etc/group` text (`name:x:gid:members`).
-pub fn gid_of(group: &str, name: &str) -> Option<u32> {
+pub(crate) fn gid_of(group: &str, name: &str) -> Option<u32> {
     group.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
         (f.len() >= 3 && f[0] == name)

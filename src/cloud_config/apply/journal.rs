@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 
 /// Most entries of each kind kept for one module (a record is bounded).
-pub const MAX_ENTRIES: usize = 64;
+pub(crate) const MAX_ENTRIES: usize = 64;
 
 /// A file (or directory, link) a module's action touched.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

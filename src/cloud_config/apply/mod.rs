@@ -10,19 +10,18 @@
 //! The accounts modules (users, groups, chpasswd, SSH keys, sudo, ssh_pwauth) are planned
 //! by `src/plan/accounts`, not here.
 
-pub mod commands;
+pub(crate) mod commands;
 pub(crate) mod conf_text;
-pub mod disk;
-pub mod driver;
-pub mod error;
-pub mod exec;
-pub mod facts;
-pub mod journal;
+pub(crate) mod disk;
+pub(crate) mod driver;
+pub(crate) mod error;
+pub(crate) mod exec;
+pub(crate) mod facts;
+pub(crate) mod journal;
 
-pub mod preview;
-pub mod scripts;
-pub mod semaphore;
+pub(crate) mod preview;
+pub(crate) mod scripts;
+pub(crate) mod semaphore;
 
 pub use driver::{run_early, run_late, ModuleOutcome, ModuleReport, StageContext};
-pub use error::ModuleError;
-pub use facts::CcFacts;
+pub(crate) use facts::CcFacts;

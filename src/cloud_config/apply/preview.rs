@@ -41,7 +41,7 @@ pub struct Preview {
 }
 
 /// The plan lines of one action.
-pub fn action_lines(a: &Action) -> Vec<String> {
+pub(crate) fn action_lines(a: &Action) -> Vec<String> {
     match a {
         Action::WriteFile {
             path,

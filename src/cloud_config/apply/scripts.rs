@@ -106,7 +106,7 @@ fn stage_of(module: &str) -> Stage {
 }
 
 /// A frequency in words.
-pub fn how_often(f: Frequency) -> &'static str {
+pub(crate) fn how_often(f: Frequency) -> &'static str {
     match f {
         Frequency::PerBoot => "on every boot",
         Frequency::PerInstance => "once per instance",
@@ -116,7 +116,7 @@ pub fn how_often(f: Frequency) -> &'static str {
 }
 
 /// `user-data part N` or `vendor-data part N`, as the other messages number parts.
-pub fn source(part: u16) -> String {
+pub(crate) fn source(part: u16) -> String {
     match part.checked_sub(VENDOR_PART) {
         Some(p) => format!("vendor-data part {p}"),
         None => format!("user-data part {part}"),
@@ -147,7 +147,7 @@ impl Scripts {
 /// cloud-init's `util.clean_filename`: `/` becomes `_`, and only ASCII letters, digits
 /// and `_-.()` are kept. A name that leaves nothing a file can be called (empty, `.`,
 /// `..`) is `None`: the part then gets its `part-NNN` name.
-pub fn clean_filename(name: &str) -> Option<String> {
+pub(crate) fn clean_filename(name: &str) -> Option<String> {
     let clean: String = name
         .replace('/', "_")
         .chars()
@@ -185,7 +185,7 @@ fn boothook_body(body: &[u8]) -> Vec<u8> {
 /// holds them) and of `runcmd`.
 ///
 /// [`ParsedUserData::scripts`]: crate::cloud_config::userdata::ParsedUserData::scripts
-pub fn plan(parts: &[(u16, Part)], runcmd: &[Command]) -> Scripts {
+pub(crate) fn plan(parts: &[(u16, Part)], runcmd: &[Command]) -> Scripts {
     let mut out = Scripts::default();
     let mut late: Vec<Script> = Vec::new();
     for (number, p) in parts {
@@ -315,13 +315,13 @@ fn per_dir(f: Frequency) -> &'static str {
 }
 
 /// A script module's frequency (its scripts' records follow it).
-pub fn frequency(module: &str) -> Frequency {
+pub(crate) fn frequency(module: &str) -> Frequency {
     modules::module(module).map_or(Frequency::PerInstance, |m| m.frequency)
 }
 
 /// How one script's turn ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Turn {
+pub(crate) enum Turn {
     /// It ran and exited 0.
     Ran,
     /// Its record says it ran already; the record's note.
@@ -347,7 +347,7 @@ impl fmt::Display for Turn {
 
 /// Runs `s` if its record allows: written, recorded as started (durably), run with
 /// `env` and `prefix` in front (vendor scripts), recorded as ended.
-pub fn run_one(
+pub(crate) fn run_one(
     ctx: &StageContext,
     sems: &Semaphores,
     s: &Script,
@@ -428,7 +428,7 @@ pub fn run_one(
 
 /// A script module's outcome from its scripts' turns, in run order (`None`: not reached,
 /// as the stage was stopped first).
-pub fn outcome(module: &str, turns: &[(&Script, Option<&Turn>)]) -> ModuleOutcome {
+pub(crate) fn outcome(module: &str, turns: &[(&Script, Option<&Turn>)]) -> ModuleOutcome {
     if turns.is_empty() {
         return ModuleOutcome::Skipped {
             why: nothing(module).into(),

@@ -19,14 +19,14 @@ use std::path::{Path, PathBuf};
 use crate::cloud_config::modules::Frequency;
 use crate::model::InstanceId;
 use crate::root::Root;
-pub use crate::state::ONCE_DIR;
+pub(crate) use crate::state::ONCE_DIR;
 
 /// Where the kernel tells the boot id.
-pub const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+pub(crate) const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
 
 /// What the records say about a module now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Gate {
+pub(crate) enum Gate {
     /// Not run for this key: run it.
     Run,
     /// Run already for this key; the note its `done` record holds.
@@ -37,7 +37,7 @@ pub enum Gate {
 
 /// The records of one instance on one boot.
 #[derive(Debug, Clone)]
-pub struct Semaphores {
+pub(crate) struct Semaphores {
     root: Root,
     instance_dir: PathBuf,
     boot_id: String,
@@ -45,7 +45,7 @@ pub struct Semaphores {
 
 impl Semaphores {
     /// The records of `instance` on the boot `boot_id` (see [`boot_id`]).
-    pub fn new(root: &Root, instance: &InstanceId, boot_id: &str) -> Semaphores {
+    pub(crate) fn new(root: &Root, instance: &InstanceId, boot_id: &str) -> Semaphores {
         Semaphores {
             root: root.clone(),
             instance_dir: Path::new(crate::state::INSTANCES_DIR)
@@ -81,7 +81,7 @@ impl Semaphores {
     }
 
     /// Whether `module` is to run now.
-    pub fn check(&self, module: &str, freq: Frequency) -> io::Result<Gate> {
+    pub(crate) fn check(&self, module: &str, freq: Frequency) -> io::Result<Gate> {
         if let Some(note) = self.read(module, freq, "done")? {
             return Ok(Gate::Done(note));
         }
@@ -92,7 +92,7 @@ impl Semaphores {
     }
 
     /// Records, durably, that `module` starts (before a module that must not run twice).
-    pub fn start(&self, module: &str, freq: Frequency) -> io::Result<()> {
+    pub(crate) fn start(&self, module: &str, freq: Frequency) -> io::Result<()> {
         match self.record(module, freq, "started") {
             Some((path, key)) => {
                 self.root
@@ -105,7 +105,7 @@ impl Semaphores {
     /// Records that `module` ended (`note`: how), then drops its `started` record: durably
     /// for a module that has one (a kill or power cut between the two leaves both: `done`
     /// wins), with the stage's other writes for one harmless to repeat.
-    pub fn finish(&self, module: &str, freq: Frequency, note: &str) -> io::Result<()> {
+    pub(crate) fn finish(&self, module: &str, freq: Frequency, note: &str) -> io::Result<()> {
         let Some((path, key)) = self.record(module, freq, "done") else {
             return Ok(());
         };
@@ -128,7 +128,7 @@ impl Semaphores {
 
 /// This machine's boot id (a root other than `/` is customized during this machine's
 /// boot, so its per-boot records follow it too).
-pub fn boot_id() -> io::Result<String> {
+pub(crate) fn boot_id() -> io::Result<String> {
     Ok(std::fs::read_to_string(BOOT_ID)?.trim().to_string())
 }
 

@@ -111,7 +111,7 @@ fn one(key: &str, node: &Node) -> Mapping {
 
 /// The table's parser for every accounts key: problems reported with their lines, the
 /// raw node kept for [`request`].
-pub fn parse_key(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_key(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let (req, errors) = parse_accounts_all(SOURCE, &one(key, node));
     for e in errors {
         let path = e
@@ -140,7 +140,7 @@ pub fn parse_key(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) 
 /// `password` and `ssh_authorized_keys` see `users`). Problems were reported when the
 /// document was read; an error here means the document was used despite them, and
 /// says them all on one line.
-pub fn request(cfg: &CloudConfig) -> Result<AccountsRequest, String> {
+pub(crate) fn request(cfg: &CloudConfig) -> Result<AccountsRequest, String> {
     let mut m = Mapping::new();
     for raw in &cfg.accounts {
         m.insert(Yaml::String(raw.key.clone()), to_yaml(&raw.node));

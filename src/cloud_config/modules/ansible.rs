@@ -26,14 +26,14 @@ use crate::cloud_config::CloudConfig;
 use crate::model::UserName;
 
 /// Longest value, in bytes.
-pub const MAX_VALUE: usize = 4096;
+pub(crate) const MAX_VALUE: usize = 4096;
 /// Most entries in one list (pulls, playbooks, actions, repositories, runs).
-pub const MAX_ENTRIES: usize = 256;
+pub(crate) const MAX_ENTRIES: usize = 256;
 /// The Python that runs pip (cloud-init uses its own interpreter, the system's
 /// `python3`).
-pub const PYTHON: &str = "python3";
+pub(crate) const PYTHON: &str = "python3";
 /// The distribution's pip package, as cloud-init's distro classes name it.
-pub const PIP_PACKAGE: &str = "python3-pip";
+pub(crate) const PIP_PACKAGE: &str = "python3-pip";
 
 /// One `--key=value` (or `--flag`) argument's value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -294,7 +294,7 @@ fn parse_controller(r: &mut Reader, node: &Node, at: &str) -> Option<Controller>
 }
 
 /// `ansible`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let known = [
         "install_method",
         "run_user",
@@ -380,7 +380,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// What cloud-init's `validate_config` refuses, in its words.
-pub fn validate(a: &Ansible) -> Result<(), String> {
+pub(crate) fn validate(a: &Ansible) -> Result<(), String> {
     for (key, v) in [
         ("install_method", &a.install_method),
         ("package_name", &a.package_name),
@@ -443,7 +443,7 @@ pub fn validate(a: &Ansible) -> Result<(), String> {
 /// The `--key=value` / `--flag` arguments of `args` (`_` becomes `-`, `false` dropped);
 /// `flags_bare`: a true flag is `--flag` (`ansible-pull`), else `--flag=True`
 /// (`ansible-playbook`, as cloud-init formats it).
-pub fn flag_args(args: &[(String, ArgValue)], flags_bare: bool) -> Vec<String> {
+pub(crate) fn flag_args(args: &[(String, ArgValue)], flags_bare: bool) -> Vec<String> {
     args.iter()
         .filter(|(_, v)| *v != ArgValue::Flag(false))
         .map(|(k, v)| {
@@ -458,7 +458,7 @@ pub fn flag_args(args: &[(String, ArgValue)], flags_bare: bool) -> Vec<String> {
 }
 
 /// A pull's playbooks.
-pub fn playbooks(p: &Pull) -> Vec<String> {
+pub(crate) fn playbooks(p: &Pull) -> Vec<String> {
     match &p.playbook_name {
         Some(one) if !one.is_empty() => vec![one.clone()],
         _ => p.playbook_names.clone().unwrap_or_default(),
@@ -467,7 +467,7 @@ pub fn playbooks(p: &Pull) -> Vec<String> {
 
 /// The `ansible-pull` argv lists of one pull: all playbooks at once (`together`, Ansible
 /// 2.12 and later) or one call each.
-pub fn pull_commands(p: &Pull, together: bool) -> Vec<Vec<String>> {
+pub(crate) fn pull_commands(p: &Pull, together: bool) -> Vec<Vec<String>> {
     let base: Vec<String> = std::iter::once("ansible-pull".to_string())
         .chain(flag_args(&p.args, true))
         .collect();
@@ -483,7 +483,7 @@ pub fn pull_commands(p: &Pull, together: bool) -> Vec<Vec<String>> {
 }
 
 /// The `ansible-playbook` argv of a controller run.
-pub fn playbook_command(r: &RunAnsible) -> Vec<String> {
+pub(crate) fn playbook_command(r: &RunAnsible) -> Vec<String> {
     std::iter::once("ansible-playbook".to_string())
         .chain(r.playbook_name.clone())
         .chain(flag_args(&r.args, false))
@@ -492,7 +492,7 @@ pub fn playbook_command(r: &RunAnsible) -> Vec<String> {
 
 /// A word as Python's `shlex.quote` writes it: as it is when it holds only letters,
 /// digits and `@ % + = : , . / - _`, else in single quotes.
-pub fn shlex_quote(word: &str) -> String {
+pub(crate) fn shlex_quote(word: &str) -> String {
     let safe = !word.is_empty()
         && word
             .chars()
@@ -506,7 +506,7 @@ pub fn shlex_quote(word: &str) -> String {
 
 /// `argv` as `run_user` runs it: cloud-init's `su - <user> -c "[cd <dir> && ]env
 /// PATH=$PATH <quoted argv>"` (the directory quoted too).
-pub fn as_user(user: &str, argv: &[String], cwd: Option<&str>) -> Vec<String> {
+pub(crate) fn as_user(user: &str, argv: &[String], cwd: Option<&str>) -> Vec<String> {
     // cloud-init writes the directory unquoted; quoted, a plain path reads the same and
     // one with a space or a `;` stays one path.
     let dir = cwd
@@ -524,7 +524,7 @@ pub fn as_user(user: &str, argv: &[String], cwd: Option<&str>) -> Vec<String> {
 
 /// The version `ansible-pull --version`'s first line names (its first run of digits and
 /// dots), as (major, minor, patch).
-pub fn version(first_line: &str) -> Option<(u32, u32, u32)> {
+pub(crate) fn version(first_line: &str) -> Option<(u32, u32, u32)> {
     let start = first_line.find(|c: char| c.is_ascii_digit())?;
     let run: String = first_line[start..]
         .chars()

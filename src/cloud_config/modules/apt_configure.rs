@@ -40,37 +40,37 @@ use crate::process::{self, Cmd, Ended, Output};
 use crate::root::{Existing, Root};
 
 /// Most `sources` entries, mirrors, `disable_suites` or debconf entries.
-pub const MAX_ENTRIES: usize = 256;
+pub(crate) const MAX_ENTRIES: usize = 256;
 /// Largest ASCII-armoured key.
-pub const MAX_KEY: usize = 64 * 1024;
+pub(crate) const MAX_KEY: usize = 64 * 1024;
 /// Largest `source`, `sources_list`, `conf` or debconf entry.
-pub const MAX_TEXT: usize = 64 * 1024;
+pub(crate) const MAX_TEXT: usize = 64 * 1024;
 /// Largest keyring gpg may hand back.
-pub const MAX_KEYRING: usize = 1024 * 1024;
+pub(crate) const MAX_KEYRING: usize = 1024 * 1024;
 /// Tries of a keyserver fetch, as cloud-init's (1 s apart).
-pub const KEY_TRIES: usize = 3;
+pub(crate) const KEY_TRIES: usize = 3;
 
 /// The proxy file cloud-init writes.
-pub const PROXY_FILE: &str = "/etc/apt/apt.conf.d/90cloud-init-aptproxy";
+pub(crate) const PROXY_FILE: &str = "/etc/apt/apt.conf.d/90cloud-init-aptproxy";
 /// The `conf` file cloud-init writes.
-pub const CONF_FILE: &str = "/etc/apt/apt.conf.d/94cloud-init-config";
+pub(crate) const CONF_FILE: &str = "/etc/apt/apt.conf.d/94cloud-init-config";
 /// apt's one-line main sources file.
-pub const SOURCES_LIST: &str = "/etc/apt/sources.list";
+pub(crate) const SOURCES_LIST: &str = "/etc/apt/sources.list";
 /// Where `sources` entries' files go.
-pub const SOURCES_DIR: &str = "/etc/apt/sources.list.d";
+pub(crate) const SOURCES_DIR: &str = "/etc/apt/sources.list.d";
 /// Globally trusted keys.
-pub const TRUSTED_DIR: &str = "/etc/apt/trusted.gpg.d";
+pub(crate) const TRUSTED_DIR: &str = "/etc/apt/trusted.gpg.d";
 /// Keys only a `signed-by=$KEY_FILE` source trusts.
-pub const HARDENED_DIR: &str = "/etc/apt/cloud-init.gpg.d";
+pub(crate) const HARDENED_DIR: &str = "/etc/apt/cloud-init.gpg.d";
 /// cloud-init's default `add_apt_repo_match`.
-pub const DEFAULT_REPO_MATCH: &str = r"^[\w-]+:\w";
+pub(crate) const DEFAULT_REPO_MATCH: &str = r"^[\w-]+:\w";
 /// cloud-init's default keyserver.
-pub const DEFAULT_KEYSERVER: &str = "keyserver.ubuntu.com";
+pub(crate) const DEFAULT_KEYSERVER: &str = "keyserver.ubuntu.com";
 /// What a removed file is renamed to: apt reads neither a `.disabled` file of
 /// `apt.conf.d` nor one beside `sources.list`, and says nothing about it.
-pub const REMOVED_SUFFIX: &str = ".disabled";
+pub(crate) const REMOVED_SUFFIX: &str = ".disabled";
 /// The release when the root names none (cloud-init's value when `lsb_release` fails).
-pub const UNAVAILABLE: &str = "UNAVAILABLE";
+pub(crate) const UNAVAILABLE: &str = "UNAVAILABLE";
 
 /// The names a `sources` entry's `source` may use.
 const SOURCE_NAMES: &[&str] = &["MIRROR", "PRIMARY", "SECURITY", "RELEASE", "KEY_FILE"];
@@ -189,7 +189,10 @@ const PROXY_KEYS: &[&str] = &["proxy", "http_proxy", "ftp_proxy", "https_proxy"]
 /// letters, digits, `_` and `.`; an unknown name, or a dotted one (cloud-init traverses
 /// dictionaries there, and every value is a string), is an error; a `$` before anything
 /// else stays. There is no escape: `$$RELEASE` is `$` and the release, as in cloud-init.
-pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+pub(crate) fn substitute(
+    text: &str,
+    value: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, String> {
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '.';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -233,7 +236,7 @@ pub fn substitute(text: &str, value: &dyn Fn(&str) -> Option<String>) -> Result<
 
 /// Renders a `source` or `sources_list` with `params`: Jinja when it starts with a
 /// `## template: jinja` line, `$NAME` substitution otherwise.
-pub fn render(text: &str, params: &BTreeMap<&str, String>) -> Result<String, String> {
+pub(crate) fn render(text: &str, params: &BTreeMap<&str, String>) -> Result<String, String> {
     if text.trim_start().starts_with("##") {
         let tree: serde_json::Map<String, serde_json::Value> = params
             .iter()
@@ -502,7 +505,7 @@ fn proxy_value(r: &mut Reader, node: &Node, at: &str) -> Option<String> {
 }
 
 /// `apt`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(node, key, KEYS) else {
         return;
     };
@@ -659,7 +662,7 @@ fn resolves(root: &Root, url: &str) -> bool {
 }
 
 /// Reads what `apt` needs from `root` (nothing without an `apt` key).
-pub fn gather(root: &Root, cfg: &CloudConfig, os_id: &str) -> Result<AptFacts> {
+pub(crate) fn gather(root: &Root, cfg: &CloudConfig, os_id: &str) -> Result<AptFacts> {
     let Some(apt) = &cfg.apt else {
         return Ok(AptFacts::default());
     };
@@ -772,7 +775,7 @@ fn default_mirrors(distro: &str, arch: &str) -> Option<(String, String)> {
 }
 
 /// The file of a `sources` entry's `filename`.
-pub fn source_file(filename: &str) -> String {
+pub(crate) fn source_file(filename: &str) -> String {
     let mut f = if filename.starts_with('/') {
         filename.to_string()
     } else {
@@ -786,7 +789,7 @@ pub fn source_file(filename: &str) -> String {
 
 /// The key file of a `sources` entry: its file name's stem, in the trusted or (for a
 /// `$KEY_FILE` source) the hardened directory.
-pub fn key_file(filename: &str, hardened: bool) -> String {
+pub(crate) fn key_file(filename: &str, hardened: bool) -> String {
     let base = Path::new(filename)
         .file_name()
         .map(|b| b.to_string_lossy().into_owned())
@@ -801,7 +804,7 @@ pub fn key_file(filename: &str, hardened: bool) -> String {
 
 /// Where a key comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeyFrom {
+pub(crate) enum KeyFrom {
     /// ASCII armour, dearmoured by `gpg --dearmor`.
     Armoured(String),
     /// A keyserver (network), by id.
@@ -815,7 +818,7 @@ pub enum KeyFrom {
 
 /// A key to install.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyJob {
+pub(crate) struct KeyJob {
     /// The keyring written (mode 0644).
     pub path: String,
     /// The key's place in the document (`apt.sources.x`).
@@ -841,7 +844,7 @@ fn key_job(spec: &KeySpec, path: String, what: String) -> Option<KeyJob> {
 
 /// What `apt` does on this root, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AptPlan {
+pub(crate) struct AptPlan {
     /// What `debconf-set-selections` reads.
     pub selections: Option<String>,
     /// Keys, installed before the files are written.
@@ -858,7 +861,7 @@ pub struct AptPlan {
 }
 
 /// apt-get's options, as the package module and cloud-init give them.
-pub const APT_UPDATE: &[&str] = &[
+pub(crate) const APT_UPDATE: &[&str] = &[
     "--option=Dpkg::Options::=--force-confold",
     "--option=Dpkg::options::=--force-unsafe-io",
     "--assume-yes",
@@ -882,7 +885,7 @@ fn disabled_suites(apt: &Apt, release: &str) -> Vec<String> {
 }
 
 /// Comments the disabled suites out of a one-line sources file.
-pub fn disable_one_line(text: &str, suites: &[String]) -> String {
+pub(crate) fn disable_one_line(text: &str, suites: &[String]) -> String {
     let mut out = String::new();
     for line in text.split_inclusive('\n') {
         let words: Vec<&str> = line.split_whitespace().collect();
@@ -902,7 +905,7 @@ pub fn disable_one_line(text: &str, suites: &[String]) -> String {
 
 /// Takes the disabled suites out of a deb822 sources file: from `Suites:`, or the whole
 /// stanza commented out when none is left.
-pub fn disable_deb822(text: &str, suites: &[String]) -> String {
+pub(crate) fn disable_deb822(text: &str, suites: &[String]) -> String {
     let mut out = String::new();
     let mut stanza: Vec<&str> = Vec::new();
     let flush = |stanza: &mut Vec<&str>, out: &mut String| {
@@ -999,7 +1002,7 @@ fn builtin_sources(distro: &str, p: &BTreeMap<&str, String>) -> Option<String> {
 
 /// Whether `text` holds a URL with a user (and so probably a password) in it:
 /// `scheme://user:password@host`.
-pub fn has_credentials(text: &str) -> bool {
+pub(crate) fn has_credentials(text: &str) -> bool {
     text.match_indices("://").any(|(at, _)| {
         let rest = &text[at + 3..];
         let end = rest
@@ -1038,7 +1041,11 @@ fn exists(facts: &AptFacts, path: &str) -> bool {
 }
 
 /// Plans `cfg.apt`; `Ok(None)` without it; `Err` when it cannot be done on this root.
-pub fn plan_apt(cfg: &CloudConfig, cc: &CcFacts, facts: &AptFacts) -> Result<AptPlan, String> {
+pub(crate) fn plan_apt(
+    cfg: &CloudConfig,
+    cc: &CcFacts,
+    facts: &AptFacts,
+) -> Result<AptPlan, String> {
     let Some(apt) = &cfg.apt else {
         return Err("apt is not in the cloud-config".into());
     };

@@ -14,7 +14,7 @@ use crate::cloud_config::CloudConfig;
 use crate::plan::{Action, Contents};
 
 /// The file cloud-init writes.
-pub const PIPELINING_FILE: &str = "/etc/apt/apt.conf.d/90cloud-init-pipelining";
+pub(crate) const PIPELINING_FILE: &str = "/etc/apt/apt.conf.d/90cloud-init-pipelining";
 
 /// What a value of `apt_pipelining` means, by cloud-init's reading of it (the value as a
 /// lower-case string).
@@ -39,7 +39,7 @@ fn meaning(node: &Node) -> Result<Option<u8>, String> {
 }
 
 /// `apt_pipelining`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     match (&node.value, meaning(node)) {
         (_, Ok(depth)) => cfg.apt_pipelining = Some(depth),
         // What cloud-init's schema allows but its module ignores: a warning.
@@ -51,7 +51,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// The file for a depth, as cloud-init writes it.
-pub fn file_text(depth: u8) -> String {
+pub(crate) fn file_text(depth: u8) -> String {
     format!(
         "//Written by cloud-init per 'apt_pipelining'\nAcquire::http::Pipeline-Depth \"{depth}\";\n"
     )

@@ -10,7 +10,7 @@ use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
 
 /// `bootcmd`: every boot, early.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.bootcmd = commands(r, key, node, false);
 }
 

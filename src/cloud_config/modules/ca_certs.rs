@@ -18,9 +18,9 @@ use crate::plan::{Action, Contents};
 use serde::Serialize;
 
 /// Most certificates.
-pub const MAX_CERTS: usize = 256;
+pub(crate) const MAX_CERTS: usize = 256;
 /// Largest PEM text of one entry.
-pub const MAX_CERT: usize = 64 * 1024;
+pub(crate) const MAX_CERT: usize = 64 * 1024;
 
 /// `ca_certs`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,7 +32,7 @@ pub struct CaCerts {
 }
 
 /// `ca_certs`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     if key == "ca-certs" {
         r.report(
             Severity::Warning,
@@ -97,19 +97,19 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// The file the certificates are written to (one file, as cloud-init 22.4 writes).
-pub const CERT_FILE: &str = "cloud-init-ca-certs.crt";
+pub(crate) const CERT_FILE: &str = "cloud-init-ca-certs.crt";
 /// Debian's directory of local certificates (no `/etc/ca-certificates.conf` line needed).
-pub const DEBIAN_DIR: &str = "/usr/local/share/ca-certificates";
+pub(crate) const DEBIAN_DIR: &str = "/usr/local/share/ca-certificates";
 /// Debian's list of the distribution certificates to trust.
-pub const DEBIAN_CONF: &str = "/etc/ca-certificates.conf";
+pub(crate) const DEBIAN_CONF: &str = "/etc/ca-certificates.conf";
 /// RHEL's directory of local trust anchors.
-pub const RHEL_DIR: &str = "/etc/pki/ca-trust/source/anchors";
+pub(crate) const RHEL_DIR: &str = "/etc/pki/ca-trust/source/anchors";
 /// RHEL's bundle of the distribution's certificates.
-pub const RHEL_BUNDLE: &str = "/usr/share/pki/ca-trust-source/ca-bundle.trust.p11-kit";
+pub(crate) const RHEL_BUNDLE: &str = "/usr/share/pki/ca-trust-source/ca-bundle.trust.p11-kit";
 
 /// What `ca_certs` does: files, then commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CertsPlan {
+pub(crate) struct CertsPlan {
     /// The certificate file, and what removes the defaults.
     pub actions: Vec<Action>,
     /// The update command.
@@ -117,7 +117,10 @@ pub struct CertsPlan {
 }
 
 /// Plans `cfg.ca_certs`; `None` without it.
-pub fn plan_ca_certs(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<CertsPlan>, ModuleError> {
+pub(crate) fn plan_ca_certs(
+    cfg: &CloudConfig,
+    facts: &CcFacts,
+) -> Result<Option<CertsPlan>, ModuleError> {
     let Some(ca) = &cfg.ca_certs else {
         return Ok(None);
     };

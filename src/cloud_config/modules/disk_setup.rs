@@ -254,7 +254,7 @@ fn layout(r: &mut Reader, n: &Node, at: &str) -> Option<Layout> {
 }
 
 /// `disk_setup`: a mapping of device to its table type, layout and overwrite.
-pub fn parse_disks(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_disks(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Value::Map(entries) = &node.value else {
         r.wrong_type(
             node,
@@ -333,7 +333,7 @@ pub fn parse_disks(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node
 }
 
 /// `fs_setup`: a list of file systems to make.
-pub fn parse_filesystems(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_filesystems(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(items) = r.list(node, key, MAX_ENTRIES) else {
         return;
     };
@@ -478,7 +478,7 @@ pub fn parse_filesystems(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node:
 }
 
 /// `device_aliases`: names for devices, used by `disk_setup` and `fs_setup`.
-pub fn parse_aliases(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_aliases(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Value::Map(entries) = &node.value else {
         r.wrong_type(node, key, "a mapping of name to /dev/ path");
         return;
@@ -561,7 +561,7 @@ impl Device {
 
 /// Partition `n` of `disk`: `<disk>N`, or `<disk>pN` when its name ends in a digit
 /// (`/dev/nvme0n1p1`), as the kernel names them.
-pub fn partition_path(disk: &str, n: u32) -> String {
+pub(crate) fn partition_path(disk: &str, n: u32) -> String {
     if disk.ends_with(|c: char| c.is_ascii_digit()) {
         format!("{disk}p{n}")
     } else {
@@ -570,7 +570,7 @@ pub fn partition_path(disk: &str, n: u32) -> String {
 }
 
 /// `lsblk --pairs --paths --output NAME,TYPE` output: each line's node and type.
-pub fn parse_lsblk(out: &str) -> Vec<(String, String)> {
+pub(crate) fn parse_lsblk(out: &str) -> Vec<(String, String)> {
     out.lines()
         .filter_map(|l| {
             let field = |key: &str| {
@@ -584,7 +584,7 @@ pub fn parse_lsblk(out: &str) -> Vec<(String, String)> {
 }
 
 /// `blkid -o export` output: the signature, if it names a type.
-pub fn parse_blkid(out: &str) -> Option<Signature> {
+pub(crate) fn parse_blkid(out: &str) -> Option<Signature> {
     let value = |key: &str| {
         out.lines()
             .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
@@ -597,7 +597,7 @@ pub fn parse_blkid(out: &str) -> Option<Signature> {
 }
 
 /// `sfdisk -J` output: the table's type and its partitions' types.
-pub fn parse_sfdisk_json(out: &str) -> Option<Table> {
+pub(crate) fn parse_sfdisk_json(out: &str) -> Option<Table> {
     let v: serde_json::Value = serde_json::from_str(out).ok()?;
     let t = v.get("partitiontable")?;
     Some(Table {
@@ -648,7 +648,7 @@ impl Prober<'_> {
 
     /// What `device` (a `/dev/` path) is, or why it cannot be used: it must exist
     /// (after one `udevadm settle`); symbolic links are followed.
-    pub fn device(&self, device: &str) -> Result<Device, String> {
+    pub(crate) fn device(&self, device: &str) -> Result<Device, String> {
         if self.settle && !Path::new(device).exists() {
             self.settle();
         }
@@ -705,7 +705,7 @@ impl Prober<'_> {
 
 /// One command of the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Op {
+pub(crate) struct Op {
     /// The program (a name looked up on the root's `PATH`) and its arguments.
     pub argv: Vec<String>,
     /// What it reads on its standard input (`sfdisk`'s script).
@@ -754,7 +754,7 @@ impl Op {
     }
 
     /// The command as `plan` shows it.
-    pub fn shown(&self) -> String {
+    pub(crate) fn shown(&self) -> String {
         let mut s = self.argv.join(" ");
         if let Some(i) = &self.input {
             s.push_str(&format!(" <<< {:?}", i));
@@ -765,7 +765,7 @@ impl Op {
 
 /// What one entry does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// Runs these commands.
     Run(Vec<Op>),
     /// Nothing, for this reason.
@@ -776,7 +776,7 @@ pub enum Outcome {
 
 /// A device name as the module uses it: an alias replaced by its device. Meta names
 /// (`ephemeral0`, `swap`) name nothing on vSphere (its datasource maps none).
-pub fn resolve(name: &str, aliases: &BTreeMap<String, String>) -> Result<String, String> {
+pub(crate) fn resolve(name: &str, aliases: &BTreeMap<String, String>) -> Result<String, String> {
     if let Some(d) = aliases.get(name) {
         return Ok(d.clone());
     }
@@ -791,7 +791,7 @@ pub fn resolve(name: &str, aliases: &BTreeMap<String, String>) -> Result<String,
 /// The device and partition an `fs_setup` entry names: `<alias>.<N>` is the alias's
 /// device and partition N (the entry's `partition` overridden, as cloud-init does); a
 /// `.N` on anything else keeps the name as written, which then names no device.
-pub fn resolve_fs(
+pub(crate) fn resolve_fs(
     f: &Filesystem,
     aliases: &BTreeMap<String, String>,
 ) -> Result<(String, Partition), String> {
@@ -993,7 +993,7 @@ fn reread(path: &str) -> Vec<Op> {
 }
 
 /// cloud-init's `mkpart` for one `disk_setup` entry, `dev` being what its device holds.
-pub fn plan_disk(d: &Disk, dev: &Device, have_sgdisk: bool) -> Outcome {
+pub(crate) fn plan_disk(d: &Disk, dev: &Device, have_sgdisk: bool) -> Outcome {
     let path = dev.path();
     if d.layout == Layout::Keep {
         return Outcome::Skip(format!("{path}: Device is not to be partitioned, skipping"));
@@ -1049,7 +1049,7 @@ pub fn plan_disk(d: &Disk, dev: &Device, have_sgdisk: bool) -> Outcome {
 
 /// What `dev` holds after `plan_disk`'s commands ran: the new table, its partitions
 /// without a file system (what `plan` shows for `fs_setup` after `disk_setup`).
-pub fn after_partitioning(d: &Disk, dev: &Device) -> Device {
+pub(crate) fn after_partitioning(d: &Disk, dev: &Device) -> Device {
     let mut out = dev.clone();
     let path = dev.path().to_string();
     out.blocks.truncate(1);
@@ -1126,7 +1126,7 @@ fn find_node(dev: &Device, f: &Filesystem, label_match: bool) -> Option<(String,
 
 /// cloud-init's `mkfs` for one `fs_setup` entry: `dev` is what its device holds,
 /// `partition` the resolved partition, `mkfs(name)` whether the root has a program.
-pub fn plan_fs(
+pub(crate) fn plan_fs(
     f: &Filesystem,
     dev: &Device,
     partition: Partition,

@@ -11,12 +11,12 @@ use crate::cloud_config::CloudConfig;
 use crate::state::rfc2822;
 
 /// cloud-init's default message, naming vmcust.
-pub const DEFAULT: &str =
+pub(crate) const DEFAULT: &str =
     "vmcust v. $VERSION finished at $TIMESTAMP. Datasource $DATASOURCE.  Up $UPTIME seconds";
 
 /// The values substituted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Subs {
+pub(crate) struct Subs {
     /// Seconds since boot, as `/proc/uptime` has them (`12.34`).
     pub uptime: String,
     /// Now, RFC 2822 (`Tue, 01 Dec 2026 23:41:29 +0000`).
@@ -29,7 +29,7 @@ pub struct Subs {
 
 impl Subs {
     /// The values for now: this machine's uptime and clock, vmcust's version.
-    pub fn now(datasource: &str) -> Subs {
+    pub(crate) fn now(datasource: &str) -> Subs {
         let uptime = std::fs::read_to_string("/proc/uptime")
             .ok()
             .and_then(|t| t.split_whitespace().next().map(str::to_string))
@@ -58,7 +58,7 @@ impl Subs {
 }
 
 /// The message for `message` (the document's, or `None` for the default).
-pub fn render(message: Option<&str>, subs: &Subs) -> String {
+pub(crate) fn render(message: Option<&str>, subs: &Subs) -> String {
     let text = message.unwrap_or(DEFAULT);
     let jinja = text.lines().next().is_some_and(|l| {
         l.trim().eq_ignore_ascii_case("## template: jinja") || l.trim() == "## template:jinja"
@@ -134,7 +134,7 @@ fn replace_jinja(text: &str, subs: &Subs) -> String {
 }
 
 /// `final_message`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.final_message = r.string(node, key, 4096);
 }
 

@@ -38,7 +38,7 @@ pub struct Growpart {
 }
 
 /// `growpart`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(node, key, &["mode", "devices", "ignore_growroot_disabled"]) else {
         return;
     };
@@ -107,7 +107,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// `growpart` (unset: cloud-init's default, `auto` on `/`).
-pub fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> Step {
+pub(crate) fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> Step {
     let default = Growpart {
         mode: GrowMode::Auto,
         devices: vec!["/".into()],

@@ -21,11 +21,11 @@ use crate::model::quote;
 use crate::plan::{Action, Contents};
 
 /// Debian's locale file.
-pub const DEBIAN_FILE: &str = "/etc/default/locale";
+pub(crate) const DEBIAN_FILE: &str = "/etc/default/locale";
 /// systemd's locale file (RHEL, SUSE).
-pub const SYSTEMD_FILE: &str = "/etc/locale.conf";
+pub(crate) const SYSTEMD_FILE: &str = "/etc/locale.conf";
 /// The locales Debian's `locale-gen` generates.
-pub const LOCALE_GEN: &str = "/etc/locale.gen";
+pub(crate) const LOCALE_GEN: &str = "/etc/locale.gen";
 /// The locales glibc supports, one `name charset` line each.
 pub const SUPPORTED: &str = "/usr/share/i18n/SUPPORTED";
 /// Locales that need no generating.
@@ -51,7 +51,7 @@ fn name_ok(s: &str) -> bool {
 }
 
 /// `locale`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     match &node.value {
         Value::Bool(false) => cfg.locale = Some(LocaleKey::Off),
         Value::Str(_) => {
@@ -76,7 +76,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// `locale_configfile`.
-pub fn parse_configfile(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_configfile(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.locale_configfile = absolute(r, key, node);
 }
 
@@ -92,7 +92,7 @@ fn config_file(cfg: &CloudConfig, family: Family) -> &str {
 
 /// The files the module reads: its configuration file (either default), `locale.gen`
 /// and glibc's list.
-pub fn looked_at(cfg: &CloudConfig) -> Vec<String> {
+pub(crate) fn looked_at(cfg: &CloudConfig) -> Vec<String> {
     if !matches!(cfg.locale, Some(LocaleKey::Name(_))) {
         return Vec::new();
     }
@@ -167,7 +167,7 @@ pub fn supported_line(supported: Option<&str>, locale: &str) -> String {
 
 /// `/etc/locale.gen` with `line` enabled: a commented copy uncommented in place, else the
 /// line added; `None` when it is enabled already.
-pub fn enable_in_locale_gen(old: Option<&str>, line: &str) -> Option<String> {
+pub(crate) fn enable_in_locale_gen(old: Option<&str>, line: &str) -> Option<String> {
     let old = old.unwrap_or("");
     let norm = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
     if old.lines().any(|l| norm(l) == line) {

@@ -10,37 +10,37 @@
 //! recipe. The accounts keys (`users`, `groups`, `chpasswd`, …) are read here too
 //! ([`accounts`]) and planned by `src/plan/accounts` with the engine's plan.
 
-pub mod accounts;
-pub mod ansible;
-pub mod apt_configure;
-pub mod apt_pipelining;
-pub mod bootcmd;
-pub mod ca_certs;
-pub mod disk_setup;
-pub mod final_message;
-pub mod growpart;
-pub mod keyboard;
-pub mod locale;
-pub mod mounts;
-pub mod ntp;
-pub mod package_update_upgrade_install;
-pub mod power_state_change;
-pub mod resizefs;
-pub mod resolv_conf;
-pub mod rh_subscription;
-pub mod rsyslog;
-pub mod runcmd;
-pub mod set_hostname;
-pub mod snap;
-pub mod ssh_authkey_fingerprints;
-pub mod ssh_host_keys;
-pub mod ssh_keys;
-pub mod timezone;
-pub mod update_etc_hosts;
-pub mod vendor_data;
-pub mod write_files;
-pub mod yum_add_repo;
-pub mod zypper_add_repo;
+pub(crate) mod accounts;
+pub(crate) mod ansible;
+pub(crate) mod apt_configure;
+pub(crate) mod apt_pipelining;
+pub(crate) mod bootcmd;
+pub(crate) mod ca_certs;
+pub(crate) mod disk_setup;
+pub(crate) mod final_message;
+pub(crate) mod growpart;
+pub(crate) mod keyboard;
+pub(crate) mod locale;
+pub(crate) mod mounts;
+pub(crate) mod ntp;
+pub(crate) mod package_update_upgrade_install;
+pub(crate) mod power_state_change;
+pub(crate) mod resizefs;
+pub(crate) mod resolv_conf;
+pub(crate) mod rh_subscription;
+pub(crate) mod rsyslog;
+pub(crate) mod runcmd;
+pub(crate) mod set_hostname;
+pub(crate) mod snap;
+pub(crate) mod ssh_authkey_fingerprints;
+pub(crate) mod ssh_host_keys;
+pub(crate) mod ssh_keys;
+pub(crate) mod timezone;
+pub(crate) mod update_etc_hosts;
+pub(crate) mod vendor_data;
+pub(crate) mod write_files;
+pub(crate) mod yum_add_repo;
+pub(crate) mod zypper_add_repo;
 
 use serde::Serialize;
 
@@ -89,14 +89,14 @@ impl Stage {
 }
 
 /// Reads one key's value into the document, reporting problems to the reader.
-pub type ParseFn = fn(&mut CloudConfig, &mut Reader, &str, &Node);
+pub(crate) type ParseFn = fn(&mut CloudConfig, &mut Reader, &str, &Node);
 
 /// A module's work in its stage: the driver has checked its records and hands it the
 /// stage's means ([`Step`]).
-pub type RunFn = fn(&Step) -> ModuleOutcome;
+pub(crate) type RunFn = fn(&Step) -> ModuleOutcome;
 
 /// What a module would do, one line each (or why nothing), for `vmcust plan`.
-pub type PreviewFn = fn(&Look) -> Vec<String>;
+pub(crate) type PreviewFn = fn(&Look) -> Vec<String>;
 
 /// One top-level key a module reads.
 pub struct Key {
@@ -735,7 +735,7 @@ pub static TABLE: &[Module] = &[
 ];
 
 /// The module reading `key` and that key's row, if any.
-pub fn lookup(key: &str) -> Option<(&'static Module, &'static Key)> {
+pub(crate) fn lookup(key: &str) -> Option<(&'static Module, &'static Key)> {
     TABLE.iter().find_map(|m| {
         m.keys
             .iter()
@@ -758,7 +758,7 @@ pub fn keys() -> impl Iterator<Item = &'static str> {
 }
 
 /// The modules a stage driver runs in `stage`, in order.
-pub fn modules_of(stage: Stage) -> Vec<&'static str> {
+pub(crate) fn modules_of(stage: Stage) -> Vec<&'static str> {
     TABLE
         .iter()
         .filter(|m| m.stage == stage && !matches!(m.run, Run::Elsewhere(_)))
@@ -768,7 +768,7 @@ pub fn modules_of(stage: Stage) -> Vec<&'static str> {
 
 /// Top-level keys of cloud-init's schema that vmcust does not implement: a document
 /// using one is valid for cloud-init, and vmcust ends *degraded* naming it.
-pub const CLOUD_INIT_ONLY: &[&str] = &[
+pub(crate) const CLOUD_INIT_ONLY: &[&str] = &[
     // cloud-init's legacy (v1) apt keys, which it converts into `apt`: write them there.
     "add_apt_repo_match",
     "apt_custom_sources_list",
@@ -879,7 +879,19 @@ mod tests {
             assert!(seen.insert(k), "{k} in two rows");
             assert!(!CLOUD_INIT_ONLY.contains(&k), "{k} is implemented");
         }
-        for &k in crate::plan::accounts::parse::KEYS {
+        // The keys the accounts planner reads (`plan::accounts::parse`).
+        let accounts_keys = [
+            "users",
+            "user",
+            "groups",
+            "chpasswd",
+            "password",
+            "ssh_authorized_keys",
+            "ssh_pwauth",
+            "disable_root",
+            "disable_root_opts",
+        ];
+        for k in accounts_keys {
             let module = lookup(k).unwrap().0.name;
             assert!(
                 ["users_groups", "ssh", "set_passwords"].contains(&module),

@@ -46,7 +46,7 @@ pub(crate) const OTHER_OPTIONS: &str = "defaults,nobootwait";
 
 /// One `mounts` entry: up to six fields (`spec`, `file`, `vfstype`, `mntops`, `freq`,
 /// `passno`); `None` is a YAML null (the default field; a null mount point removes).
-pub type Entry = Vec<Option<String>>;
+pub(crate) type Entry = Vec<Option<String>>;
 
 /// `swap`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -141,7 +141,7 @@ fn check_field(r: &mut Reader, at: &str, n: &Node, i: usize, s: &str) -> bool {
 }
 
 /// `mounts`: a list of entries, each a list of one to six fields.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(items) = r.list(node, key, MAX_MOUNTS) else {
         return;
     };
@@ -180,7 +180,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// `mount_default_fields`: exactly six fields, each a string, a number or null.
-pub fn parse_default_fields(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_default_fields(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(items) = r.list(node, key, 6) else {
         return;
     };
@@ -273,7 +273,7 @@ fn size(r: &mut Reader, at: &str, n: &Node, auto: bool) -> Option<SwapSize> {
 }
 
 /// `swap`: `filename`, `size`, `maxsize`.
-pub fn parse_swap(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_swap(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(node, key, &["filename", "size", "maxsize"]) else {
         return;
     };
@@ -477,7 +477,7 @@ pub(crate) struct Line {
 
 impl Line {
     /// The line as fstab holds it: tab-separated, spec and mount point escaped.
-    pub fn render(&self) -> String {
+    pub(crate) fn render(&self) -> String {
         let f = &self.fields;
         format!(
             "{}\t{}\t{}\t{}\t{}\t{}",
@@ -619,7 +619,7 @@ pub(crate) struct MakeSwap {
 
 impl MakeSwap {
     /// `fallocate`, then `mkswap` (with `chattr +C` first on btrfs).
-    pub fn commands(&self) -> Vec<Vec<String>> {
+    pub(crate) fn commands(&self) -> Vec<Vec<String>> {
         let mut c = Vec::new();
         if self.nocow {
             c.push(vec!["chattr".into(), "+C".into(), self.path.clone()]);
@@ -635,7 +635,7 @@ impl MakeSwap {
     }
 
     /// `dd`, cloud-init's way when `fallocate` fails.
-    pub fn dd(&self) -> Vec<String> {
+    pub(crate) fn dd(&self) -> Vec<String> {
         vec![
             "dd".into(),
             "if=/dev/zero".into(),

@@ -17,7 +17,7 @@ use crate::plan::{Action, Contents};
 use serde::Serialize;
 
 /// Most NTP servers or pools.
-pub const MAX_NTP: usize = 64;
+pub(crate) const MAX_NTP: usize = 64;
 
 /// The NTP clients cloud-init knows by name.
 const CLIENTS: &[&str] = &[
@@ -115,7 +115,7 @@ fn hosts(
 }
 
 /// `ntp`: null (defaults) or a mapping.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let mut ntp = Ntp {
         enabled: true,
         ntp_client: "auto".into(),
@@ -179,7 +179,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 /// The NTP clients vmcust configures, in cloud-init's order of preference
 /// (`PREFERRED_NTP_CLIENTS`, without `ntpdate`, which keeps no running service).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Client {
+pub(crate) enum Client {
     /// chrony.
     Chrony,
     /// systemd-timesyncd.
@@ -190,7 +190,7 @@ pub enum Client {
 
 impl Client {
     /// cloud-init's name for it.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Client::Chrony => "chrony",
             Client::Timesyncd => "systemd-timesyncd",
@@ -208,7 +208,7 @@ impl Client {
     }
 
     /// Its configuration file on `family`.
-    pub fn config_path(self, family: Family) -> &'static str {
+    pub(crate) fn config_path(self, family: Family) -> &'static str {
         match (self, family) {
             (Client::Chrony, Family::Debian) => "/etc/chrony/chrony.conf",
             (Client::Chrony, _) => "/etc/chrony.conf",
@@ -219,7 +219,7 @@ impl Client {
     }
 
     /// Its systemd service on `family`.
-    pub fn service(self, family: Family) -> &'static str {
+    pub(crate) fn service(self, family: Family) -> &'static str {
         match (self, family) {
             (Client::Chrony, Family::Debian) => "chrony",
             (Client::Chrony, _) => "chronyd",
@@ -232,7 +232,7 @@ impl Client {
 
 /// What `ntp` does: the configuration file, then the late-stage commands.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NtpPlan {
+pub(crate) struct NtpPlan {
     /// The client chosen.
     pub client: Client,
     /// The configuration file.
@@ -242,7 +242,7 @@ pub struct NtpPlan {
 }
 
 /// Plans `cfg.ntp`; `None` without it or with `enabled: false`.
-pub fn plan_ntp(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<NtpPlan>, ModuleError> {
+pub(crate) fn plan_ntp(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<NtpPlan>, ModuleError> {
     let Some(ntp) = cfg.ntp.as_ref().filter(|n| n.enabled) else {
         return Ok(None);
     };
@@ -314,7 +314,7 @@ pub fn plan_ntp(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<NtpPlan>, M
 
 /// cloud-init's `generate_server_names`: `0..3.<distro>.pool.ntp.org` (SLES uses
 /// openSUSE's pools; an unknown distribution the global ones).
-pub fn default_pools(os_id: &str) -> Vec<String> {
+pub(crate) fn default_pools(os_id: &str) -> Vec<String> {
     let distro = match os_id {
         "sles" => "opensuse",
         "" | "alpine" | "eurolinux" => "",
@@ -333,7 +333,7 @@ const HEADER: &str = "# Written by vmcust from the cloud-config's ntp key.\n";
 /// What a client's configuration lists (each entry validated by the reader: a host name,
 /// an address or, for `allow`, a subnet or `all`; none can carry a second directive).
 #[derive(Debug, Clone, Copy)]
-pub struct Hosts<'a> {
+pub(crate) struct Hosts<'a> {
     /// Servers.
     pub servers: &'a [String],
     /// Pools (cloud-init's defaults when neither servers nor pools were given).
@@ -345,7 +345,7 @@ pub struct Hosts<'a> {
 }
 
 /// chrony.conf in the shape of cloud-init's `chrony.conf.<distro>` templates.
-pub fn chrony_conf(family: Family, h: &Hosts<'_>) -> String {
+pub(crate) fn chrony_conf(family: Family, h: &Hosts<'_>) -> String {
     let mut s = String::from(HEADER);
     if !h.pools.is_empty() {
         s.push_str("# pools\n");
@@ -381,7 +381,7 @@ pub fn chrony_conf(family: Family, h: &Hosts<'_>) -> String {
 
 /// A timesyncd drop-in in the shape of cloud-init's `timesyncd.conf` template (no peers,
 /// no `allow`: [`plan_ntp`] refuses them for timesyncd).
-pub fn timesyncd_conf(h: &Hosts<'_>) -> String {
+pub(crate) fn timesyncd_conf(h: &Hosts<'_>) -> String {
     let all: Vec<&str> = h
         .servers
         .iter()
@@ -396,7 +396,7 @@ pub fn timesyncd_conf(h: &Hosts<'_>) -> String {
 
 /// ntp.conf in the shape of cloud-init's `ntp.conf.<distro>` templates (no `allow`:
 /// [`plan_ntp`] refuses it for ntpd).
-pub fn ntp_conf(h: &Hosts<'_>) -> String {
+pub(crate) fn ntp_conf(h: &Hosts<'_>) -> String {
     let mut s = String::from(HEADER);
     s.push_str(
         "driftfile /var/lib/ntp/ntp.drift\n\

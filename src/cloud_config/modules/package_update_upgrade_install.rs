@@ -25,7 +25,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Most packages.
-pub const MAX_PACKAGES: usize = 1024;
+pub(crate) const MAX_PACKAGES: usize = 1024;
 
 /// One package to install.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,7 +65,7 @@ fn word(r: &mut Reader, at: &str, node: &Node, what: &str, extra: &[u8]) -> Opti
 }
 
 /// `packages`.
-pub fn packages(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn packages(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(items) = r.list(node, key, MAX_PACKAGES) else {
         return;
     };
@@ -117,23 +117,23 @@ fn flag(r: &mut Reader, key: &str, node: &Node, field: &mut bool) {
 }
 
 /// `package_update` / `apt_update`.
-pub fn update(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn update(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     flag(r, key, node, &mut cfg.package_update);
 }
 
 /// `package_upgrade` / `apt_upgrade`.
-pub fn upgrade(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn upgrade(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     flag(r, key, node, &mut cfg.package_upgrade);
 }
 
 /// `package_reboot_if_required` / `apt_reboot_if_required`.
-pub fn reboot_if_required(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn reboot_if_required(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     flag(r, key, node, &mut cfg.package_reboot_if_required);
 }
 
 /// A package manager.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Manager {
+pub(crate) enum Manager {
     /// Debian's apt-get.
     Apt,
     /// dnf (RHEL 8 and later, Fedora).
@@ -146,7 +146,7 @@ pub enum Manager {
 
 impl Manager {
     /// Its program's name.
-    pub fn program(self) -> &'static str {
+    pub(crate) fn program(self) -> &'static str {
         match self {
             Manager::Apt => "apt-get",
             Manager::Dnf => "dnf",
@@ -172,7 +172,7 @@ impl Manager {
 
     /// A package as an install argument: `name=version` (apt, zypper), `name-version`
     /// (dnf, yum).
-    pub fn spell(self, p: &Package) -> String {
+    pub(crate) fn spell(self, p: &Package) -> String {
         match (&p.version, self) {
             (None, _) => p.name.clone(),
             (Some(v), Manager::Apt | Manager::Zypper) => format!("{}={v}", p.name),
@@ -182,19 +182,19 @@ impl Manager {
 }
 
 /// The manager the root has (the first of apt-get, dnf, yum, zypper found).
-pub fn detect(facts: &CcFacts) -> Option<Manager> {
+pub(crate) fn detect(facts: &CcFacts) -> Option<Manager> {
     [Manager::Apt, Manager::Dnf, Manager::Yum, Manager::Zypper]
         .into_iter()
         .find(|m| facts.has(m.program()))
 }
 
 /// Whether the document asks the package module for anything.
-pub fn wanted(cfg: &CloudConfig) -> bool {
+pub(crate) fn wanted(cfg: &CloudConfig) -> bool {
     cfg.package_update || cfg.package_upgrade || !cfg.packages.is_empty()
 }
 
 /// The argument lists (after the program) for `cfg`, in order.
-pub fn command_lines(m: Manager, cfg: &CloudConfig) -> Vec<Vec<String>> {
+pub(crate) fn command_lines(m: Manager, cfg: &CloudConfig) -> Vec<Vec<String>> {
     let cmd = |words: &[&str], extra: Vec<String>| -> Vec<String> {
         m.prefix()
             .iter()
@@ -238,7 +238,7 @@ pub fn command_lines(m: Manager, cfg: &CloudConfig) -> Vec<Vec<String>> {
 }
 
 /// The programs to run for `cfg` with manager `m` found at `path` (inside the root).
-pub fn programs_of<'a>(
+pub(crate) fn programs_of<'a>(
     m: Manager,
     path: &'a str,
     cfg: &CloudConfig,

@@ -64,7 +64,7 @@ pub struct PowerState {
 }
 
 /// `power_state`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(
         node,
         key,
@@ -178,13 +178,13 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// The late stage's unit, which the power change waits for.
-pub const LATE_UNIT: &str = "vmcust-late.service";
+pub(crate) const LATE_UNIT: &str = "vmcust-late.service";
 /// The transient unit's name.
-pub const POWER_UNIT: &str = "vmcust-power-state";
+pub(crate) const POWER_UNIT: &str = "vmcust-power-state";
 
 /// How the module ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PowerEnd {
+pub(crate) enum PowerEnd {
     /// Scheduled; what was asked of systemd.
     Scheduled(String),
     /// Not done, and why (condition false).
@@ -194,7 +194,7 @@ pub enum PowerEnd {
 }
 
 /// `shutdown`'s arguments for `ps`; `min_delay` minutes at least.
-pub fn shutdown_args(ps: &PowerState, min_delay: u32) -> Vec<String> {
+pub(crate) fn shutdown_args(ps: &PowerState, min_delay: u32) -> Vec<String> {
     let flag = match ps.mode {
         PowerMode::Poweroff => "-P",
         PowerMode::Reboot => "-r",
@@ -215,7 +215,7 @@ pub fn shutdown_args(ps: &PowerState, min_delay: u32) -> Vec<String> {
 
 /// The program and arguments that schedule `ps` (`shutdown` found at `shutdown`, inside
 /// the root): through `systemd-run` after the late unit when the root has it.
-pub fn schedule(
+pub(crate) fn schedule(
     ps: &PowerState,
     systemd_run: Option<&str>,
     shutdown: &str,
@@ -237,7 +237,12 @@ pub fn schedule(
 }
 
 /// Checks the condition, then schedules the power change on the running system.
-pub fn run_power_state(root: &Root, ps: &PowerState, cc: &CcFacts, stop: &AtomicBool) -> PowerEnd {
+pub(crate) fn run_power_state(
+    root: &Root,
+    ps: &PowerState,
+    cc: &CcFacts,
+    stop: &AtomicBool,
+) -> PowerEnd {
     if root.path() != Path::new("/") {
         return PowerEnd::NotNow("power_state: the root is not the running system".into());
     }

@@ -24,7 +24,7 @@ pub enum ResizeRootfs {
 }
 
 /// `resize_rootfs`: true, false or `noblock`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.resize_rootfs = match &node.value {
         Value::Bool(true) => Some(ResizeRootfs::Yes),
         Value::Bool(false) => Some(ResizeRootfs::No),
@@ -37,7 +37,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// `resize_rootfs` (unset: true).
-pub fn plan_resizefs(r: Option<ResizeRootfs>, cc: &CcFacts, disk: &DiskFacts) -> Step {
+pub(crate) fn plan_resizefs(r: Option<ResizeRootfs>, cc: &CcFacts, disk: &DiskFacts) -> Step {
     if r == Some(ResizeRootfs::No) {
         return Step::Skip("resize_rootfs: false".into());
     }

@@ -23,10 +23,10 @@ use crate::model::{quote, DnsName, NameServer};
 use crate::plan::{Action, Contents};
 
 /// Most entries in one of `resolv_conf`'s lists, and most options.
-pub const MAX_ENTRIES: usize = 64;
+pub(crate) const MAX_ENTRIES: usize = 64;
 
 /// The `ID`s of `/etc/os-release` cloud-init's module runs on (its `distros`).
-pub const DISTROS: &[&str] = &[
+pub(crate) const DISTROS: &[&str] = &[
     "alpine",
     "azurelinux",
     "fedora",
@@ -47,9 +47,9 @@ pub const DISTROS: &[&str] = &[
 const RESOLVED: &[&str] = &["azurelinux", "mariner", "photon"];
 
 /// `/etc/resolv.conf`.
-pub const RESOLV_CONF: &str = "/etc/resolv.conf";
+pub(crate) const RESOLV_CONF: &str = "/etc/resolv.conf";
 /// systemd-resolved's configuration.
-pub const RESOLVED_CONF: &str = "/etc/systemd/resolved.conf";
+pub(crate) const RESOLVED_CONF: &str = "/etc/systemd/resolved.conf";
 
 /// One `options` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -77,12 +77,12 @@ pub struct ResolvConf {
 }
 
 /// `manage_resolv_conf`.
-pub fn parse_manage(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_manage(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.manage_resolv_conf = r.bool(node, key);
 }
 
 /// `resolv_conf`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(
         node,
         key,
@@ -261,7 +261,7 @@ const HEADER: &str = "# Written by vmcust: the cloud-config sets manage_resolv_c
 /// a blank line, `search` and `domain`, a blank line, `sortlist` and `options` (flags
 /// first, then `key:value`, each sorted; `false` flags left out). `search` and
 /// `sortlist` end with a space, as cloud-init's do.
-pub fn resolv_conf_text(rc: &ResolvConf) -> String {
+pub(crate) fn resolv_conf_text(rc: &ResolvConf) -> String {
     let mut s = HEADER.to_string();
     for n in &rc.nameservers {
         s.push_str(&format!("nameserver {n}\n"));
@@ -300,7 +300,7 @@ pub fn resolv_conf_text(rc: &ResolvConf) -> String {
 
 /// systemd-resolved's configuration as cloud-init's `systemd.resolved.conf.tmpl` has it:
 /// LLMNR off, the servers and the search domains (other keys have no place there).
-pub fn resolved_conf_text(rc: &ResolvConf) -> String {
+pub(crate) fn resolved_conf_text(rc: &ResolvConf) -> String {
     let mut s = format!("{HEADER}[Resolve]\nLLMNR=false\n");
     if !rc.nameservers.is_empty() {
         let servers: Vec<String> = rc.nameservers.iter().map(ToString::to_string).collect();
@@ -315,7 +315,7 @@ pub fn resolved_conf_text(rc: &ResolvConf) -> String {
 
 /// What the module does with this document on this root.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Plan {
+pub(crate) enum Plan {
     /// Nothing, and why.
     Nothing(String),
     /// Write this file.
@@ -323,7 +323,7 @@ pub enum Plan {
 }
 
 /// Plans the file, or says why nothing is written.
-pub fn plan_resolv_conf(cfg: &CloudConfig, facts: &CcFacts) -> Result<Plan, ModuleError> {
+pub(crate) fn plan_resolv_conf(cfg: &CloudConfig, facts: &CcFacts) -> Result<Plan, ModuleError> {
     match cfg.manage_resolv_conf {
         None => {
             return Ok(Plan::Nothing(

@@ -27,13 +27,13 @@ use crate::cloud_config::redact::REDACTED;
 use crate::cloud_config::CloudConfig;
 
 /// The program.
-pub const SUBMAN: &str = "subscription-manager";
+pub(crate) const SUBMAN: &str = "subscription-manager";
 /// Longest value, in bytes.
-pub const MAX_VALUE: usize = 4096;
+pub(crate) const MAX_VALUE: usize = 4096;
 /// Most pools or repositories in one list.
-pub const MAX_IDS: usize = 1024;
+pub(crate) const MAX_IDS: usize = 1024;
 /// The package caches removed after the release is set.
-pub const CACHES: [&str; 2] = ["/var/cache/dnf", "/var/cache/yum"];
+pub(crate) const CACHES: [&str; 2] = ["/var/cache/dnf", "/var/cache/yum"];
 
 /// A credential (password or activation key): never printed, serialized or shown but
 /// as `<redacted>`.
@@ -134,7 +134,7 @@ fn ids(r: &mut Reader, node: &Node, at: &str) -> Option<Vec<String>> {
 }
 
 /// `rh_subscription`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(node, key, KEYS) else {
         return;
     };
@@ -219,7 +219,7 @@ fn secret(r: &mut Reader, v: &Node, at: &str) -> Option<Secret> {
 
 /// Whether the document asks for a registration (cloud-init's `is_configured`: a user
 /// name and password, or an activation key).
-pub fn configured(rh: &RhSubscription) -> bool {
+pub(crate) fn configured(rh: &RhSubscription) -> bool {
     (rh.username.is_some() && rh.password.is_some()) || rh.activation_key.is_some()
 }
 
@@ -260,7 +260,7 @@ fn idle(cfg: &CloudConfig, facts: &CcFacts) -> Option<String> {
 
 /// A word of a command line: the secret itself, or shown as `<redacted>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Word {
+pub(crate) enum Word {
     /// A plain word.
     Plain(String),
     /// `--password=` and the secret.
@@ -289,7 +289,7 @@ impl Word {
 
 /// The `register` arguments, or the warning cloud-init gives when it has neither an
 /// activation key and org nor a user name and password.
-pub fn register_args(rh: &RhSubscription) -> Result<Vec<Word>, &'static str> {
+pub(crate) fn register_args(rh: &RhSubscription) -> Result<Vec<Word>, &'static str> {
     let plain = |s: String| Word::Plain(s);
     let mut args = vec![plain("register".into())];
     match (&rh.activation_key, &rh.org, &rh.username, &rh.password) {
@@ -318,7 +318,7 @@ pub fn register_args(rh: &RhSubscription) -> Result<Vec<Word>, &'static str> {
 }
 
 /// The `attach` arguments for `auto_attach` (with `service_level`), if any.
-pub fn attach_args(rh: &RhSubscription) -> Option<Vec<String>> {
+pub(crate) fn attach_args(rh: &RhSubscription) -> Option<Vec<String>> {
     match (rh.auto_attach, &rh.service_level) {
         (Some(true), Some(level)) => Some(vec![
             "attach".into(),
@@ -331,7 +331,7 @@ pub fn attach_args(rh: &RhSubscription) -> Option<Vec<String>> {
 }
 
 /// Repository ids of a `repos --list-…` answer: the `Repo ID:` lines.
-pub fn repo_ids(lines: &[String]) -> Vec<String> {
+pub(crate) fn repo_ids(lines: &[String]) -> Vec<String> {
     lines
         .iter()
         .filter(|l| l.contains("Repo ID:"))
@@ -342,7 +342,11 @@ pub fn repo_ids(lines: &[String]) -> Vec<String> {
 /// The `repos` arguments: the disables of repositories enabled now, then the enables of
 /// repositories disabled now, as cloud-init orders them (the others are left, as it
 /// leaves them).
-pub fn repos_args(rh: &RhSubscription, active: &[String], inactive: &[String]) -> Vec<String> {
+pub(crate) fn repos_args(
+    rh: &RhSubscription,
+    active: &[String],
+    inactive: &[String],
+) -> Vec<String> {
     let mut args = vec!["repos".to_string()];
     for id in rh.disable_repo.iter().flatten() {
         if active.contains(id) {
@@ -358,7 +362,11 @@ pub fn repos_args(rh: &RhSubscription, active: &[String], inactive: &[String]) -
 }
 
 /// The `attach --pool=` arguments: the pools available and not consumed now.
-pub fn pool_args(pools: &[String], available: &[String], consumed: &[String]) -> Vec<String> {
+pub(crate) fn pool_args(
+    pools: &[String],
+    available: &[String],
+    consumed: &[String],
+) -> Vec<String> {
     pools
         .iter()
         .filter(|p| !consumed.contains(p) && available.contains(p))

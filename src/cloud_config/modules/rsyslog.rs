@@ -20,13 +20,13 @@ use crate::model::quote;
 use crate::plan::{Action, Contents};
 
 /// Most `configs` entries or `remotes`.
-pub const MAX_ENTRIES: usize = 128;
+pub(crate) const MAX_ENTRIES: usize = 128;
 /// The largest `configs` content.
-pub const MAX_CONTENT: usize = 64 * 1024;
+pub(crate) const MAX_CONTENT: usize = 64 * 1024;
 /// cloud-init's default `config_dir`.
-pub const DEFAULT_DIR: &str = "/etc/rsyslog.d";
+pub(crate) const DEFAULT_DIR: &str = "/etc/rsyslog.d";
 /// cloud-init's default `config_filename`.
-pub const DEFAULT_FILE: &str = "20-cloud-config.conf";
+pub(crate) const DEFAULT_FILE: &str = "20-cloud-config.conf";
 
 /// One `configs` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -252,7 +252,7 @@ fn remotes(r: &mut Reader, at: &str, node: &Node) -> Vec<Remote> {
 }
 
 /// `rsyslog`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let mut rs = Rsyslog::default();
     if let Value::Seq(_) = node.value {
         r.report(
@@ -311,7 +311,7 @@ fn path_of(dir: &str, name: &str) -> String {
 }
 
 /// The remotes block cloud-init appends to the default file.
-pub fn remotes_text(remotes: &[Remote]) -> Result<String, String> {
+pub(crate) fn remotes_text(remotes: &[Remote]) -> Result<String, String> {
     let mut t = ConfText::new();
     t.push("# begin remotes\n");
     for rm in remotes {

@@ -8,7 +8,7 @@ use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
 
 /// `runcmd`: once per instance, late.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.runcmd = commands(r, key, node, true);
 }
 

@@ -26,22 +26,22 @@ fn name(r: &mut Reader, key: &str, node: &Node) -> Option<HostName> {
 }
 
 /// `hostname`.
-pub fn hostname(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn hostname(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.hostname = name(r, key, node);
 }
 
 /// `fqdn`.
-pub fn fqdn(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn fqdn(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.fqdn = name(r, key, node);
 }
 
 /// `prefer_fqdn_over_hostname`.
-pub fn prefer_fqdn(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn prefer_fqdn(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.prefer_fqdn_over_hostname = r.bool(node, key);
 }
 
 /// `preserve_hostname`.
-pub fn preserve(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn preserve(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.preserve_hostname = r.bool(node, key).unwrap_or(false);
 }
 
@@ -122,7 +122,7 @@ mod parse_tests {
 /// The short name and the FQDN to use: the document's (cloud-init's
 /// `get_hostname_fqdn`), else `fallback` (the metadata's `local-hostname`); the FQDN is
 /// the short name when nothing gives a domain.
-pub fn names(cfg: &CloudConfig, fallback: Option<&HostName>) -> Option<(String, String)> {
+pub(crate) fn names(cfg: &CloudConfig, fallback: Option<&HostName>) -> Option<(String, String)> {
     let (short, fqdn) = match cfg.host_names() {
         (Some(s), f) => (s, f),
         (None, _) => {
@@ -152,7 +152,7 @@ pub(crate) fn identity(short: &str, fqdn: &str) -> Result<Identity, ModuleError>
 /// `cc_set_hostname`: `/etc/hostname` (the FQDN where `prefer_fqdn_over_hostname`, whose
 /// default is the distribution's: true on RHEL, as cloud-init's rhel distro) and the
 /// running host name. Nothing with `preserve_hostname: true` or without a name.
-pub fn plan_set_hostname(
+pub(crate) fn plan_set_hostname(
     cfg: &CloudConfig,
     facts: &CcFacts,
     fallback: Option<&HostName>,
@@ -200,7 +200,7 @@ fn writes_hostname_file(cfg: &CloudConfig, facts: &CcFacts) -> bool {
 }
 
 /// `create_hostname_file`.
-pub fn create_hostname_file(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn create_hostname_file(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.create_hostname_file = r.bool(node, key);
 }
 

@@ -20,13 +20,13 @@ use crate::cloud_config::CloudConfig;
 use crate::plan::{Action, Contents};
 
 /// Most assertions.
-pub const MAX_ASSERTIONS: usize = 256;
+pub(crate) const MAX_ASSERTIONS: usize = 256;
 /// Longest assertion, in bytes.
-pub const MAX_ASSERTION: usize = 64 * 1024;
+pub(crate) const MAX_ASSERTION: usize = 64 * 1024;
 /// cloud-init's instance directories; the assertions file is in the instance's.
-pub const INSTANCES: &str = "/var/lib/cloud/instances";
+pub(crate) const INSTANCES: &str = "/var/lib/cloud/instances";
 /// The assertions file's name.
-pub const ASSERTIONS_FILE: &str = "snapd.assertions";
+pub(crate) const ASSERTIONS_FILE: &str = "snapd.assertions";
 
 /// `snap`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -39,7 +39,7 @@ pub struct Snap {
 }
 
 /// `snap`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(node, key, &["assertions", "commands"]) else {
         return;
     };
@@ -120,13 +120,13 @@ pub(crate) fn programs(cfg: &CloudConfig) -> &'static [&'static str] {
 }
 
 /// The assertions file of instance `instance` (a file name).
-pub fn assertions_path(instance: &str) -> String {
+pub(crate) fn assertions_path(instance: &str) -> String {
     format!("{INSTANCES}/{instance}/{ASSERTIONS_FILE}")
 }
 
 /// What the module does on this root.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SnapPlan {
+pub(crate) struct SnapPlan {
     /// `snap wait system seed.loaded` when the root has `snap` (cloud-init skips the
     /// wait without it).
     pub wait: bool,
@@ -137,7 +137,7 @@ pub struct SnapPlan {
 }
 
 /// Plans the module; `Err(why)` when it does nothing here.
-pub fn plan_snap(cfg: &CloudConfig, facts: &CcFacts) -> Result<SnapPlan, String> {
+pub(crate) fn plan_snap(cfg: &CloudConfig, facts: &CcFacts) -> Result<SnapPlan, String> {
     let Some(snap) = &cfg.snap else {
         return Err("snap is not in the cloud-config".into());
     };

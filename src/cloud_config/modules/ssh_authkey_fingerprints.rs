@@ -23,7 +23,7 @@ use crate::cloud_config::CloudConfig;
 use crate::model::{SshKey, SSH_KEY_TYPES};
 
 /// The hashes `authkey_hash` takes: Python's `hashlib` names of the SHA-2 family.
-pub const HASHES: &[&str] = &["sha224", "sha256", "sha384", "sha512"];
+pub(crate) const HASHES: &[&str] = &["sha224", "sha256", "sha384", "sha512"];
 
 /// The longest `authorized_keys` file read (sshd reads lines of up to 16 KiB; a few
 /// hundred keys).
@@ -33,13 +33,13 @@ const MAX_KEYS_FILE: u64 = 4 * 1024 * 1024;
 const PREFIX: &str = "ci-info: ";
 
 /// `no_ssh_fingerprints`.
-pub fn parse_disable(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_disable(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.no_ssh_fingerprints = r.bool(node, key);
 }
 
 /// `authkey_hash`: one of [`HASHES`]; `md5` and `sha1` (which `hashlib` also knows) are
 /// not applied.
-pub fn parse_hash(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_hash(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(name) = r.line(node, key, 32) else {
         return;
     };
@@ -67,7 +67,7 @@ pub fn parse_hash(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node)
 }
 
 /// The hex digest of `blob` with `hash`, in colon-separated pairs.
-pub fn fingerprint(hash: &str, blob: &[u8]) -> String {
+pub(crate) fn fingerprint(hash: &str, blob: &[u8]) -> String {
     let digest: Vec<u8> = match hash {
         "sha224" => sha2::Sha224::digest(blob).to_vec(),
         "sha384" => sha2::Sha384::digest(blob).to_vec(),
@@ -94,7 +94,7 @@ fn center(text: &str, width: usize) -> String {
 
 /// The lines printed for `user` whose keys file `file` holds `text` (`None`: missing),
 /// each with the `ci-info: ` prefix, as cloud-init's `_pprint_key_entries` lays them out.
-pub fn table(user: &str, file: &str, text: Option<&str>, hash: &str) -> Vec<String> {
+pub(crate) fn table(user: &str, file: &str, text: Option<&str>, hash: &str) -> Vec<String> {
     let lines: Vec<&str> = text.map(|t| t.lines().collect()).unwrap_or_default();
     if lines.is_empty() {
         return vec![format!(

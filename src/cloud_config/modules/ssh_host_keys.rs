@@ -35,17 +35,17 @@ impl HostKeyWish {
 }
 
 /// cloud-init's `ssh_genkeytypes` default.
-pub const GEN_KEY_TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
+pub(crate) const GEN_KEY_TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
 
 /// `ssh_deletekeys`.
-pub fn parse_deletekeys(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_deletekeys(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     if let Some(b) = r.bool(node, key) {
         cfg.ssh_host_keys.delete = Some(b);
     }
 }
 
 /// `ssh_genkeytypes`: a list of `rsa`, `ecdsa`, `ed25519` (each once).
-pub fn parse_genkeytypes(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_genkeytypes(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(items) = r.list(node, key, 8) else {
         return;
     };
@@ -78,13 +78,18 @@ pub fn parse_genkeytypes(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node:
 }
 
 /// `ssh_quiet_keygen`: a bool, with nothing to do (the keys are made quietly anyway).
-pub fn parse_quiet_keygen(_cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_quiet_keygen(_cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let _ = r.bool(node, key);
 }
 
 /// `ssh_publish_hostkeys: {enabled: bool, blacklist: [types]}`: checked; VMware's
 /// datasource publishes nothing, as cloud-init's does not.
-pub fn parse_publish_hostkeys(_cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_publish_hostkeys(
+    _cfg: &mut CloudConfig,
+    r: &mut Reader,
+    key: &str,
+    node: &Node,
+) {
     let Some(entries) = r.map(node, key, &["enabled", "blacklist"]) else {
         return;
     };

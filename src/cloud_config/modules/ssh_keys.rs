@@ -30,15 +30,15 @@ use crate::plan::{Action, Contents, FileOwner};
 use crate::root::{Existing, Root};
 
 /// The host key types `ssh_keys` takes, in the order they are written.
-pub const TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
+pub(crate) const TYPES: &[&str] = &["rsa", "ecdsa", "ed25519"];
 
 /// sshd's main configuration.
-pub const SSHD_CONFIG: &str = "/etc/ssh/sshd_config";
+pub(crate) const SSHD_CONFIG: &str = "/etc/ssh/sshd_config";
 /// sshd's drop-in directory.
-pub const DROP_IN_DIR: &str = "/etc/ssh/sshd_config.d";
+pub(crate) const DROP_IN_DIR: &str = "/etc/ssh/sshd_config.d";
 /// cloud-init's drop-in, where `HostCertificate` goes when `sshd_config` includes the
 /// drop-in directory.
-pub const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
+pub(crate) const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
 
 /// The entry names `ssh_keys` takes.
 const NAMES: &[&str] = &[
@@ -131,7 +131,7 @@ fn type_of(kind: &str) -> &str {
 }
 
 /// `ssh_keys`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(entries) = r.map(node, key, NAMES) else {
         return;
     };
@@ -360,7 +360,7 @@ impl Sshd {
 
 /// What the module writes: the keys, then the `HostCertificate` lines (planned against
 /// the stage's facts).
-pub fn plan_keys(cfg: &CloudConfig, facts: &CcFacts) -> Vec<Action> {
+pub(crate) fn plan_keys(cfg: &CloudConfig, facts: &CcFacts) -> Vec<Action> {
     plan_with(cfg, &Sshd::of_facts(facts))
 }
 
@@ -414,7 +414,7 @@ fn plan_with(cfg: &CloudConfig, sshd: &Sshd) -> Vec<Action> {
 }
 
 /// The files [`plan_keys`] reads: sshd's configuration, when certificates are given.
-pub fn looked_at(cfg: &CloudConfig) -> Vec<String> {
+pub(crate) fn looked_at(cfg: &CloudConfig) -> Vec<String> {
     let certificates = cfg
         .ssh_keys
         .as_ref()

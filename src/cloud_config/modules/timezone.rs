@@ -18,7 +18,7 @@ use crate::plan::identity::plan_identity;
 use crate::plan::Action;
 
 /// `timezone`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(s) = r.line(node, key, 128) else {
         return;
     };
@@ -32,7 +32,10 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// The actions setting `cfg.timezone` (none without one).
-pub fn plan_timezone(cfg: &CloudConfig, facts: &CcFacts) -> Result<Vec<Action>, ModuleError> {
+pub(crate) fn plan_timezone(
+    cfg: &CloudConfig,
+    facts: &CcFacts,
+) -> Result<Vec<Action>, ModuleError> {
     let Some(zone) = &cfg.timezone else {
         return Ok(Vec::new());
     };

@@ -29,7 +29,7 @@ pub enum ManageEtcHosts {
 }
 
 /// `manage_etc_hosts`: `true`, `false`, `localhost` (`template` is the deprecated `true`).
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.manage_etc_hosts = match &node.value {
         Value::Bool(false) => Some(ManageEtcHosts::No),
         Value::Bool(true) => Some(ManageEtcHosts::Template),
@@ -59,7 +59,7 @@ pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
 }
 
 /// `cc_update_etc_hosts`: `/etc/hosts` as `manage_etc_hosts` asks.
-pub fn plan_etc_hosts(
+pub(crate) fn plan_etc_hosts(
     cfg: &CloudConfig,
     facts: &CcFacts,
     fallback: Option<&HostName>,
@@ -89,7 +89,7 @@ pub fn plan_etc_hosts(
 
 /// `/etc/hosts` in the shape of cloud-init's `hosts.debian.tmpl` (Debian family) or
 /// `hosts.redhat.tmpl` (every other family), with vmcust's own header.
-pub fn hosts_template(family: Family, short: &str, fqdn: &str) -> String {
+pub(crate) fn hosts_template(family: Family, short: &str, fqdn: &str) -> String {
     let header =
         "# Written by vmcust at every boot: the cloud-config sets manage_etc_hosts: true.\n\
                   # To keep changes to this file, set manage_etc_hosts to false (or localhost)\n\

@@ -26,7 +26,7 @@ impl Default for VendorData {
 }
 
 /// cloud-init's `util.is_true`: a boolean, or a string such as `yes` (deprecated).
-pub fn enabled(node: Option<&Node>) -> bool {
+pub(crate) fn enabled(node: Option<&Node>) -> bool {
     match node.map(|n| &n.value) {
         None => true,
         Some(Value::Map(_)) => match node.and_then(|n| n.get("enabled")).map(|n| &n.value) {
@@ -46,7 +46,7 @@ pub fn enabled(node: Option<&Node>) -> bool {
 }
 
 /// `vendor_data`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let mut v = VendorData {
         enabled: enabled(Some(node)),
         prefix: Vec::new(),

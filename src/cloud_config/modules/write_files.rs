@@ -25,13 +25,13 @@ use std::path::{Path, PathBuf};
 use zeroize::Zeroizing;
 
 /// Most entries.
-pub const MAX_FILES: usize = 1024;
+pub(crate) const MAX_FILES: usize = 1024;
 /// Largest decoded content of one file.
-pub const MAX_FILE: usize = 16 * 1024 * 1024;
+pub(crate) const MAX_FILE: usize = 16 * 1024 * 1024;
 /// Largest decoded content of all files together.
-pub const MAX_TOTAL: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_TOTAL: usize = 64 * 1024 * 1024;
 /// Longest path.
-pub const MAX_PATH: usize = 4096;
+pub(crate) const MAX_PATH: usize = 4096;
 
 /// The keys of an entry.
 const KEYS: &[&str] = &[
@@ -135,7 +135,7 @@ pub struct WriteFile {
 }
 
 /// `write_files`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(items) = r.list(node, key, MAX_FILES) else {
         return;
     };
@@ -243,7 +243,7 @@ fn entry(r: &mut Reader, path: &str, node: &Node) -> Option<WriteFile> {
 
 /// An absolute path without NUL or control characters, `.` and `..` resolved as
 /// `os.path.abspath` does.
-pub fn absolute(r: &mut Reader, at: &str, node: &Node) -> Option<String> {
+pub(crate) fn absolute(r: &mut Reader, at: &str, node: &Node) -> Option<String> {
     let s = r.line(node, at, MAX_PATH)?;
     if !s.starts_with('/') {
         r.error(
@@ -325,7 +325,7 @@ fn decode(r: &mut Reader, at: &str, node: &Node, enc: Encoding) -> Option<Vec<u8
 }
 
 /// A user or group name as useradd takes it (and nothing a file of names could choke on).
-pub fn account_name(s: &str) -> bool {
+pub(crate) fn account_name(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 32
         && !s.starts_with('-')
@@ -366,7 +366,7 @@ fn owner(r: &mut Reader, at: &str, node: &Node) -> Option<Owner> {
 /// cloud-init's `decode_perms`: an integer as it is (YAML reads `0644` as octal), a string
 /// as octal digits (`'0644'`, `'0o644'`, `'644'`); unlike cloud-init, a bad value is an
 /// error, not 0644.
-pub fn permissions(r: &mut Reader, at: &str, node: &Node) -> Option<u32> {
+pub(crate) fn permissions(r: &mut Reader, at: &str, node: &Node) -> Option<u32> {
     let mode = match &node.value {
         Value::Int(n) => u32::try_from(*n).ok(),
         Value::Str(s) => {
@@ -552,7 +552,7 @@ mod parse_tests {
 
 /// Which entries to plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Which {
+pub(crate) enum Which {
     /// Entries without `defer` (the early stage's `write_files`).
     Now,
     /// Entries with `defer: true` (the late stage's `write_files_deferred`).
@@ -565,7 +565,7 @@ pub enum Which {
 /// writes them one after the other: an `append: true` entry appends to what the entries
 /// before it wrote (deferred ones, planned in the late stage, to what the early stage's
 /// left), not to the file as it was before the module.
-pub fn plan_write_files(
+pub(crate) fn plan_write_files(
     cfg: &CloudConfig,
     facts: &CcFacts,
     which: Which,

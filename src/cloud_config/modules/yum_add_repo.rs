@@ -20,15 +20,15 @@ use crate::model::quote;
 use crate::plan::{Action, Contents};
 
 /// Most repositories in `yum_repos`.
-pub const MAX_REPOS: usize = 128;
+pub(crate) const MAX_REPOS: usize = 128;
 /// Most options of one repository, and most entries of a list value.
-pub const MAX_OPTIONS: usize = 128;
+pub(crate) const MAX_OPTIONS: usize = 128;
 /// The longest value.
-pub const MAX_VALUE: usize = 4096;
+pub(crate) const MAX_VALUE: usize = 4096;
 /// cloud-init's default `yum_repo_dir`.
-pub const DEFAULT_DIR: &str = "/etc/yum.repos.d";
+pub(crate) const DEFAULT_DIR: &str = "/etc/yum.repos.d";
 /// The options one of which a repository needs.
-pub const SOURCES: &[&str] = &["baseurl", "metalink", "mirrorlist"];
+pub(crate) const SOURCES: &[&str] = &["baseurl", "metalink", "mirrorlist"];
 
 /// One option's value, as it is written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -186,7 +186,7 @@ fn repo(r: &mut Reader, at: &str, id: &str, node: &Node) -> Option<YumRepo> {
 }
 
 /// `yum_repos`.
-pub fn parse_repos(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_repos(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Value::Map(entries) = &node.value else {
         r.wrong_type(node, key, "a mapping of repository ids to their options");
         return;
@@ -218,12 +218,12 @@ pub fn parse_repos(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node
 }
 
 /// `yum_repo_dir`.
-pub fn parse_dir(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse_dir(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     cfg.yum_repo_dir = absolute(r, key, node);
 }
 
 /// The repo directory (`yum_repo_dir`, else cloud-init's default), without a final `/`.
-pub fn repo_dir(cfg: &CloudConfig) -> &str {
+pub(crate) fn repo_dir(cfg: &CloudConfig) -> &str {
     cfg.yum_repo_dir.as_deref().unwrap_or(DEFAULT_DIR)
 }
 
@@ -232,7 +232,7 @@ fn file_of(cfg: &CloudConfig, repo: &YumRepo) -> String {
 }
 
 /// The files the module must not overwrite: one per repository.
-pub fn looked_at(cfg: &CloudConfig) -> Vec<String> {
+pub(crate) fn looked_at(cfg: &CloudConfig) -> Vec<String> {
     cfg.yum_repos
         .iter()
         .flatten()
@@ -242,7 +242,7 @@ pub fn looked_at(cfg: &CloudConfig) -> Vec<String> {
 
 /// A `.repo` file's text, dated `stamp` (RFC 2822). Every value passes the one writer
 /// that refuses a line break.
-pub fn repo_text(repo: &YumRepo, stamp: &str) -> Result<String, String> {
+pub(crate) fn repo_text(repo: &YumRepo, stamp: &str) -> Result<String, String> {
     let mut t = ConfText::new();
     t.push("# Created by vmcust (cloud-config yum_repos) on ")
         .value(stamp)?
@@ -359,7 +359,7 @@ pub(crate) fn run(s: &Step) -> ModuleOutcome {
 }
 
 /// What `plan` shows for the header's date (the time of the run).
-pub const STAMP_SHOWN: &str = "<the time it is written>";
+pub(crate) const STAMP_SHOWN: &str = "<the time it is written>";
 
 /// The files, and the repositories skipped.
 pub(crate) fn preview(l: &Look) -> Vec<String> {

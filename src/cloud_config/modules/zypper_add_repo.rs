@@ -21,13 +21,13 @@ use crate::model::quote;
 use crate::plan::{Action, Contents};
 
 /// Most repositories, and most options or settings of one map.
-pub const MAX_ENTRIES: usize = 128;
+pub(crate) const MAX_ENTRIES: usize = 128;
 /// The longest value.
-pub const MAX_VALUE: usize = 4096;
+pub(crate) const MAX_VALUE: usize = 4096;
 /// zypper's repository directory.
-pub const DEFAULT_DIR: &str = "/etc/zypp/repos.d";
+pub(crate) const DEFAULT_DIR: &str = "/etc/zypp/repos.d";
 /// libzypp's configuration.
-pub const ZYPP_CONF: &str = "/etc/zypp/zypp.conf";
+pub(crate) const ZYPP_CONF: &str = "/etc/zypp/zypp.conf";
 
 /// One repository of `zypper.repos`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -178,7 +178,7 @@ fn repo(r: &mut Reader, at: &str, i: usize, node: &Node) -> Option<ZypperRepo> {
 }
 
 /// `zypper`.
-pub fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
+pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Node) {
     let Some(map) = r.map(node, key, &["repos", "config"]) else {
         return;
     };
@@ -255,7 +255,7 @@ fn file_of(z: &Zypper, repo: &ZypperRepo) -> String {
 }
 
 /// The files the module looks at: the repo files it must not overwrite, `zypp.conf`.
-pub fn looked_at(cfg: &CloudConfig) -> Vec<String> {
+pub(crate) fn looked_at(cfg: &CloudConfig) -> Vec<String> {
     let Some(z) = &cfg.zypper else {
         return Vec::new();
     };
@@ -267,7 +267,7 @@ pub fn looked_at(cfg: &CloudConfig) -> Vec<String> {
 }
 
 /// A zypper `.repo` file's text (every value through the one writer).
-pub fn repo_text(repo: &ZypperRepo) -> Result<String, String> {
+pub(crate) fn repo_text(repo: &ZypperRepo) -> Result<String, String> {
     let mut t = ConfText::new();
     t.push("[").value(&repo.id)?.push("]\n");
     for (k, v) in &repo.options {

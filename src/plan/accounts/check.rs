@@ -15,7 +15,7 @@ use crate::process::{self, Cmd, Output};
 use crate::root::Root;
 
 /// Where `visudo` lives.
-pub const VISUDO: &str = "/usr/sbin/visudo";
+pub(crate) const VISUDO: &str = "/usr/sbin/visudo";
 
 /// Why the drop-in is not installed.
 #[derive(Debug, thiserror::Error)]

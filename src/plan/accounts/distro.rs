@@ -50,7 +50,7 @@ fn variant(os_release: &str) -> &'static str {
 
 /// The default user of a root with this `os-release` text (`None`: no os-release, the
 /// "unknown" variant).
-pub fn default_user(os_release: Option<&str>) -> UserRequest {
+pub(crate) fn default_user(os_release: Option<&str>) -> UserRequest {
     let v = variant(os_release.unwrap_or(""));
     let is_rhel = matches!(v, "rhel" | "centos" | "rocky" | "almalinux");
     let name = match v {

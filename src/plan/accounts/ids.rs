@@ -39,14 +39,14 @@ fn pick(
 }
 
 /// A new uid, given the uids in use.
-pub fn new_uid(used: &[u32], defs: &LoginDefs, system: bool) -> Result<u32, AccountsError> {
+pub(crate) fn new_uid(used: &[u32], defs: &LoginDefs, system: bool) -> Result<u32, AccountsError> {
     let range = if system { defs.sys_uid } else { defs.uid };
     pick(used, range, system, "uid")
 }
 
 /// A new gid, given the gids in use; `preferred` (the new user's uid) is taken when it is in
 /// the range and free.
-pub fn new_gid(
+pub(crate) fn new_gid(
     used: &[u32],
     defs: &LoginDefs,
     system: bool,

@@ -30,7 +30,7 @@ fn bare(line: &str) -> &str {
 
 /// `key` with its own options replaced by `options` (none when empty), checked again as a
 /// whole line.
-pub fn with_options(key: &str, options: &str) -> Result<String, String> {
+pub(crate) fn with_options(key: &str, options: &str) -> Result<String, String> {
     let line = if options.is_empty() {
         bare(key).to_string()
     } else {
@@ -40,7 +40,7 @@ pub fn with_options(key: &str, options: &str) -> Result<String, String> {
 }
 
 /// `current` with `wanted` merged in; ends with a newline.
-pub fn merge(current: &str, wanted: &[String]) -> String {
+pub(crate) fn merge(current: &str, wanted: &[String]) -> String {
     let mut lines: Vec<String> = current.lines().map(str::to_string).collect();
     let mut appended: Vec<String> = Vec::new();
     for w in wanted {

@@ -9,17 +9,17 @@
 //! Order, as cloud-init runs its modules: `groups`, then `users`, then `chpasswd`/`password`,
 //! then the top-level keys and `disable_root`, then `ssh_pwauth`.
 
-pub mod check;
-pub mod dbfile;
-pub mod distro;
-pub mod ids;
-pub mod keys;
-pub mod parse;
-pub mod request;
-pub mod resolve;
-pub mod sshd;
+pub(crate) mod check;
+pub(crate) mod dbfile;
+pub(crate) mod distro;
+pub(crate) mod ids;
+pub(crate) mod keys;
+pub(crate) mod parse;
+pub(crate) mod request;
+pub(crate) mod resolve;
+pub(crate) mod sshd;
 pub(crate) mod subids;
-pub mod sudoers;
+pub(crate) mod sudoers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -34,12 +34,12 @@ use crate::facts::accounts::{
 };
 use crate::model::Secret;
 use crate::root::Root;
-pub use crate::state::RANDOM_PASSWORDS;
+pub(crate) use crate::state::RANDOM_PASSWORDS;
 use dbfile::{BadField, DbEdit};
 use request::{AccountsRequest, NewPassword, UserEntry, UserRequest, DISABLE_ROOT_OPTS};
 
 /// Length of a RANDOM password, as cloud-init's.
-pub const RANDOM_LEN: usize = 20;
+pub(crate) const RANDOM_LEN: usize = 20;
 
 /// Why the accounts cannot be planned for this root.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -177,13 +177,13 @@ pub struct AccountsPlan {
 }
 
 /// The name of the `default` entry for this root.
-pub fn default_user(f: &AccountDbFacts) -> UserRequest {
+pub(crate) fn default_user(f: &AccountDbFacts) -> UserRequest {
     distro::default_user(f.os_release.as_deref())
 }
 
 /// The users of `req` as cloud-init resolves `users` and `user` (see [`resolve`]), the
 /// default user last.
-pub fn resolved_users(req: &AccountsRequest, f: &AccountDbFacts) -> Vec<UserRequest> {
+pub(crate) fn resolved_users(req: &AccountsRequest, f: &AccountDbFacts) -> Vec<UserRequest> {
     resolve::resolve(req, default_user(f)).users
 }
 

@@ -8,19 +8,6 @@ use serde_norway::{Mapping, Value};
 use super::request::*;
 use crate::model::{InvalidValue, SshKey, UserName};
 
-/// The top-level keys this module reads.
-pub const KEYS: &[&str] = &[
-    "users",
-    "user",
-    "groups",
-    "chpasswd",
-    "password",
-    "ssh_authorized_keys",
-    "ssh_pwauth",
-    "disable_root",
-    "disable_root_opts",
-];
-
 /// Keys of a `chpasswd.users` entry.
 const CHPASSWD_USER_KEYS: &[&str] = &["name", "type", "password"];
 
@@ -723,7 +710,10 @@ pub fn parse_accounts(source: &str, doc: &Mapping) -> Result<AccountsRequest, Ve
 
 /// [`parse_accounts`] that also gives back what it read when there were errors (the
 /// document reader reports the unsupported keys of a document that has errors too).
-pub fn parse_accounts_all(source: &str, doc: &Mapping) -> (AccountsRequest, Vec<InvalidValue>) {
+pub(crate) fn parse_accounts_all(
+    source: &str,
+    doc: &Mapping,
+) -> (AccountsRequest, Vec<InvalidValue>) {
     let mut c = Ctx {
         source,
         errors: Vec::new(),

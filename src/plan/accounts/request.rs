@@ -13,18 +13,18 @@ use serde::Serialize;
 use crate::model::{quote, Secret, SshKey, UserName};
 
 /// Most users one cloud-config may create or change.
-pub const MAX_USERS: usize = 256;
+pub(crate) const MAX_USERS: usize = 256;
 /// Most groups one cloud-config may create.
-pub const MAX_GROUPS: usize = 256;
+pub(crate) const MAX_GROUPS: usize = 256;
 /// Most names in one list (a user's groups, a group's members, keys, sudo rules,
 /// chpasswd entries).
-pub const MAX_LIST: usize = 1024;
+pub(crate) const MAX_LIST: usize = 1024;
 /// Longest path (shell, home directory).
-pub const MAX_PATH: usize = 4096;
+pub(crate) const MAX_PATH: usize = 4096;
 /// Longest free-text field (gecos, a sudo rule, `disable_root_opts`).
-pub const MAX_TEXT: usize = 4096;
+pub(crate) const MAX_TEXT: usize = 4096;
 /// Longest password or hash.
-pub const MAX_PASSWORD: usize = 1024;
+pub(crate) const MAX_PASSWORD: usize = 1024;
 
 /// Everything a cloud-config asks of the accounts engine.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -87,7 +87,7 @@ impl Default for AccountsRequest {
 
 /// cloud-init's `disable_root_opts` default (`ssh_util.DISABLE_USER_OPTS`); `$USER` is the
 /// default user, `$DISABLE_USER` root.
-pub const DISABLE_ROOT_OPTS: &str = "no-port-forwarding,no-agent-forwarding,\
+pub(crate) const DISABLE_ROOT_OPTS: &str = "no-port-forwarding,no-agent-forwarding,\
 no-X11-forwarding,command=\"echo 'Please login as the user \\\"$USER\\\" rather than \
 the user \\\"$DISABLE_USER\\\".';echo;sleep 10;exit 142\"";
 
@@ -216,7 +216,7 @@ pub enum NewPassword {
 
 /// The cloud-init regex for a hash in `chpasswd.list`: `$1$`, `$2a$`, `$2y$`, `$5$`, `$6$`
 /// with at least two more `$`-separated parts.
-pub fn looks_hashed(p: &str) -> bool {
+pub(crate) fn looks_hashed(p: &str) -> bool {
     let Some(rest) = p.strip_prefix('$') else {
         return false;
     };
@@ -411,7 +411,7 @@ impl fmt::Debug for PasswordHash {
 
 /// Validates a clear-text password (it is hashed, so only its size and NUL/newline matter:
 /// `chpasswd` would cut it there).
-pub fn plain_password(s: String) -> Result<Secret, String> {
+pub(crate) fn plain_password(s: String) -> Result<Secret, String> {
     let secret = Secret::new(s);
     let p = secret.expose();
     if p.len() > MAX_PASSWORD {

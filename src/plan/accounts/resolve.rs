@@ -11,7 +11,7 @@ use crate::model::UserName;
 
 /// The users to make, in order, and which of them is the default user.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The users, the default user (if any) last.
     pub users: Vec<UserRequest>,
     /// The default user's name, when `users` holds `default` (or `user:` is given).
@@ -62,7 +62,7 @@ fn empty(name: UserName) -> UserRequest {
 }
 
 /// Resolves `req`'s users with `distro` as the root's default user.
-pub fn resolve(req: &AccountsRequest, distro: UserRequest) -> Resolved {
+pub(crate) fn resolve(req: &AccountsRequest, distro: UserRequest) -> Resolved {
     let default_cfg = match &req.user {
         Some(u) => merge(u, &distro),
         None => distro,

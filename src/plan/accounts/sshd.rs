@@ -8,11 +8,11 @@ use crate::facts::accounts::AccountDbFacts;
 use crate::plan::{Action, Contents};
 
 /// The main configuration.
-pub const SSHD_CONFIG: &str = "/etc/ssh/sshd_config";
+pub(crate) const SSHD_CONFIG: &str = "/etc/ssh/sshd_config";
 /// The drop-in directory.
-pub const DROP_IN_DIR: &str = "/etc/ssh/sshd_config.d";
+pub(crate) const DROP_IN_DIR: &str = "/etc/ssh/sshd_config.d";
 /// cloud-init's drop-in.
-pub const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
+pub(crate) const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
 const KEY: &str = "PasswordAuthentication";
 
 /// Whether the main file includes the drop-in directory (cloud-init's `_includes_dconf`).
@@ -26,7 +26,7 @@ fn includes_dconf(f: &AccountDbFacts) -> bool {
 }
 
 /// `text` with `PasswordAuthentication value`; `None` when it already says so.
-pub fn set_option(text: &str, value: &str) -> Option<String> {
+pub(crate) fn set_option(text: &str, value: &str) -> Option<String> {
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     let mut found = false;
     let mut changed = false;
@@ -64,7 +64,7 @@ pub fn set_option(text: &str, value: &str) -> Option<String> {
 }
 
 /// Plans the change; empty when sshd already has it.
-pub fn plan(yes: bool, f: &AccountDbFacts) -> Vec<Action> {
+pub(crate) fn plan(yes: bool, f: &AccountDbFacts) -> Vec<Action> {
     let value = if yes { "yes" } else { "no" };
     // An existing file keeps its mode; a new drop-in is 0600 (cloud-init's), a new main
     // file 0644.

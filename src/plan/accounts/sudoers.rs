@@ -11,16 +11,16 @@ use crate::facts::accounts::AccountDbFacts;
 use crate::plan::{Action, Contents};
 
 /// The main sudoers file.
-pub const SUDOERS: &str = "/etc/sudoers";
+pub(crate) const SUDOERS: &str = "/etc/sudoers";
 /// The drop-in directory.
-pub const DROP_IN_DIR: &str = "/etc/sudoers.d";
+pub(crate) const DROP_IN_DIR: &str = "/etc/sudoers.d";
 /// cloud-init's drop-in (`Distro.ci_sudoers_fn`).
-pub const DROP_IN: &str = "/etc/sudoers.d/90-cloud-init-users";
+pub(crate) const DROP_IN: &str = "/etc/sudoers.d/90-cloud-init-users";
 /// Mode of the drop-in (sudo ignores a writable one).
-pub const DROP_IN_MODE: u32 = 0o440;
+pub(crate) const DROP_IN_MODE: u32 = 0o440;
 /// First line of a drop-in vmcust creates (cloud-init's names its version and the date;
 /// a fixed line keeps a second run from rewriting the file).
-pub const HEADER: &str = "# Created by vmcust (cloud-config users[].sudo)";
+pub(crate) const HEADER: &str = "# Created by vmcust (cloud-config users[].sudo)";
 
 /// Whether `sudoers` includes `dir` (`#includedir` or `@includedir`).
 fn includes(sudoers: &str, dir: &str) -> bool {
@@ -35,7 +35,7 @@ fn includes(sudoers: &str, dir: &str) -> bool {
 }
 
 /// The block of one user's rules.
-pub fn block(user: &str, rules: &[String]) -> String {
+pub(crate) fn block(user: &str, rules: &[String]) -> String {
     let mut b = format!("\n# User rules for {user}\n");
     for r in rules {
         b.push_str(user);
@@ -47,7 +47,7 @@ pub fn block(user: &str, rules: &[String]) -> String {
 }
 
 /// The drop-in's new text for `users` (name, rules), from what is there now.
-pub fn drop_in_text(current: Option<&str>, users: &[(String, Vec<String>)]) -> String {
+pub(crate) fn drop_in_text(current: Option<&str>, users: &[(String, Vec<String>)]) -> String {
     let mut text = current.map_or_else(|| format!("{HEADER}\n"), str::to_string);
     for (user, rules) in users {
         let b = block(user, rules);
@@ -62,7 +62,7 @@ pub fn drop_in_text(current: Option<&str>, users: &[(String, Vec<String>)]) -> S
 }
 
 /// Plans the drop-in (and the include line and directory when missing).
-pub fn plan(users: &[(String, Vec<String>)], f: &AccountDbFacts) -> Vec<Action> {
+pub(crate) fn plan(users: &[(String, Vec<String>)], f: &AccountDbFacts) -> Vec<Action> {
     let mut out = Vec::new();
     let sudoers = f.sudoers.as_deref().unwrap_or("");
     if !includes(sudoers, DROP_IN_DIR) {

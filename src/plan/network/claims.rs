@@ -19,7 +19,7 @@ use std::path::Path;
 use serde_norway::Value;
 
 /// Whether the configuration file at `path` with `text` would apply to `device`.
-pub fn claims(path: &Path, text: &str, device: &str) -> bool {
+pub(crate) fn claims(path: &Path, text: &str, device: &str) -> bool {
     let name = path
         .file_name()
         .and_then(|n| n.to_str())
@@ -114,7 +114,7 @@ fn networkd_claims(text: &str, device: &str) -> bool {
 
 /// Shell glob matching of a whole name: `*`, `?` and `[...]` classes (with `!` or `^`
 /// negation and `a-z` ranges); `\` escapes the next character.
-pub fn glob_matches(glob: &str, name: &str) -> bool {
+pub(crate) fn glob_matches(glob: &str, name: &str) -> bool {
     let g: Vec<char> = glob.chars().collect();
     let n: Vec<char> = name.chars().collect();
     matches_from(&g, &n)

@@ -21,19 +21,19 @@ use crate::plan::{Action, Contents};
 const FORMAT: &str = "ifupdown";
 
 /// The main ifupdown file.
-pub const MAIN_FILE: &str = "/etc/network/interfaces";
+pub(crate) const MAIN_FILE: &str = "/etc/network/interfaces";
 
 /// Where the main file goes before vmcust rewrites it.
-pub const MAIN_BACKUP: &str = "/etc/network/interfaces.vmcust-backup";
+pub(crate) const MAIN_BACKUP: &str = "/etc/network/interfaces.vmcust-backup";
 
 /// Our file; its name suits both `source interfaces.d/*` and `source-directory`.
-pub const ENI_FILE: &str = "/etc/network/interfaces.d/50-vmcust";
+pub(crate) const ENI_FILE: &str = "/etc/network/interfaces.d/50-vmcust";
 
 /// The line that makes the main file read ours.
 const SOURCE_LINE: &str = "source /etc/network/interfaces.d/*";
 
 /// The actions that write the ENI configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
+pub(crate) fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut out = HEADER.to_string();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         out.push('\n');
@@ -211,7 +211,7 @@ fn route_up(r: &Route, name: &str) -> String {
 /// configure the NIC a second time, usually by DHCP) and, when ENI is the renderer,
 /// make it source `interfaces.d`. The original is kept as [`MAIN_BACKUP`]; a file
 /// vmcust already rewrote is not backed up again, so the backup stays the original.
-pub fn main_file(existing: Option<&str>, devices: &[Device], eni: bool) -> Vec<Action> {
+pub(crate) fn main_file(existing: Option<&str>, devices: &[Device], eni: bool) -> Vec<Action> {
     let names: Vec<&str> = devices.iter().map(|d| d.name.as_str()).collect();
     let new = match existing {
         None if eni => format!("{HEADER}\nauto lo\niface lo inet loopback\n\n{SOURCE_LINE}\n"),

@@ -3,18 +3,18 @@
 //! `/etc/resolv.conf`). Each stack is one entry of the table in `renderers.rs`. See
 //! `docs/network.md`.
 
-pub mod claims;
-pub mod eni;
-pub mod names;
-pub mod netplan;
-pub mod networkd;
-pub mod networkmanager;
-pub mod neutralise;
-pub mod renderers;
-pub mod resolv;
-pub mod resolve;
-pub mod sysconfig;
-pub mod sysconfig_suse;
+pub(crate) mod claims;
+pub(crate) mod eni;
+pub(crate) mod names;
+pub(crate) mod netplan;
+pub(crate) mod networkd;
+pub(crate) mod networkmanager;
+pub(crate) mod neutralise;
+pub(crate) mod renderers;
+pub(crate) mod resolv;
+pub(crate) mod resolve;
+pub(crate) mod sysconfig;
+pub(crate) mod sysconfig_suse;
 
 use super::writer::UnsafeValue;
 use super::Action;
@@ -310,7 +310,7 @@ pub fn resolve_devices(net: &Network, facts: &NetworkFacts) -> Result<Vec<Device
 /// A VLAN as the renderers write it: its device name and tag, the device it is stacked
 /// on, and its addressing as an interface ([`Vlan::interface`]).
 #[derive(Debug, Clone)]
-pub struct VlanDevice<'a> {
+pub(crate) struct VlanDevice<'a> {
     /// The VLAN.
     pub vlan: &'a Vlan,
     /// The device of its link.
@@ -323,7 +323,7 @@ pub struct VlanDevice<'a> {
 
 /// The VLANs of a resolved `net` with their links' devices (`devices`, one per
 /// interface), in the source's order. [`check_vlans`] has made sure every link is there.
-pub fn vlan_devices<'a>(net: &'a Network, devices: &'a [Device]) -> Vec<VlanDevice<'a>> {
+pub(crate) fn vlan_devices<'a>(net: &'a Network, devices: &'a [Device]) -> Vec<VlanDevice<'a>> {
     net.vlans
         .iter()
         .filter_map(|v| {
@@ -348,7 +348,7 @@ pub fn vlan_devices<'a>(net: &'a Network, devices: &'a [Device]) -> Vec<VlanDevi
 /// Every device a renderer configures, interfaces first and then the VLAN devices
 /// (`vlans`, from [`vlan_devices`]): each one's addressing, device, and VLAN if it is one.
 /// For the stacks that write one file per device whatever its kind (the ifcfg ones).
-pub fn interfaces_then_vlans<'a>(
+pub(crate) fn interfaces_then_vlans<'a>(
     net: &'a Network,
     devices: &'a [Device],
     vlans: &'a [VlanDevice<'a>],
@@ -363,7 +363,7 @@ pub fn interfaces_then_vlans<'a>(
 
 /// The names of the VLAN devices on `parent`, for the stacks that list them on the
 /// link's own configuration (networkd's `VLAN=`).
-pub fn vlans_on<'a>(vlans: &'a [VlanDevice<'a>], parent: &Device) -> Vec<&'a InterfaceId> {
+pub(crate) fn vlans_on<'a>(vlans: &'a [VlanDevice<'a>], parent: &Device) -> Vec<&'a InterfaceId> {
     vlans
         .iter()
         .filter(|v| v.parent.name == parent.name)
@@ -373,7 +373,7 @@ pub fn vlans_on<'a>(vlans: &'a [VlanDevice<'a>], parent: &Device) -> Vec<&'a Int
 
 /// Every VLAN of a resolved `net` is on one of its interfaces and has a name no
 /// configured NIC (under its final name) has.
-pub fn check_vlans(net: &Network, devices: &[Device]) -> Result<(), NetworkError> {
+pub(crate) fn check_vlans(net: &Network, devices: &[Device]) -> Result<(), NetworkError> {
     for v in &net.vlans {
         let parent = match &v.link {
             VlanLink::Mac(mac) => net
@@ -437,7 +437,7 @@ fn kernel_name(
 /// The NICs a `set-name` renames on the running system, as (kernel's name now, new
 /// name): what the boot does with `ip link` before the stack starts, since udev named
 /// them before the new rules or `.link` files existed.
-pub fn live_renames(
+pub(crate) fn live_renames(
     net: &Network,
     facts: &NetworkFacts,
 ) -> Result<Vec<(InterfaceId, InterfaceId)>, NetworkError> {
@@ -450,13 +450,13 @@ pub fn live_renames(
 }
 
 /// Whether a file's text was written by vmcust (it carries [`HEADER`]).
-pub fn written_by_vmcust(text: &str) -> bool {
+pub(crate) fn written_by_vmcust(text: &str) -> bool {
     text.starts_with(HEADER.trim_end())
 }
 
 /// The machine-wide DNS followed by every interface's and VLAN's own, without repeats:
 /// what the stacks that keep DNS for the whole machine write.
-pub fn machine_dns(net: &Network) -> Dns {
+pub(crate) fn machine_dns(net: &Network) -> Dns {
     let own = net.interfaces.iter().map(|i| &i.ip.dns);
     own.chain(net.vlans.iter().map(|v| &v.ip.dns))
         .fold(net.dns.clone(), |acc, d| merged_dns(&acc, d))
@@ -465,7 +465,7 @@ pub fn machine_dns(net: &Network) -> Dns {
 /// The interface's own DNS first, then the machine-wide settings, without repeats.
 /// Most stacks have no machine-wide DNS of their own, so every renderer puts the
 /// machine-wide part on every interface.
-pub fn merged_dns(own: &Dns, global: &Dns) -> Dns {
+pub(crate) fn merged_dns(own: &Dns, global: &Dns) -> Dns {
     let mut out = own.clone();
     for s in &global.servers {
         if !out.servers.contains(s) {
@@ -482,7 +482,7 @@ pub fn merged_dns(own: &Dns, global: &Dns) -> Dns {
 
 /// Splits routes of one family into the preferred default route (lowest metric, first
 /// listed on a tie) and the rest, for stacks that have a single "gateway" setting.
-pub fn split_default<'a>(
+pub(crate) fn split_default<'a>(
     routes: impl Iterator<Item = &'a Route>,
 ) -> (Option<&'a Route>, Vec<&'a Route>) {
     let routes: Vec<&Route> = routes.collect();

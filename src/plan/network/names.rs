@@ -16,7 +16,7 @@ use crate::plan::{Action, Contents};
 
 /// vmcust's rules file: after a template's own `70-persistent-net.rules` (so our name
 /// wins over a name it pins) and before `80-net-setup-link.rules`.
-pub const UDEV_RULES: &str = "/etc/udev/rules.d/70-vmcust-net-names.rules";
+pub(crate) const UDEV_RULES: &str = "/etc/udev/rules.d/70-vmcust-net-names.rules";
 
 /// The action writing [`UDEV_RULES`] with one rule per NIC a `set-name` renames; none
 /// when no interface has a `set-name`.

@@ -12,7 +12,7 @@ use crate::plan::{Action, Contents};
 use crate::yaml::BlockWriter;
 
 /// Where the netplan file goes.
-pub const NETPLAN_FILE: &str = "/etc/netplan/50-vmcust.yaml";
+pub(crate) const NETPLAN_FILE: &str = "/etc/netplan/50-vmcust.yaml";
 
 /// A netplan v2 document (`network:` at the top).
 #[derive(Debug, Serialize)]
@@ -161,7 +161,7 @@ pub fn document(net: &Network, devices: &[Device]) -> NetplanDoc {
 ///
 /// Written field by field rather than through `yaml::to_string` (which builds a JSON tree
 /// first), because this is on every boot; the output is the same, see the tests.
-pub fn to_yaml(doc: &NetplanDoc) -> String {
+pub(crate) fn to_yaml(doc: &NetplanDoc) -> String {
     let mut w = BlockWriter::new(HEADER);
     w.key(0, "network");
     w.plain_field(2, "version", doc.network.version);
@@ -282,7 +282,7 @@ fn write_ethernet(w: &mut BlockWriter, indent: usize, eth: &Ethernet) {
 
 /// The actions that write the netplan configuration.
 /// Every string goes through the YAML writer's quoting, so no value can add a key.
-pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
+pub(crate) fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     Ok(vec![Action::write_file(
         NETPLAN_FILE,
         Contents::text(to_yaml(&document(net, devices))),

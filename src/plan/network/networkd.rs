@@ -14,10 +14,10 @@ use crate::plan::writer::{words, IniWriter, UnsafeValue};
 use crate::plan::{Action, Contents};
 
 /// Directory networkd reads administrator configuration from.
-pub const NETWORKD_DIR: &str = "/etc/systemd/network";
+pub(crate) const NETWORKD_DIR: &str = "/etc/systemd/network";
 
 /// The actions that write the networkd configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
+pub(crate) fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     let vlans = vlan_devices(net, devices);
     for (iface, dev) in net.interfaces.iter().zip(devices) {

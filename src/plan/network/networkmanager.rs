@@ -22,17 +22,17 @@ use crate::plan::{Action, Contents};
 const FORMAT: &str = "NetworkManager keyfile";
 
 /// Directory of NetworkManager's keyfile profiles.
-pub const CONNECTIONS_DIR: &str = "/etc/NetworkManager/system-connections";
+pub(crate) const CONNECTIONS_DIR: &str = "/etc/NetworkManager/system-connections";
 
 /// Drop-in that stops NetworkManager's automatic DHCP profile on our NICs.
-pub const CONF_FILE: &str = "/etc/NetworkManager/conf.d/90-vmcust.conf";
+pub(crate) const CONF_FILE: &str = "/etc/NetworkManager/conf.d/90-vmcust.conf";
 
 /// Priority of our profiles among those that match the same device (NetworkManager's
 /// default is 0; the "Wired connection" profiles use -999).
-pub const AUTOCONNECT_PRIORITY: i32 = 100;
+pub(crate) const AUTOCONNECT_PRIORITY: i32 = 100;
 
 /// The actions that write the NetworkManager configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
+pub(crate) fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     for (iface, dev) in net.interfaces.iter().zip(devices) {
         actions.push(Action::write_file(
@@ -250,7 +250,7 @@ fn ip_section(
 /// instead of adding another. It is a 128-bit FNV-1a hash of a vmcust-specific name
 /// for the MAC, marked as an RFC 9562 version 8 (vendor-defined) UUID; uniqueness only
 /// has to hold between the profiles of one machine.
-pub fn profile_uuid(mac: MacAddr) -> String {
+pub(crate) fn profile_uuid(mac: MacAddr) -> String {
     uuid_of(&format!("{mac}"))
 }
 

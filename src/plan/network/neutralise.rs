@@ -21,12 +21,12 @@ use crate::model::{MacAddr, Network};
 use crate::plan::Action;
 
 /// Name of the backup directory created next to a moved file.
-pub const DISABLED_DIR: &str = ".vmcust-disabled";
+pub(crate) const DISABLED_DIR: &str = ".vmcust-disabled";
 
 /// Rename actions for every configuration file not written by vmcust that names one of
 /// our interfaces, by MAC address or device name, or would configure it anyway through
 /// a name pattern or as a catch-all ([`claims`]).
-pub fn leftovers(net: &Network, devices: &[Device], configs: &[ConfigFile]) -> Vec<Action> {
+pub(crate) fn leftovers(net: &Network, devices: &[Device], configs: &[ConfigFile]) -> Vec<Action> {
     configs
         .iter()
         .filter(|c| !written_by_vmcust(&c.text))
@@ -61,7 +61,7 @@ fn concerns(c: &ConfigFile, mac: MacAddr, dev: &Device) -> bool {
 }
 
 /// Where a file moved aside goes: `<dir>/.vmcust-disabled/<name>`.
-pub fn disabled_path(path: &Path) -> PathBuf {
+pub(crate) fn disabled_path(path: &Path) -> PathBuf {
     let dir = path.parent().unwrap_or(Path::new("/"));
     dir.join(DISABLED_DIR)
         .join(path.file_name().unwrap_or_default())

@@ -24,7 +24,8 @@ use crate::model::{InterfaceId, Network};
 use crate::plan::Action;
 
 /// A renderer's own files for a network on the resolved devices of a root.
-pub type RenderFn = fn(&Network, &[Device], &NetworkFacts) -> Result<Vec<Action>, NetworkError>;
+pub(crate) type RenderFn =
+    fn(&Network, &[Device], &NetworkFacts) -> Result<Vec<Action>, NetworkError>;
 
 /// One network stack vmcust writes configuration for.
 pub struct Entry {
@@ -232,7 +233,7 @@ impl Serialize for Renderer {
 }
 
 /// Every renderer's name, in table order, for messages: `netplan, networkd, …`.
-pub fn names() -> String {
+pub(crate) fn names() -> String {
     TABLE.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
 }
 
@@ -260,7 +261,7 @@ pub fn detect(stacks: &Stacks) -> Option<Chosen> {
 
 /// A renderer named by the caller rather than detected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Named {
+pub(crate) struct Named {
     /// The renderer.
     pub renderer: Renderer,
     /// Who named it, for the reason.
@@ -269,7 +270,7 @@ pub struct Named {
 
 /// Where a renderer was named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NamedBy {
+pub(crate) enum NamedBy {
     /// `--renderer` of `plan` and `apply`.
     CommandLine,
     /// `[network] renderer` in the settings file.
@@ -297,7 +298,7 @@ pub struct Chosen {
 
 /// The renderer named, or else the one detected in `facts`; an error when neither
 /// exists, saying what was looked for and how to name one.
-pub fn choose(named: Option<Named>, facts: &NetworkFacts) -> Result<Chosen, NetworkError> {
+pub(crate) fn choose(named: Option<Named>, facts: &NetworkFacts) -> Result<Chosen, NetworkError> {
     let detected = detect(&facts.stacks);
     if let Some(n) = named {
         let mut reason = format!("set by {}", n.by);
@@ -326,7 +327,7 @@ pub fn choose(named: Option<Named>, facts: &NetworkFacts) -> Result<Chosen, Netw
 /// for the moment it applies at. Planned with the files (`vmcust plan` shows it) and run
 /// from here by the boot stage, only when the root is the running system.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Reload {
+pub(crate) struct Reload {
     /// The renderer whose stack reloads.
     pub renderer: Renderer,
     /// The network is up already (a late hand-over), not about to start.
@@ -342,7 +343,7 @@ impl Reload {
     /// NICs a `set-name` renames (`renames`: kernel's name now, new name) are renamed:
     /// udev named them before our rules or `.link` files existed, and a NIC can only be
     /// renamed while it is down (the stack brings it up under its new name).
-    pub fn plan(
+    pub(crate) fn plan(
         renderer: Renderer,
         actions: &[Action],
         renames: &[(InterfaceId, InterfaceId)],
@@ -370,7 +371,7 @@ impl Reload {
     }
 
     /// One line for people (`vmcust plan`).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let name = self.renderer.name();
         let when = if self.network_up {
             "the network is up"
@@ -393,7 +394,7 @@ impl Reload {
 }
 
 /// What detection looks for, entry by entry, for the error of a root with no stack.
-pub fn looked_for() -> String {
+pub(crate) fn looked_for() -> String {
     TABLE
         .iter()
         .map(|e| format!("{} ({})", e.name, e.stack))

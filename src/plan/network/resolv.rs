@@ -16,14 +16,14 @@ use crate::plan::writer::{words, UnsafeValue};
 use crate::plan::{Action, Contents};
 
 /// The resolver configuration file.
-pub const RESOLV_CONF: &str = "/etc/resolv.conf";
+pub(crate) const RESOLV_CONF: &str = "/etc/resolv.conf";
 
 /// Where the original goes before vmcust first writes it.
-pub const RESOLV_BACKUP: &str = "/etc/resolv.conf.vmcust-backup";
+pub(crate) const RESOLV_BACKUP: &str = "/etc/resolv.conf.vmcust-backup";
 
 /// The actions writing `/etc/resolv.conf`, if it is ours to write for the renderer of
 /// `entry` (whose `carries_dns` says whether its stack puts DNS there itself).
-pub fn plan(
+pub(crate) fn plan(
     net: &Network,
     entry: &Entry,
     facts: &NetworkFacts,
@@ -68,7 +68,7 @@ fn managed_text(text: &str) -> bool {
 
 /// The file's text. glibc uses the first three name servers; all are written so that
 /// nothing the spec asked for disappears silently.
-pub fn resolv_conf(dns: &Dns) -> Result<String, UnsafeValue> {
+pub(crate) fn resolv_conf(dns: &Dns) -> Result<String, UnsafeValue> {
     let mut out = HEADER.to_string();
     for s in &dns.servers {
         writeln!(

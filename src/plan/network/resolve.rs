@@ -18,7 +18,7 @@ use crate::model::{InterfaceId, MacAddr, MatchedInterface, Network, NicSelector,
 
 /// One NIC an entry was resolved to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ResolvedNic {
+pub(crate) struct ResolvedNic {
     /// The kernel's name for it.
     pub name: String,
     /// Its MAC address, which the renderers key it by.
@@ -27,7 +27,7 @@ pub struct ResolvedNic {
 
 /// How one `match` entry was resolved, for `plan` to show.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Resolution {
+pub(crate) struct Resolution {
     /// The entry in the source (`ethernets.nics`).
     pub entry: String,
     /// What it selects (`name ens* and driver vmxnet3`).
@@ -40,7 +40,7 @@ pub struct Resolution {
 
 impl Resolution {
     /// `ethernets.nics (name ens*) → ens192 00:50:56:…, ens224 …: why`, one line.
-    pub fn line(&self) -> String {
+    pub(crate) fn line(&self) -> String {
         let nics: Vec<String> = self
             .nics
             .iter()
@@ -58,7 +58,7 @@ impl Resolution {
 
 /// The network with every matched entry turned into MAC-keyed interfaces, and how.
 #[derive(Debug, Clone)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     /// The network the renderers get: [`Network::matched`] is empty.
     pub network: Network,
     /// One record per matched entry, in source order.
@@ -67,7 +67,7 @@ pub struct Resolved {
 
 /// Resolves `net`'s matched entries against the root's interfaces (`None`: the root has
 /// no `/sys/class/net`). A network without matched entries comes back as it is.
-pub fn resolve(net: &Network, links: Option<&[Link]>) -> Result<Resolved, NetworkError> {
+pub(crate) fn resolve(net: &Network, links: Option<&[Link]>) -> Result<Resolved, NetworkError> {
     if net.matched.is_empty() {
         return Ok(Resolved {
             network: net.clone(),

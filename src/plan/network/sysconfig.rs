@@ -21,10 +21,10 @@ use crate::plan::{Action, Contents};
 const FORMAT: &str = "ifcfg";
 
 /// Directory of the ifcfg files.
-pub const SCRIPTS_DIR: &str = "/etc/sysconfig/network-scripts";
+pub(crate) const SCRIPTS_DIR: &str = "/etc/sysconfig/network-scripts";
 
 /// The actions that write the sysconfig configuration.
-pub fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
+pub(crate) fn render(net: &Network, devices: &[Device]) -> Result<Vec<Action>, UnsafeValue> {
     let mut actions = Vec::new();
     let vlans = vlan_devices(net, devices);
     for (iface, dev, vlan) in interfaces_then_vlans(net, devices, &vlans) {

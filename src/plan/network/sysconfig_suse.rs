@@ -27,17 +27,17 @@ use crate::plan::{Action, Contents};
 const FORMAT: &str = "SUSE sysconfig";
 
 /// Directory of SUSE's network configuration.
-pub const NETWORK_DIR: &str = "/etc/sysconfig/network";
+pub(crate) const NETWORK_DIR: &str = "/etc/sysconfig/network";
 
 /// netconfig's settings, a large commented file of shell variables.
-pub const CONFIG_FILE: &str = "/etc/sysconfig/network/config";
+pub(crate) const CONFIG_FILE: &str = "/etc/sysconfig/network/config";
 
 /// Where the original `config` goes before vmcust first rewrites it.
-pub const CONFIG_BACKUP: &str = "/etc/sysconfig/network/config.vmcust-backup";
+pub(crate) const CONFIG_BACKUP: &str = "/etc/sysconfig/network/config.vmcust-backup";
 
 /// The actions that write the SUSE configuration; `config` is the current text of
 /// [`CONFIG_FILE`], if there is one.
-pub fn render(
+pub(crate) fn render(
     net: &Network,
     devices: &[Device],
     config: Option<&str>,
@@ -76,7 +76,7 @@ pub fn render(
 /// IPv6 settings from the system's sysctl files (`/etc/sysctl.d/*.conf`, since SLES 12
 /// SP1) into each interface's configuration, as systemd-sysctl applies them when the
 /// interface appears (ifsysctl(5)).
-pub const SYSCTL_FILE: &str = "/etc/sysctl.d/70-vmcust-net.conf";
+pub(crate) const SYSCTL_FILE: &str = "/etc/sysctl.d/70-vmcust-net.conf";
 
 /// The sysctl file with `net/ipv6/conf/<dev>/accept_ra` for every interface and VLAN
 /// whose `accept-ra` is set (0 whenever its IPv6 is disabled); `None` when none is.

@@ -14,7 +14,7 @@ use crate::source::netconfig::{self, Translated};
 
 /// Most links, networks, services and routes per network read from one document (a VM
 /// has at most a few dozen NICs): bounds on a hostile document's work.
-pub const MAX_ITEMS: usize = 256;
+pub(crate) const MAX_ITEMS: usize = 256;
 
 /// Link types cloud-init treats as a physical NIC.
 const PHYSICAL: &[&str] = &[
