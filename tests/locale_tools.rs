@@ -8,9 +8,9 @@ mod support;
 use std::fs;
 use std::process::Command;
 
-use vmcust::cloud_config::apply::facts::{CcFacts, Current, Family};
 use vmcust::cloud_config::document;
 use vmcust::cloud_config::modules::locale::{self, supported_line};
+use vmcust::facts::{Current, Facts, Family};
 use vmcust::plan::Action;
 
 #[test]
@@ -49,7 +49,7 @@ fn localedef_builds_the_locale_enabled_for_each_name() {
         // The module enables exactly that line and sets LANG to the name.
         let (cfg, problems) = document::from_text(&format!("locale: {name}"));
         assert!(problems.is_empty(), "{problems:?}");
-        let mut facts = CcFacts {
+        let mut facts = Facts {
             family: Family::Debian,
             ..Default::default()
         };

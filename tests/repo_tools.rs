@@ -9,9 +9,9 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::cloud_config::apply::facts::CcFacts;
 use vmcust::cloud_config::document;
 use vmcust::cloud_config::modules::{yum_add_repo, zypper_add_repo};
+use vmcust::facts::Facts;
 use vmcust::plan::Action;
 
 /// Writes each planned file under `root`.
@@ -26,8 +26,8 @@ fn write_all(root: &Path, actions: &[Action]) {
     }
 }
 
-fn facts(program: &str) -> CcFacts {
-    let mut f = CcFacts::default();
+fn facts(program: &str) -> Facts {
+    let mut f = Facts::default();
     f.programs
         .insert(program.into(), format!("/usr/bin/{program}"));
     f

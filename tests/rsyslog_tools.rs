@@ -8,9 +8,9 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::cloud_config::apply::facts::CcFacts;
 use vmcust::cloud_config::document;
 use vmcust::cloud_config::modules::rsyslog;
+use vmcust::facts::Facts;
 use vmcust::plan::Action;
 
 /// `rsyslogd -N1` on a main file including every `*.conf` of `dir`.
@@ -44,7 +44,7 @@ fn rsyslogd_accepts_the_files_rsyslog_writes() {
     for doc in table {
         let (cfg, problems) = document::from_text(doc);
         assert!(problems.is_empty(), "{doc}: {problems:?}");
-        let plan = rsyslog::plan_rsyslog(&cfg, &CcFacts::default())
+        let plan = rsyslog::plan_rsyslog(&cfg, &Facts::default())
             .unwrap()
             .unwrap();
         let dir = tempfile::tempdir().unwrap();

@@ -6,7 +6,8 @@ use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 
 use vmcust::apply::{apply, Change};
-use vmcust::facts::RootFacts;
+use vmcust::engine::customize::wanted;
+use vmcust::facts::Facts;
 use vmcust::model::{Customization, Identity};
 use vmcust::plan::ssh_keys::SshKeyError;
 use vmcust::plan::{plan, PlanError, PlanOptions};
@@ -50,7 +51,7 @@ fn customization(user: Option<&str>, keys: &[&str]) -> Customization {
 }
 
 fn plan_for(root: &Root, c: &Customization) -> Result<vmcust::plan::Plan, PlanError> {
-    let facts = RootFacts::gather(root, c).unwrap();
+    let facts = Facts::gather(root, &wanted(c)).unwrap();
     plan(c, &facts, &PlanOptions::default())
 }
 

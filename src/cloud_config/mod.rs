@@ -20,6 +20,7 @@ pub mod parts;
 pub mod read;
 pub mod redact;
 pub mod userdata;
+pub mod wanted;
 
 use serde::Serialize;
 
