@@ -105,21 +105,23 @@ impl Facts {
         if want.network {
             f.network = NetworkFacts::gather(root)?;
         }
+        // `/etc/passwd` is read once, for whoever asked: the account planners' facts
+        // and the account files the modules read.
         let accounts_passwd = want
             .accounts
             .as_ref()
             .is_some_and(|a| a.password || a.ssh_user.is_some());
-        if want.account_files || accounts_passwd {
-            f.passwd = text(accounts::PASSWD)?;
-        }
+        let passwd = if want.account_files || accounts_passwd {
+            text(accounts::PASSWD)?
+        } else {
+            None
+        };
         if let Some(a) = &want.accounts {
-            f.accounts = AccountFacts::gather(root, a, f.passwd.clone())?;
+            f.accounts = AccountFacts::gather(root, a, passwd.clone())?;
         }
         if want.account_files {
+            f.passwd = passwd;
             f.group = text("/etc/group")?;
-        } else {
-            // Only the account planners asked for it: it is theirs alone.
-            f.passwd = None;
         }
         let os_release = if want.os || want.apt.is_some() {
             text("/etc/os-release")?.unwrap_or_default()
@@ -170,6 +172,113 @@ impl Facts {
     /// Whether the root has `program` (one asked for in [`Wanted::programs`]).
     pub fn has(&self, program: &str) -> bool {
         self.programs.contains_key(program)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each fact is read when asked for, and only then; `/etc/passwd` once for both who
+    /// may ask for it.
+    #[test]
+    fn reads_what_is_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let etc = dir.path().join("etc");
+        std::fs::create_dir_all(&etc).unwrap();
+        for (name, text) in [
+            ("hosts", "127.0.0.1 localhost\n"),
+            ("passwd", "root:x:0:0:root:/root:/bin/sh\n"),
+            ("group", "root:x:0:\n"),
+            ("os-release", "ID=debian\nVERSION_CODENAME=bookworm\n"),
+        ] {
+            std::fs::write(etc.join(name), text).unwrap();
+        }
+        let root = Root::new(dir.path()).unwrap();
+        let keys = Some(AccountsWanted {
+            ssh_user: Some("root".into()),
+            ..Default::default()
+        });
+        let table: &[(Wanted, &[&str])] = &[
+            (Wanted::default(), &["/etc/hosts"]),
+            (
+                Wanted {
+                    adjtime: true,
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/adjtime"],
+            ),
+            (
+                Wanted {
+                    account_files: true,
+                    os: true,
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/passwd", "/etc/group", "/etc/os-release"],
+            ),
+            (
+                Wanted {
+                    accounts: keys.clone(),
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/passwd"],
+            ),
+            (
+                Wanted {
+                    accounts: keys.clone(),
+                    account_files: true,
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/passwd", "/etc/group"],
+            ),
+        ];
+        for (want, reads) in table {
+            read_log::take();
+            let f = Facts::gather(&root, want).unwrap();
+            assert_eq!(read_log::take(), *reads, "{want:?}");
+            assert_eq!(f.passwd.is_some(), want.account_files, "{want:?}");
+            assert_eq!(
+                f.accounts.passwd.is_some(),
+                want.accounts.is_some(),
+                "{want:?}"
+            );
+            assert_eq!(f.os_id == "debian", want.os, "{want:?}");
+        }
+    }
+
+    #[test]
+    fn a_union_asks_for_what_either_asks_for() {
+        let a = Wanted {
+            zones: ["UTC".to_string()].into(),
+            adjtime: true,
+            accounts: Some(AccountsWanted {
+                password: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let b = Wanted {
+            zones: ["Europe/Berlin".to_string()].into(),
+            account_files: true,
+            programs: ["chronyd".to_string()].into(),
+            accounts: Some(AccountsWanted {
+                ssh_user: Some("ubuntu".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let u = a.clone().union(b.clone());
+        assert_eq!(u.zones.len(), 2);
+        assert!(u.adjtime && u.account_files && u.programs.contains("chronyd"));
+        assert_eq!(
+            u.accounts,
+            Some(AccountsWanted {
+                password: true,
+                salt: false,
+                ssh_user: Some("ubuntu".into()),
+            })
+        );
+        assert_eq!(b.union(a), u);
     }
 }
 

@@ -215,3 +215,46 @@ pub(crate) fn mem_total(meminfo: &str) -> Option<u64> {
     let kib: u64 = l.split_whitespace().nth(1)?.parse().ok()?;
     kib.checked_mul(1024)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_from_meminfo() {
+        assert_eq!(
+            mem_total("MemTotal:  2048 kB\nMemFree: 1 kB\n"),
+            Some(2 << 20)
+        );
+        assert_eq!(mem_total("MemFree: 1 kB\n"), None);
+    }
+
+    #[test]
+    fn device_names_resolve_as_cloud_init_resolves_them() {
+        // /sys/block with sdb (partition sdb1), sdc (no partitions), nvme0n1 (nvme0n1p1).
+        let sys = |p: &str| ["sdb", "sdb/sdb1", "sdc", "nvme0n1", "nvme0n1/nvme0n1p1"].contains(&p);
+        for (name, want) in [
+            ("sdb", Some("/dev/sdb1")),
+            ("/dev/sdb", Some("/dev/sdb1")),
+            ("/dev/sdb.1", Some("/dev/sdb1")),
+            ("sdb.1", None),
+            ("sdc", Some("/dev/sdc")),
+            ("/dev/sdc.2", None),
+            ("sdb1", None),
+            ("/dev/sdb1", None),
+            ("LABEL=data", None),
+            ("UUID=1234", None),
+            ("nvme0n1", None),
+            ("/dev/nvme0n1", Some("/dev/nvme0n1p1")),
+            ("sdz", None),
+            ("ephemeral0", None),
+            ("ephemeral", None),
+            ("swap", None),
+            ("nfs.example:/export", Some("nfs.example:/export")),
+            ("//srv/share", None),
+            ("/dev/../etc", None),
+        ] {
+            assert_eq!(resolve(name, &sys).as_deref(), want, "{name}");
+        }
+    }
+}

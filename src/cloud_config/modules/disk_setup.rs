@@ -22,9 +22,7 @@ use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
-pub use crate::facts::disks::{
-    parse_blkid, parse_lsblk, parse_sfdisk_json, Block, Device, DiskSetupFacts, Signature, Table,
-};
+use crate::facts::disks::{Block, Device, DiskSetupFacts, Signature, Table};
 use crate::facts::disks::{DisksWanted, Prober};
 use crate::facts::{which, Wanted};
 use crate::model::quote;
@@ -1420,6 +1418,7 @@ mod tests {
     use crate::cloud_config::modules::test_support::assert_refused;
     use crate::cloud_config::modules::test_support::clean_config as cfg;
     use crate::cloud_config::read::Severity;
+    use crate::facts::disks::{parse_blkid, parse_sfdisk_json};
     use crate::root::Root;
     use std::path::Path;
     use std::sync::atomic::AtomicBool;

@@ -871,7 +871,6 @@ mod tests {
     use super::*;
     use crate::cloud_config::document;
     use crate::cloud_config::modules::test_support::clean_config as cfg;
-    use crate::facts::mounts::{mem_total, resolve};
 
     #[test]
     fn keys_good_and_hostile() {
@@ -986,39 +985,6 @@ mod tests {
                 want,
                 "{mem} {max:?} {free:?}"
             );
-        }
-        assert_eq!(
-            mem_total("MemTotal:  2048 kB\nMemFree: 1 kB\n"),
-            Some(2 << 20)
-        );
-    }
-
-    #[test]
-    fn device_names_resolve_as_cloud_init_resolves_them() {
-        // /sys/block with sdb (partition sdb1), sdc (no partitions), nvme0n1 (nvme0n1p1).
-        let sys = |p: &str| ["sdb", "sdb/sdb1", "sdc", "nvme0n1", "nvme0n1/nvme0n1p1"].contains(&p);
-        for (name, want) in [
-            ("sdb", Some("/dev/sdb1")),
-            ("/dev/sdb", Some("/dev/sdb1")),
-            ("/dev/sdb.1", Some("/dev/sdb1")),
-            ("sdb.1", None),
-            ("sdc", Some("/dev/sdc")),
-            ("/dev/sdc.2", None),
-            ("sdb1", None),
-            ("/dev/sdb1", None),
-            ("LABEL=data", None),
-            ("UUID=1234", None),
-            ("nvme0n1", None),
-            ("/dev/nvme0n1", Some("/dev/nvme0n1p1")),
-            ("sdz", None),
-            ("ephemeral0", None),
-            ("ephemeral", None),
-            ("swap", None),
-            ("nfs.example:/export", Some("nfs.example:/export")),
-            ("//srv/share", None),
-            ("/dev/../etc", None),
-        ] {
-            assert_eq!(resolve(name, &sys).as_deref(), want, "{name}");
         }
     }
 
