@@ -37,12 +37,21 @@ mod tests {
         assert!(bare.apt.is_none() && bare.mounts.is_none() && bare.disks.is_none());
         assert!(!bare.network && !bare.adjtime && bare.accounts.is_none());
 
-        let w = wanted(&cfg("#cloud-config\n\
-             timezone: Europe/Berlin\n\
-             ntp: {enabled: true}\n\
-             write_files: [{path: /etc/motd, content: hi, append: true}, {path: /etc/x, content: y}]\n\
-             mounts: [[sdb, /data]]\n\
-             apt: {preserve_sources_list: false, primary: [{arches: [default], search_dns: true}]}\n"));
+        let doc = [
+            "#cloud-config",
+            "timezone: Europe/Berlin",
+            "ntp: {enabled: true}",
+            "write_files:",
+            "  - {path: /etc/motd, content: hi, append: true}",
+            "  - {path: /etc/x, content: y}",
+            "mounts: [[sdb, /data]]",
+            "apt:",
+            "  preserve_sources_list: false",
+            "  primary: [{arches: [default], search_dns: true}]",
+            "",
+        ]
+        .join("\n");
+        let w = wanted(&cfg(&doc));
         assert_eq!(w.zones, ["Europe/Berlin".to_string()].into());
         assert!(w.programs.contains("systemd-timesyncd") && w.programs.contains("chronyd"));
         assert_eq!(w.appended, ["/etc/motd".to_string()].into());

@@ -1,9 +1,10 @@
 //! The module table: every cloud-config module vmcust implements is one [`Module`] row of
 //! [`TABLE`] — cloud-init's module name, the top-level keys it reads and their parsers,
 //! how often it runs, its stage (its order is its place in the table), how it runs, and
-//! what `vmcust plan` shows for it. The document reader (schema check included), both
-//! stage drivers, their module lists, the plan's preview and the request for the root's
-//! facts (which programs, files and module facts to read) all read the table; nothing else lists the modules.
+//! what `vmcust plan` shows for it, and what it needs of the root's facts. The document
+//! reader (schema check included), both stage drivers, their module lists, the plan's
+//! preview and the request for the root's facts (`cloud_config::wanted`: which programs,
+//! files and module facts to read) all read the table; nothing else lists the modules.
 //!
 //! A module's parser, planner, runner and preview live in one file named after it
 //! (`ntp.rs` for `ntp`); docs/architecture.md, "Adding a cloud-config module", is the
