@@ -4,7 +4,8 @@
 use criterion::{criterion_group, criterion_main, Criterion};
 use std::hint::black_box;
 
-use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::customize::wanted;
+use vmcust::test_api::facts::Facts;
 use vmcust::test_api::plan::{plan, PlanOptions};
 use vmcust::test_api::root::Root;
 
@@ -15,7 +16,7 @@ fn parse_and_plan(c: &mut Criterion) {
     let root = Root::new(std::path::Path::new(root_dir)).unwrap();
     let parsed = vmcust_imc::Spec::parse(SPEC).unwrap();
     let customization = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
-    let facts = RootFacts::gather(&root, &customization).unwrap();
+    let facts = Facts::gather(&root, &wanted(&customization)).unwrap();
     let opts = PlanOptions::default();
 
     c.bench_function("parse cust.cfg (2-NIC static)", |b| {

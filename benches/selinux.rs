@@ -13,7 +13,8 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 
-use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::customize::wanted;
+use vmcust::test_api::facts::Facts;
 use vmcust::test_api::root::Root;
 use vmcust::test_api::selinux::{Kind, Labeler};
 
@@ -86,7 +87,7 @@ fn labelling(c: &mut Criterion) {
     let parsed = vmcust_imc::Spec::parse(SPEC).unwrap();
     let customization = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
     let probe = root_with(None);
-    let facts = RootFacts::gather(&Root::new(probe.path()).unwrap(), &customization).unwrap();
+    let facts = Facts::gather(&Root::new(probe.path()).unwrap(), &wanted(&customization)).unwrap();
     let plan = vmcust::test_api::plan::plan(&customization, &facts, &Default::default()).unwrap();
 
     for (name, policy) in [

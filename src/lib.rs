@@ -2,7 +2,7 @@
 //!
 //! The job flows through five stages (see `docs/architecture.md`): sources are read into
 //! one [`model::Customization`], [`plan::plan`] turns it and the target's
-//! [`facts::RootFacts`] into a [`plan::Plan`], and [`apply::apply`] carries the plan out
+//! [`facts::Facts`] into a [`plan::Plan`], and [`apply::apply`] carries the plan out
 //! on a [`root::Root`].
 
 // Items are `pub(crate)` unless the test API (`test_api`) re-exports them: a `pub` item

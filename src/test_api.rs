@@ -36,10 +36,6 @@ pub mod cc_apply {
         run_early, run_late, ModuleOutcome, ModuleReport, StageContext,
     };
 }
-/// `cloud_config::apply::facts`.
-pub mod cc_facts {
-    pub use crate::cloud_config::apply::facts::{CcFacts, Current, Family};
-}
 /// `cloud_config::read`.
 pub mod cc_read {
     pub use crate::cloud_config::read::general;
@@ -62,7 +58,7 @@ pub mod config_drive {
 }
 /// `engine::customize`.
 pub mod customize {
-    pub use crate::engine::customize::{user_data_disposition, UserDataDisposition};
+    pub use crate::engine::customize::{user_data_disposition, wanted, UserDataDisposition};
 }
 /// `plan::accounts::dbfile`.
 pub mod dbfile {
@@ -86,7 +82,7 @@ pub mod equivalents {
 }
 /// `facts`.
 pub mod facts {
-    pub use crate::facts::{NetworkFacts, RootFacts};
+    pub use crate::facts::{Current, Facts, Family, MountFacts, NetworkFacts};
 }
 /// `failure`.
 pub mod failure {
@@ -156,10 +152,6 @@ pub mod model {
 /// `cloud_config::modules`.
 pub mod modules {
     pub use crate::cloud_config::modules::{keys, module, Frequency, Module, Run, Stage, TABLE};
-}
-/// `cloud_config::modules::mounts`.
-pub mod mounts {
-    pub use crate::cloud_config::modules::mounts::MountFacts;
 }
 /// `engine::native`.
 pub mod native {

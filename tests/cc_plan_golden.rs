@@ -6,26 +6,26 @@
 use std::fs;
 use std::path::Path;
 
-use vmcust::test_api::cc_facts::{CcFacts, Current, Family};
 use vmcust::test_api::document;
+use vmcust::test_api::facts::MountFacts;
+use vmcust::test_api::facts::{Current, Facts, Family};
 use vmcust::test_api::model::HostName;
-use vmcust::test_api::mounts::MountFacts;
 use vmcust::test_api::preview::{preview, to_text};
 
 const PASSWD: &str = "root:x:0:0:root:/root:/bin/bash\nweb:x:1500:1500::/srv/web:/bin/sh\n";
 const GROUP: &str = "root:x:0:\nweb:x:1500:\nops:x:1700:\n";
 
-fn facts(rhel: bool) -> CcFacts {
-    let mut f = CcFacts {
+fn facts(rhel: bool) -> Facts {
+    let mut f = Facts {
         family: if rhel { Family::Rhel } else { Family::Debian },
         os_id: if rhel { "rhel" } else { "debian" }.into(),
         passwd: Some(PASSWD.into()),
         group: Some(GROUP.into()),
         ..Default::default()
     };
-    f.engine.debian_family = !rhel;
-    f.engine.hosts = Some("127.0.0.1\tlocalhost\n127.0.1.1\ttemplate\n".into());
-    f.engine.zones_present.insert("Europe/Berlin".into());
+    f.debian_family = !rhel;
+    f.hosts = Some("127.0.0.1\tlocalhost\n127.0.1.1\ttemplate\n".into());
+    f.zones_present.insert("Europe/Berlin".into());
     f.appended.insert(
         "/etc/motd".into(),
         Current::File(b"Debian GNU/Linux\n".to_vec()),

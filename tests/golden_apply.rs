@@ -9,7 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use vmcust::test_api::apply::apply;
-use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::customize::wanted;
+use vmcust::test_api::facts::Facts;
 use vmcust::test_api::plan::{plan, Action, PlanOptions};
 use vmcust::test_api::root::{Existing, Root};
 
@@ -19,7 +20,7 @@ fn rendered(spec: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let root = Root::new(scratch.path()).unwrap();
     let parsed = vmcust_imc::Spec::parse(&fs::read(spec).unwrap()).unwrap();
     let c = vmcust::test_api::imc::customization(&parsed.spec).unwrap();
-    let facts = RootFacts::gather(&root, &c).unwrap();
+    let facts = Facts::gather(&root, &wanted(&c)).unwrap();
     let plan = plan(&c, &facts, &PlanOptions::default()).unwrap();
     apply(&root, &plan).unwrap();
     let mut out = BTreeMap::new();

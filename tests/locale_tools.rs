@@ -8,8 +8,8 @@ mod support;
 use std::fs;
 use std::process::Command;
 
-use vmcust::test_api::cc_facts::{CcFacts, Current, Family};
 use vmcust::test_api::document;
+use vmcust::test_api::facts::{Current, Facts, Family};
 use vmcust::test_api::plan::Action;
 use vmcust::test_api::{locale, locale::supported_line};
 
@@ -49,7 +49,7 @@ fn localedef_builds_the_locale_enabled_for_each_name() {
         // The module enables exactly that line and sets LANG to the name.
         let (cfg, problems) = document::from_text(&format!("locale: {name}"));
         assert!(problems.is_empty(), "{problems:?}");
-        let mut facts = CcFacts {
+        let mut facts = Facts {
             family: Family::Debian,
             ..Default::default()
         };

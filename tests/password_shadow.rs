@@ -11,7 +11,8 @@ use std::process::Command;
 
 use sha_crypt::{PasswordVerifier, ShaCrypt};
 use vmcust::test_api::apply::{apply, Change};
-use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::customize::wanted;
+use vmcust::test_api::facts::Facts;
 use vmcust::test_api::model::{Customization, Identity, RootPassword, Secret};
 use vmcust::test_api::plan::{plan, PlanError, PlanOptions};
 use vmcust::test_api::root::Root;
@@ -79,7 +80,7 @@ fn shadow_rows() {
         let dir = temp_root(Some(SHADOW));
         let root = Root::new(dir.path()).unwrap();
         let c = customization(password, expire);
-        let facts = RootFacts::gather(&root, &c).unwrap();
+        let facts = Facts::gather(&root, &wanted(&c)).unwrap();
         let p = plan(&c, &facts, &PlanOptions::default()).unwrap();
         assert_no_secret("plan debug", &format!("{p:?}"));
         assert_no_secret("plan json", &serde_json::to_string(&p).unwrap());
@@ -111,7 +112,7 @@ fn shadow_rows() {
         assert_eq!(meta.mode() & 0o7777, 0o640, "mode kept");
 
         // Idempotent: the hash verifies, so the second plan keeps it and nothing changes.
-        let facts = RootFacts::gather(&root, &c).unwrap();
+        let facts = Facts::gather(&root, &wanted(&c)).unwrap();
         let again = plan(&c, &facts, &PlanOptions::default()).unwrap();
         assert_eq!(apply(&root, &again).unwrap(), [Change::Unchanged]);
     }
@@ -123,7 +124,7 @@ fn hash_matches_what_openssl_computes_for_the_same_salt() {
     let dir = temp_root(Some(SHADOW));
     let root = Root::new(dir.path()).unwrap();
     let c = customization(Some(PLAIN), false);
-    let facts = RootFacts::gather(&root, &c).unwrap();
+    let facts = Facts::gather(&root, &wanted(&c)).unwrap();
     apply(&root, &plan(&c, &facts, &PlanOptions::default()).unwrap()).unwrap();
     let text = fs::read_to_string(dir.path().join("etc/shadow")).unwrap();
     let hash = fields(text.lines().next().unwrap())[1].clone();
@@ -146,7 +147,7 @@ fn owner_is_kept() {
     std::os::unix::fs::chown(&p, Some(0), Some(42)).unwrap();
     let root = Root::new(dir.path()).unwrap();
     let c = customization(Some(PLAIN), true);
-    let facts = RootFacts::gather(&root, &c).unwrap();
+    let facts = Facts::gather(&root, &wanted(&c)).unwrap();
     apply(&root, &plan(&c, &facts, &PlanOptions::default()).unwrap()).unwrap();
     assert_eq!(fs::metadata(&p).unwrap().gid(), 42);
 }
@@ -164,7 +165,7 @@ fn missing_shadow_or_root_entry_is_a_clear_error() {
         let dir = temp_root(shadow);
         let root = Root::new(dir.path()).unwrap();
         let c = customization(Some(PLAIN), false);
-        let facts = RootFacts::gather(&root, &c).unwrap();
+        let facts = Facts::gather(&root, &wanted(&c)).unwrap();
         let err = plan(&c, &facts, &PlanOptions::default()).unwrap_err();
         assert!(
             matches!(
@@ -183,7 +184,7 @@ fn no_password_means_shadow_is_not_even_read() {
     let dir = temp_root(None);
     let root = Root::new(dir.path()).unwrap();
     let c = Customization::default();
-    let facts = RootFacts::gather(&root, &c).unwrap();
+    let facts = Facts::gather(&root, &wanted(&c)).unwrap();
     assert!(facts.accounts.shadow.is_none() && facts.accounts.salt.is_none());
     assert!(plan(&c, &facts, &PlanOptions::default())
         .unwrap()

@@ -9,8 +9,8 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::test_api::cc_facts::CcFacts;
 use vmcust::test_api::document;
+use vmcust::test_api::facts::Facts;
 use vmcust::test_api::plan::Action;
 use vmcust::test_api::{yum_add_repo, zypper_add_repo};
 
@@ -26,8 +26,8 @@ fn write_all(root: &Path, actions: &[Action]) {
     }
 }
 
-fn facts(program: &str) -> CcFacts {
-    let mut f = CcFacts::default();
+fn facts(program: &str) -> Facts {
+    let mut f = Facts::default();
     f.programs
         .insert(program.into(), format!("/usr/bin/{program}"));
     f

@@ -8,8 +8,8 @@ use std::fs;
 use std::path::Path;
 use std::process::Command;
 
-use vmcust::test_api::cc_facts::CcFacts;
 use vmcust::test_api::document;
+use vmcust::test_api::facts::Facts;
 use vmcust::test_api::plan::Action;
 use vmcust::test_api::rsyslog;
 
@@ -44,7 +44,7 @@ fn rsyslogd_accepts_the_files_rsyslog_writes() {
     for doc in table {
         let (cfg, problems) = document::from_text(doc);
         assert!(problems.is_empty(), "{doc}: {problems:?}");
-        let plan = rsyslog::plan_rsyslog(&cfg, &CcFacts::default())
+        let plan = rsyslog::plan_rsyslog(&cfg, &Facts::default())
             .unwrap()
             .unwrap();
         let dir = tempfile::tempdir().unwrap();

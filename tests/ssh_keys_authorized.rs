@@ -6,7 +6,8 @@ use std::os::unix::fs::{symlink, MetadataExt, PermissionsExt};
 use std::path::Path;
 
 use vmcust::test_api::apply::{apply, Change};
-use vmcust::test_api::facts::RootFacts;
+use vmcust::test_api::customize::wanted;
+use vmcust::test_api::facts::Facts;
 use vmcust::test_api::model::{Customization, Identity};
 use vmcust::test_api::plan::{plan, PlanError, PlanOptions};
 use vmcust::test_api::root::Root;
@@ -50,7 +51,7 @@ fn customization(user: Option<&str>, keys: &[&str]) -> Customization {
 }
 
 fn plan_for(root: &Root, c: &Customization) -> Result<vmcust::test_api::plan::Plan, PlanError> {
-    let facts = RootFacts::gather(root, c).unwrap();
+    let facts = Facts::gather(root, &wanted(c)).unwrap();
     plan(c, &facts, &PlanOptions::default())
 }
 

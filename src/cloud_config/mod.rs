@@ -20,6 +20,7 @@ pub(crate) mod parts;
 pub(crate) mod read;
 pub(crate) mod redact;
 pub(crate) mod userdata;
+pub(crate) mod wanted;
 
 use serde::Serialize;
 

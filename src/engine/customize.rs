@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::facts::RootFacts;
+use crate::facts::{AccountsWanted, Facts, Wanted};
 use crate::hygiene::{HygienePlan, Switches};
 use crate::model::{Customization, FileName, InstanceId, UserName};
 use crate::plan::network::renderers::{self, Chosen, Named, NamedBy, Reload};
@@ -238,6 +238,18 @@ pub(crate) struct Prepared {
 /// The marker file for a MARKER-ID.
 pub(crate) use crate::state::marker_path;
 
+/// The facts the engine's plan of `c` needs: its time zone's file, the hardware clock
+/// setting, the network and what its password and SSH keys need.
+pub fn wanted(c: &Customization) -> Wanted {
+    Wanted {
+        zones: c.identity.time_zone.iter().map(|z| z.to_string()).collect(),
+        adjtime: true,
+        network: true,
+        accounts: Some(AccountsWanted::of(&c.identity)),
+        ..Wanted::default()
+    }
+}
+
 /// Plans everything `g` asks for on `root`: reads the facts, applies the marker rule
 /// (a vSphere spec's password and scripts run once per new MARKER-ID, never without
 /// one, as VMware does), and plans the files and the live host name.
@@ -277,26 +289,37 @@ pub(crate) fn prepare(
         steps.post_script = script;
         steps.marker = marker.map(|id| MarkerStep { id, new });
     }
+    // Native cloud-config is read first, so that the facts both planners need are
+    // gathered once, for both.
+    let mut native_read = None;
+    let mut disposition = None;
+    if let Some(UserData { bytes, .. }) = &g.user_data {
+        let real = crate::cloud_init::coexist::real_cloud_init(root).is_some();
+        let d = user_data_disposition(bytes, real, opts.user_data_handler);
+        if d == UserDataDisposition::Native {
+            let vendor = g.vendor_data.as_ref().map(|v| v.bytes.as_slice());
+            let vars =
+                crate::cloud_config::jinja::Vars::new(&super::native::instance_data(root, g));
+            native_read = Some(
+                super::native::read_native(bytes, vendor, &vars, opts.cloud_config_unknown)
+                    .map_err(PrepareError::UserData)?,
+            );
+        }
+        disposition = Some(d);
+    }
+    let mut want = wanted(&c);
+    if let Some(read) = &native_read {
+        want = want.union(crate::cloud_config::wanted::wanted(&read.config));
+    }
+    let facts = Facts::gather(root, &want).map_err(PrepareError::Facts)?;
     let mut native_actions = Vec::new();
     let mut host_keys = None;
-    if let Some(UserData { bytes, from }) = &g.user_data {
-        let real = crate::cloud_init::coexist::real_cloud_init(root).is_some();
-        let disposition = user_data_disposition(bytes, real, opts.user_data_handler);
-        let native = match disposition {
-            UserDataDisposition::Native => {
-                let vendor = g.vendor_data.as_ref().map(|v| v.bytes.as_slice());
-                let vars =
-                    crate::cloud_config::jinja::Vars::new(&super::native::instance_data(root, g));
+    if let (Some(UserData { bytes, from }), Some(disposition)) = (&g.user_data, disposition) {
+        let native = match &native_read {
+            Some(read) => {
                 let host = c.identity.host_name.as_ref();
-                let n = super::native::plan_native(
-                    root,
-                    bytes,
-                    vendor,
-                    host,
-                    &vars,
-                    opts.cloud_config_unknown,
-                )
-                .map_err(PrepareError::UserData)?;
+                let n = super::native::plan_read(root, read, host, &facts)
+                    .map_err(PrepareError::UserData)?;
                 native_actions = n.actions;
                 host_keys = n.host_keys;
                 if n.preserve_hostname {
@@ -312,7 +335,7 @@ pub(crate) fn prepare(
                 steps.degraded.extend(n.summary.not_applied.iter().cloned());
                 Some(n.summary)
             }
-            _ => None,
+            None => None,
         };
         steps.user_data = Some(UserDataStep {
             from,
@@ -321,7 +344,6 @@ pub(crate) fn prepare(
             native,
         });
     }
-    let facts = RootFacts::gather(root, &c).map_err(PrepareError::Facts)?;
     // The renderer is chosen once, from the facts' detection or the name given.
     let renderer = match &c.network {
         Some(_) => Some(
@@ -431,6 +453,60 @@ impl From<PrepareError> for crate::failure::Failure {
             PrepareError::Plan(p) => p.into(),
             PrepareError::Facts(e) => crate::failure::Failure::of(&e),
             PrepareError::UserData(f) => f,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::facts::read_log;
+
+    /// A customization with cloud-config gathers its facts once, for both planners: the
+    /// root's `/etc/hosts` (which both the engine's identity planner and the
+    /// `update_etc_hosts` module read) is read once.
+    #[test]
+    fn a_customization_with_cloud_config_reads_each_fact_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let etc = dir.path().join("etc");
+        std::fs::create_dir_all(&etc).unwrap();
+        for (name, text) in [
+            ("hosts", "127.0.0.1 localhost\n"),
+            ("passwd", "root:x:0:0:root:/root:/bin/sh\n"),
+            ("shadow", "root:*:19000:0:99999:7:::\n"),
+            ("group", "root:x:0:\n"),
+            ("debian_version", "12\n"),
+        ] {
+            std::fs::write(etc.join(name), text).unwrap();
+        }
+        let root = Root::new(dir.path()).unwrap();
+        let mut g = SourceData::default();
+        g.customization.identity.host_name = Some(crate::model::HostName::parse("vm1").unwrap());
+        g.customization.instance_id = Some(InstanceId::parse("i-1").unwrap());
+        g.user_data = Some(UserData {
+            bytes: b"#cloud-config\nmanage_etc_hosts: localhost\nusers: []\n".to_vec(),
+            from: "guestinfo",
+        });
+        let settings = Settings::default();
+        let mut opts = Options::from_settings(&settings, None);
+        opts.user_data_handler = UserDataHandler::Native;
+        read_log::take();
+        let prepared = prepare(&root, &g, opts).unwrap();
+        let reads = read_log::take();
+        let native = prepared.steps.user_data.and_then(|u| u.native).unwrap();
+        assert!(
+            native
+                .modules
+                .iter()
+                .any(|m| m.starts_with("update_etc_hosts")),
+            "{native:?}"
+        );
+        for file in ["/etc/hosts", "/etc/passwd"] {
+            assert_eq!(
+                reads.iter().filter(|r| *r == file).count(),
+                1,
+                "{file}: {reads:?}"
+            );
         }
     }
 }

@@ -11,6 +11,7 @@ use crate::cloud_config::jinja::Vars;
 use crate::cloud_config::read::Severity;
 use crate::cloud_config::userdata::{self, ParsedUserData};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Current, Facts};
 use crate::failure::{Failure, FailureKind};
 use crate::model::HostName;
 use crate::plan::accounts;
@@ -113,12 +114,8 @@ pub(crate) fn system_host_name(root: &Root) -> Option<String> {
 }
 
 /// Reads `user` (and `vendor`), Jinja templates rendered with `vars`, and plans what
-/// vmcust applies of it on `root`. A document with an error is refused whole, naming
-/// every problem's part, line and key; so is one with something vmcust does not apply
-/// when `unknown` is [`CloudConfigUnknown::Refuse`] (else that is left out and named in
-/// `not_applied`, and the customization ends degraded). `host_name` is the customization's (the metadata's
-/// `local-hostname`), which the host name modules use when the cloud-config names none,
-/// as they do at boot.
+/// vmcust applies of it on `root` ([`read_native`], the facts its modules ask for, then
+/// [`plan_read`]).
 pub fn plan_native(
     root: &Root,
     user: &[u8],
@@ -127,11 +124,41 @@ pub fn plan_native(
     vars: &Vars,
     unknown: CloudConfigUnknown,
 ) -> Result<Native, Failure> {
+    let read = read_native(user, vendor, vars, unknown)?;
+    let facts = Facts::gather(root, &crate::cloud_config::wanted::wanted(&read.config))
+        .map_err(|e| Failure::of(&e))?;
+    plan_read(root, &read, host_name, &facts)
+}
+
+/// Reads `user` (and `vendor`), Jinja templates rendered with `vars`. A document with an
+/// error is refused whole, naming every problem's part, line and key; so is one with
+/// something vmcust does not apply when `unknown` is [`CloudConfigUnknown::Refuse`] (else
+/// that is left out and named in `not_applied` by [`plan_read`], and the customization
+/// ends degraded).
+pub(crate) fn read_native(
+    user: &[u8],
+    vendor: Option<&[u8]>,
+    vars: &Vars,
+    unknown: CloudConfigUnknown,
+) -> Result<ParsedUserData, Failure> {
     let read =
         userdata::read_rendered(user, vendor, vars).map_err(|e| Failure::invalid(e.to_string()))?;
     refuse_errors(&read, unknown)?;
+    Ok(read)
+}
+
+/// Plans what vmcust applies of `read` on `root`, whose facts are `facts` (gathered for at
+/// least what `cloud_config::wanted::wanted` asks for the document). `host_name` is the
+/// customization's (the metadata's `local-hostname`), which the host name modules use
+/// when the cloud-config names none, as they do at boot.
+pub(crate) fn plan_read(
+    root: &Root,
+    read: &ParsedUserData,
+    host_name: Option<&HostName>,
+    facts: &Facts,
+) -> Result<Native, Failure> {
     let mut native = Native {
-        summary: summary_of(&read),
+        summary: summary_of(read),
         ..Native::default()
     };
     for w in read
@@ -150,11 +177,9 @@ pub fn plan_native(
     // Always: without a `users` key the distro's default user is created, as cloud-init's
     // stock cloud.cfg (`users: [default]`) does.
     plan_accounts(root, cfg, &mut native)?;
-    let mut facts =
-        crate::cloud_config::apply::CcFacts::gather(root, cfg).map_err(|e| Failure::of(&e))?;
     // The modules run after the accounts are applied: they see the account files as the
     // accounts' actions leave them (a write_files owner this document creates exists).
-    with_planned_accounts(&mut facts, &native.actions);
+    let facts = with_planned_accounts(facts.clone(), &native.actions);
     for p in crate::cloud_config::apply::preview::preview(cfg, &facts, host_name, &read.scripts) {
         for line in &p.lines {
             native
@@ -165,13 +190,13 @@ pub fn plan_native(
     }
     let scripts = crate::cloud_config::apply::scripts::plan(&read.scripts, &cfg.runcmd);
     native.summary.notes.extend(scripts.notes);
-    native.summary.not_applied.extend(not_applied(&read));
+    native.summary.not_applied.extend(not_applied(read));
     native.summary.not_applied.extend(scripts.not_run);
     Ok(native)
 }
 
 /// `facts` with `/etc/passwd` and `/etc/group` as `actions` write them.
-fn with_planned_accounts(facts: &mut crate::cloud_config::apply::CcFacts, actions: &[Action]) {
+fn with_planned_accounts(mut facts: Facts, actions: &[Action]) -> Facts {
     for a in actions {
         if let Action::WriteFile {
             path,
@@ -188,10 +213,11 @@ fn with_planned_accounts(facts: &mut crate::cloud_config::apply::CcFacts, action
             } else if let Some(now) = path.to_str().and_then(|p| facts.files.get_mut(p)) {
                 // A file a module reads that the accounts write first (sshd's
                 // configuration, which ssh_pwauth changes).
-                *now = crate::cloud_config::apply::facts::Current::File(contents.bytes().to_vec());
+                *now = Current::File(contents.bytes().to_vec());
             }
         }
     }
+    facts
 }
 
 fn refuse_errors(read: &ParsedUserData, unknown: CloudConfigUnknown) -> Result<(), Failure> {

@@ -14,6 +14,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, Result};
 
+use super::wanted::AccountsWanted;
 use crate::model::Identity;
 use crate::root::{Existing, Root};
 
@@ -121,32 +122,28 @@ pub struct SshFacts {
 }
 
 impl AccountFacts {
-    /// Reads the account facts `identity` needs from `root`.
-    pub fn gather(root: &Root, identity: &Identity) -> Result<AccountFacts> {
+    /// Reads the account facts `want` asks for from `root`; `passwd` is the root's
+    /// `/etc/passwd`, read by the caller when `want` needs it.
+    pub(crate) fn gather(
+        root: &Root,
+        want: &AccountsWanted,
+        passwd: Option<String>,
+    ) -> Result<AccountFacts> {
         let mut facts = AccountFacts {
             today: days_since_epoch(SystemTime::now()),
             ..Default::default()
         };
-        let wants_password = identity.root_password.is_some();
-        let wants_keys = !identity.ssh_authorized_keys.is_empty();
-        if wants_password || wants_keys {
-            facts.passwd = root
-                .read_text(Path::new(PASSWD))
-                .with_context(|| format!("reading {PASSWD} in {}", root.path().display()))?;
+        if want.password || want.ssh_user.is_some() {
+            facts.passwd = passwd;
         }
-        if wants_password {
+        if want.password {
             facts.shadow = read_shadow(root)
                 .with_context(|| format!("reading {SHADOW} in {}", root.path().display()))?;
-            if identity
-                .root_password
-                .as_ref()
-                .is_some_and(|p| p.password.is_some())
-            {
+            if want.salt {
                 facts.salt = Some(random_salt().context("reading random bytes for a salt")?);
             }
         }
-        if wants_keys {
-            let user = identity.ssh_user.as_deref().unwrap_or(DEFAULT_SSH_USER);
+        if let Some(user) = &want.ssh_user {
             facts.ssh = Some(
                 gather_ssh(root, user, facts.passwd.as_deref()).with_context(|| {
                     format!("inspecting ~{user}/.ssh in {}", root.path().display())
@@ -154,6 +151,26 @@ impl AccountFacts {
             );
         }
         Ok(facts)
+    }
+}
+
+impl AccountsWanted {
+    /// What the password and SSH key planners need for `identity`.
+    pub fn of(identity: &Identity) -> AccountsWanted {
+        AccountsWanted {
+            password: identity.root_password.is_some(),
+            salt: identity
+                .root_password
+                .as_ref()
+                .is_some_and(|p| p.password.is_some()),
+            ssh_user: (!identity.ssh_authorized_keys.is_empty()).then(|| {
+                identity
+                    .ssh_user
+                    .as_deref()
+                    .unwrap_or(DEFAULT_SSH_USER)
+                    .to_string()
+            }),
+        }
     }
 }
 
@@ -598,6 +615,24 @@ pub(crate) fn read_home(root: &Root, home: &str) -> io::Result<HomeFacts> {
     Ok(facts)
 }
 
+/// The uid of `user` in `/etc/passwd` text.
+pub(crate) fn uid_of(passwd: &str, user: &str) -> Option<u32> {
+    passwd_entries(passwd)
+        .into_iter()
+        .find(|e| e.name == user)
+        .map(|e| e.uid)
+}
+
+/// The gid of `group` in `/etc/group` text (`name:x:gid:members`).
+pub(crate) fn gid_of(group: &str, name: &str) -> Option<u32> {
+    group.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() >= 3 && f[0] == name)
+            .then(|| f[2].parse().ok())
+            .flatten()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -661,5 +696,17 @@ mod tests {
         assert_eq!(d.home, "/srv/home");
         assert_eq!(d.inactive, None);
         assert_eq!(UseraddDefaults::parse("INACTIVE=30").inactive, Some(30));
+    }
+
+    #[test]
+    fn ids_from_account_files() {
+        let passwd =
+            "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
+        let group = "root:x:0:\n# c\nbad\nwww-data:x:33:\nadm:x:4:syslog\n";
+        assert_eq!(uid_of(passwd, "www-data"), Some(33));
+        assert_eq!(uid_of(passwd, "nobody"), None);
+        assert_eq!(gid_of(group, "adm"), Some(4));
+        assert_eq!(gid_of(group, "bad"), None);
+        assert_eq!(gid_of(group, "wheel"), None);
     }
 }

@@ -1,31 +1,47 @@
 //! Facts about the target root that planning needs, gathered in one place so that the
-//! planner itself stays a pure function.
+//! planners (the engine's and the cloud-config modules') stay pure functions: one
+//! [`Facts`], read by one [`Facts::gather`] from one request, [`Wanted`].
 
 pub(crate) mod accounts;
+pub(crate) mod apt;
+pub(crate) mod disks;
+pub(crate) mod files;
+pub(crate) mod mounts;
 pub(crate) mod network;
+pub(crate) mod os;
+pub(crate) mod programs;
+pub(crate) mod wanted;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 
 pub(crate) use accounts::AccountFacts;
+pub(crate) use accounts::{gid_of, uid_of};
+pub(crate) use apt::AptFacts;
+pub(crate) use disks::DiskSetupFacts;
+pub use files::Current;
+pub use mounts::MountFacts;
 pub use network::NetworkFacts;
+pub use os::Family;
+pub(crate) use programs::which;
+pub(crate) use wanted::{AccountsWanted, Wanted};
 
-use crate::model::Customization;
 use crate::root::Root;
 
 /// Directory holding the compiled time zone database.
 pub(crate) const ZONEINFO_DIR: &str = "/usr/share/zoneinfo";
 
-/// What the planner may know about the system it customizes.
+/// What the planners may know about the system they customize. A fact nobody asked for
+/// is empty.
 #[derive(Debug, Clone, Default)]
-pub struct RootFacts {
+pub struct Facts {
     /// Current `/etc/hosts`, if any.
     pub hosts: Option<String>,
-    /// Current `/etc/adjtime`, if any.
+    /// Current `/etc/adjtime`, if any (when asked for).
     pub adjtime: Option<String>,
-    /// Time zones (of those the customization names) that exist in the root's zoneinfo.
+    /// Those of the asked-for time zones that exist in the root's zoneinfo.
     pub zones_present: BTreeSet<String>,
     /// The root is a Debian-family system (it keeps `/etc/timezone`).
     pub debian_family: bool,
@@ -33,32 +49,264 @@ pub struct RootFacts {
     pub has_etc_timezone: bool,
     /// What the root's network looks like (devices, stack).
     pub network: NetworkFacts,
-    /// Accounts: passwd, shadow, salt and the SSH key user's home (only what `c` needs).
+    /// Accounts: passwd, shadow, salt and the SSH key user's home (what was asked for).
     pub accounts: AccountFacts,
+    /// The distribution family.
+    pub family: Family,
+    /// `ID` of `/etc/os-release` (`debian`, `ubuntu`, `rhel`, …), empty if unknown.
+    pub os_id: String,
+    /// `/etc/passwd`, if any.
+    pub passwd: Option<String>,
+    /// `/etc/group`, if any.
+    pub group: Option<String>,
+    /// Whether `/etc/hostname` exists (`create_hostname_file: false` keeps a missing one
+    /// missing).
+    pub hostname_file: bool,
+    /// What each file `write_files` appends to holds now.
+    pub appended: BTreeMap<String, Current>,
+    /// Programs found in the root: name → path inside the root.
+    pub programs: BTreeMap<String, String>,
+    /// What the asked-for files hold now (the repo files the repository modules never
+    /// overwrite, the files the modules edit), by path inside the root.
+    pub files: BTreeMap<String, Current>,
+    /// The permission bits of those of [`Facts::files`] that are regular files (an
+    /// edited file keeps its mode).
+    pub modes: BTreeMap<String, u32>,
+    /// What the `apt` module needs (empty unless asked for).
+    pub apt: AptFacts,
+    /// What the `mounts` module needs, when asked for.
+    pub mounts: Option<MountFacts>,
+    /// What the `disk_setup` module needs (the devices it names, probed on the running
+    /// system), when asked for.
+    pub disk_setup: Option<DiskSetupFacts>,
 }
 
-impl RootFacts {
-    /// Reads the facts `plan` needs for customization `c` from `root`.
-    pub fn gather(root: &Root, c: &Customization) -> Result<RootFacts> {
+impl Facts {
+    /// Reads from `root` the facts `want` asks for, each file once.
+    pub fn gather(root: &Root, want: &Wanted) -> Result<Facts> {
         let text = |p: &str| {
+            read_log::note(p);
             root.read_text(Path::new(p))
                 .with_context(|| format!("reading {p} in {}", root.path().display()))
         };
-        let mut zones_present = BTreeSet::new();
-        if let Some(zone) = &c.identity.time_zone {
-            let zone_file = Path::new(ZONEINFO_DIR).join(zone.as_str());
-            if root.is_file(&zone_file) {
-                zones_present.insert(zone.to_string());
-            }
-        }
-        Ok(RootFacts {
+        let mut f = Facts {
             hosts: text("/etc/hosts")?,
-            adjtime: text("/etc/adjtime")?,
-            zones_present,
             debian_family: root.is_file(Path::new("/etc/debian_version")),
             has_etc_timezone: root.is_file(Path::new("/etc/timezone")),
-            network: NetworkFacts::gather(root)?,
-            accounts: AccountFacts::gather(root, &c.identity)?,
-        })
+            ..Default::default()
+        };
+        for zone in &want.zones {
+            if root.is_file(&Path::new(ZONEINFO_DIR).join(zone)) {
+                f.zones_present.insert(zone.clone());
+            }
+        }
+        if want.adjtime {
+            f.adjtime = text("/etc/adjtime")?;
+        }
+        if want.network {
+            f.network = NetworkFacts::gather(root)?;
+        }
+        // `/etc/passwd` is read once, for whoever asked: the account planners' facts
+        // and the account files the modules read.
+        let accounts_passwd = want
+            .accounts
+            .as_ref()
+            .is_some_and(|a| a.password || a.ssh_user.is_some());
+        let passwd = if want.account_files || accounts_passwd {
+            text(accounts::PASSWD)?
+        } else {
+            None
+        };
+        if let Some(a) = &want.accounts {
+            f.accounts = AccountFacts::gather(root, a, passwd.clone())?;
+        }
+        if want.account_files {
+            f.passwd = passwd;
+            f.group = text("/etc/group")?;
+        }
+        let os_release = if want.os || want.apt.is_some() {
+            text("/etc/os-release")?.unwrap_or_default()
+        } else {
+            String::new()
+        };
+        if want.os {
+            // The release files only when os-release names no family; Debian's is
+            // already known.
+            let debian = f.debian_family;
+            (f.os_id, f.family) = os::family_of(&os_release, |p| {
+                if p == "/etc/debian_version" {
+                    debian
+                } else {
+                    root.is_file(Path::new(p))
+                }
+            });
+        }
+        if want.hostname_file {
+            f.hostname_file = root.is_file(Path::new("/etc/hostname"));
+        }
+        for p in &want.appended {
+            let (now, _) = files::current(root, p)?;
+            f.appended.insert(p.clone(), now);
+        }
+        for p in &want.files {
+            let (now, mode) = files::current(root, p)?;
+            if let Some(mode) = mode {
+                f.modes.insert(p.clone(), mode);
+            }
+            f.files.insert(p.clone(), now);
+        }
+        // Only the programs asked for: looking for all of them in every PATH directory
+        // was ~200 system calls on every boot.
+        for name in &want.programs {
+            if let Some(p) = programs::find(root, name) {
+                f.programs.insert(name.clone(), p);
+            }
+        }
+        if let Some(a) = &want.apt {
+            f.apt = apt::gather(root, a, &os_release, &f.os_id)?;
+        }
+        f.mounts = want.mounts.as_ref().map(|m| mounts::gather(root, m));
+        f.disk_setup = want.disks.as_ref().map(|d| disks::gather(root, d));
+        Ok(f)
     }
+
+    /// Whether the root has `program` (one asked for in [`Wanted::programs`]).
+    pub fn has(&self, program: &str) -> bool {
+        self.programs.contains_key(program)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each fact is read when asked for, and only then; `/etc/passwd` once for both who
+    /// may ask for it.
+    #[test]
+    fn reads_what_is_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let etc = dir.path().join("etc");
+        std::fs::create_dir_all(&etc).unwrap();
+        for (name, text) in [
+            ("hosts", "127.0.0.1 localhost\n"),
+            ("passwd", "root:x:0:0:root:/root:/bin/sh\n"),
+            ("group", "root:x:0:\n"),
+            ("os-release", "ID=debian\nVERSION_CODENAME=bookworm\n"),
+        ] {
+            std::fs::write(etc.join(name), text).unwrap();
+        }
+        let root = Root::new(dir.path()).unwrap();
+        let keys = Some(AccountsWanted {
+            ssh_user: Some("root".into()),
+            ..Default::default()
+        });
+        let table: &[(Wanted, &[&str])] = &[
+            (Wanted::default(), &["/etc/hosts"]),
+            (
+                Wanted {
+                    adjtime: true,
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/adjtime"],
+            ),
+            (
+                Wanted {
+                    account_files: true,
+                    os: true,
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/passwd", "/etc/group", "/etc/os-release"],
+            ),
+            (
+                Wanted {
+                    accounts: keys.clone(),
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/passwd"],
+            ),
+            (
+                Wanted {
+                    accounts: keys.clone(),
+                    account_files: true,
+                    ..Default::default()
+                },
+                &["/etc/hosts", "/etc/passwd", "/etc/group"],
+            ),
+        ];
+        for (want, reads) in table {
+            read_log::take();
+            let f = Facts::gather(&root, want).unwrap();
+            assert_eq!(read_log::take(), *reads, "{want:?}");
+            assert_eq!(f.passwd.is_some(), want.account_files, "{want:?}");
+            assert_eq!(
+                f.accounts.passwd.is_some(),
+                want.accounts.is_some(),
+                "{want:?}"
+            );
+            assert_eq!(f.os_id == "debian", want.os, "{want:?}");
+        }
+    }
+
+    #[test]
+    fn a_union_asks_for_what_either_asks_for() {
+        let a = Wanted {
+            zones: ["UTC".to_string()].into(),
+            adjtime: true,
+            accounts: Some(AccountsWanted {
+                password: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let b = Wanted {
+            zones: ["Europe/Berlin".to_string()].into(),
+            account_files: true,
+            programs: ["chronyd".to_string()].into(),
+            accounts: Some(AccountsWanted {
+                ssh_user: Some("ubuntu".into()),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let u = a.clone().union(b.clone());
+        assert_eq!(u.zones.len(), 2);
+        assert!(u.adjtime && u.account_files && u.programs.contains("chronyd"));
+        assert_eq!(
+            u.accounts,
+            Some(AccountsWanted {
+                password: true,
+                salt: false,
+                ssh_user: Some("ubuntu".into()),
+            })
+        );
+        assert_eq!(b.union(a), u);
+    }
+}
+
+/// In tests, the files [`Facts::gather`] read as text, in order (a plan that gathers its
+/// facts once reads each once).
+#[cfg(test)]
+pub(crate) mod read_log {
+    use std::cell::RefCell;
+
+    thread_local! {
+        static READ: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// Notes that `path` is read.
+    pub(crate) fn note(path: &str) {
+        READ.with(|r| r.borrow_mut().push(path.to_string()));
+    }
+
+    /// The paths read on this thread since the last call, and forgets them.
+    pub(crate) fn take() -> Vec<String> {
+        READ.with(|r| std::mem::take(&mut *r.borrow_mut()))
+    }
+}
+
+#[cfg(not(test))]
+mod read_log {
+    /// Nothing outside tests.
+    #[inline(always)]
+    pub(super) fn note(_: &str) {}
 }

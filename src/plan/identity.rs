@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{Action, Contents, PlanError};
-use crate::facts::{RootFacts, ZONEINFO_DIR};
+use crate::facts::{Facts, ZONEINFO_DIR};
 use crate::model::{HardwareClock, Identity};
 
 /// Address Debian maps the machine's own name to (see Debian reference §5.1.1).
@@ -16,7 +16,7 @@ ff02::1\tip6-allnodes\n\
 ff02::2\tip6-allrouters\n";
 
 /// Plans the identity files for `id`.
-pub(crate) fn plan_identity(id: &Identity, facts: &RootFacts) -> Result<Vec<Action>, PlanError> {
+pub(crate) fn plan_identity(id: &Identity, facts: &Facts) -> Result<Vec<Action>, PlanError> {
     let mut actions = Vec::new();
     if let Some(host) = &id.host_name {
         actions.push(Action::write_file(
@@ -223,7 +223,7 @@ mod tests {
             time_zone: Some(crate::model::Timezone::parse("Mars/Olympus").unwrap()),
             ..Default::default()
         };
-        let err = plan_identity(&id, &RootFacts::default()).unwrap_err();
+        let err = plan_identity(&id, &Facts::default()).unwrap_err();
         assert!(err.to_string().contains("Mars/Olympus"), "{err}");
     }
 
@@ -233,7 +233,7 @@ mod tests {
             time_zone: Some(crate::model::Timezone::parse("UTC").unwrap()),
             ..Default::default()
         };
-        let mut facts = RootFacts::default();
+        let mut facts = Facts::default();
         facts.zones_present.insert("UTC".into());
         assert_eq!(plan_identity(&id, &facts).unwrap().len(), 1);
         facts.debian_family = true;

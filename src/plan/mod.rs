@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::facts::RootFacts;
+use crate::facts::Facts;
 use crate::model::Customization;
 pub use crate::root::FileOwner;
 use vmcust_imc::REDACTED;
@@ -281,7 +281,7 @@ pub struct PlanOptions {
 }
 
 /// Plans everything `c` asks for against a root described by `facts`.
-pub fn plan(c: &Customization, facts: &RootFacts, opts: &PlanOptions) -> Result<Plan, PlanError> {
+pub fn plan(c: &Customization, facts: &Facts, opts: &PlanOptions) -> Result<Plan, PlanError> {
     let mut actions = identity::plan_identity(&c.identity, facts)?;
     if let Some(pw) = &c.identity.root_password {
         actions.extend(password::plan_password(pw, &facts.accounts)?);

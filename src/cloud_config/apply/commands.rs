@@ -76,7 +76,7 @@ pub(crate) fn direct_program(root: &Root, words: &[String]) -> Option<(String, V
     } else if name.contains('/') || SHELL_BUILTINS.split_whitespace().any(|b| b == name) {
         return None;
     } else {
-        super::facts::which(root, name)?
+        crate::facts::which(root, name)?
     };
     let real = root.resolve(Path::new(&program), true).ok()?;
     let mut file = std::fs::File::open(&real).ok()?;

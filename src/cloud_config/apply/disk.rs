@@ -264,13 +264,13 @@ pub(crate) fn carry_out(s: &driver::Step, module: &str, step: Step) -> ModuleOut
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloud_config::apply::facts::CcFacts;
     use crate::cloud_config::document;
     use crate::cloud_config::modules::growpart::plan_growpart;
     use crate::cloud_config::modules::resizefs::{plan_resizefs, ResizeRootfs};
+    use crate::facts::Facts;
 
-    fn cc(tools: &[&str]) -> CcFacts {
-        let mut f = CcFacts::default();
+    fn cc(tools: &[&str]) -> Facts {
+        let mut f = Facts::default();
         for t in tools {
             f.programs.insert(t.to_string(), format!("/usr/sbin/{t}"));
         }

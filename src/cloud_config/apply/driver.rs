@@ -24,9 +24,9 @@ use crate::root::Root;
 
 use super::disk::{gather_live, DiskFacts};
 use super::exec::{self, Program, RunEnd};
-use super::facts::CcFacts;
 use super::scripts::{self, Script, Turn};
 use super::semaphore::{Gate, Semaphores};
+use crate::facts::Facts;
 
 /// Default time `bootcmd` or `runcmd` may run.
 pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -397,7 +397,7 @@ fn apply(ctx: &StageContext, actions: Vec<Action>) -> Result<String, String> {
 
 /// Runs follow-up commands (`[program, args…]`, the program found in the root); on a
 /// root that is not the running system, service restarts are left out.
-fn follow_up(ctx: &StageContext, cc: &CcFacts, module: &str, cmds: &[Vec<String>]) -> RunEnd {
+fn follow_up(ctx: &StageContext, cc: &Facts, module: &str, cmds: &[Vec<String>]) -> RunEnd {
     for c in cmds {
         if !ctx.live() && c.get(1).is_some_and(|v| v == "reload-or-restart") {
             continue;
@@ -412,7 +412,7 @@ fn follow_up(ctx: &StageContext, cc: &CcFacts, module: &str, cmds: &[Vec<String>
 
 /// Runs one tool command (`[program, args…]`, the program found in the root by the
 /// facts) with the tool timeout.
-fn run_tool(ctx: &StageContext, cc: &CcFacts, module: &str, c: &[String]) -> RunEnd {
+fn run_tool(ctx: &StageContext, cc: &Facts, module: &str, c: &[String]) -> RunEnd {
     let Some(path) = cc.programs.get(&c[0]) else {
         return RunEnd::Failed(format!(
             "{module}: {} is not in the root; install it in the template",
@@ -430,8 +430,9 @@ fn run_tool(ctx: &StageContext, cc: &CcFacts, module: &str, c: &[String]) -> Run
     exec::run(&ctx.root, &p, ctx.stop)
 }
 
-fn gather(ctx: &StageContext, cfg: &CloudConfig) -> Result<CcFacts, ModuleOutcome> {
-    CcFacts::gather(&ctx.root, cfg).map_err(|e| failed(format!("reading the root: {e:#}")))
+fn gather(ctx: &StageContext, cfg: &CloudConfig) -> Result<Facts, ModuleOutcome> {
+    Facts::gather(&ctx.root, &crate::cloud_config::wanted::wanted(cfg))
+        .map_err(|e| failed(format!("reading the root: {e:#}")))
 }
 
 /// What a module's work is handed: the stage, the document, the root's facts, and the
@@ -442,7 +443,7 @@ pub struct Step<'s> {
     /// The document.
     pub cfg: &'s CloudConfig,
     /// The root's facts (empty for a module that does not read the root).
-    pub cc: &'s CcFacts,
+    pub cc: &'s Facts,
     start: &'s Start<'s>,
     disk: &'s OnceCell<Option<DiskFacts>>,
 }
@@ -489,8 +490,8 @@ impl Step<'_> {
 fn run_stage(ctx: &StageContext, cfg: &CloudConfig, stage: Stage) -> Vec<ModuleReport> {
     let mut d = Driver::new(ctx);
     let plan = scripts::plan(&ctx.script_parts, &cfg.runcmd);
-    let empty = CcFacts::default();
-    let mut cc: Option<CcFacts> = None;
+    let empty = Facts::default();
+    let mut cc: Option<Facts> = None;
     let disk = OnceCell::new();
     for m in modules::TABLE.iter().filter(|m| m.stage == stage) {
         match &m.run {

@@ -1,6 +1,6 @@
 //! Applying a validated [`CloudConfig`](super::CloudConfig) to a root, module by module,
 //! as cloud-init's `cc_*` modules do: pure planners turning the document and
-//! [`facts::CcFacts`] into plan [`Action`](crate::plan::Action)s (write_files, host name
+//! the root's [`Facts`](crate::facts::Facts) into plan [`Action`](crate::plan::Action)s (write_files, host name
 //! and `/etc/hosts`, time zone, NTP, CA certificates, the final message), runners for
 //! what must run a program (bootcmd, runcmd, packages, growpart/resizefs, power_state,
 //! the NTP and CA follow-up commands), the user-data's script parts ([`scripts`]), once-only records ([`semaphore`]) and a driver per
@@ -16,7 +16,6 @@ pub(crate) mod disk;
 pub(crate) mod driver;
 pub(crate) mod error;
 pub(crate) mod exec;
-pub(crate) mod facts;
 pub(crate) mod journal;
 
 pub(crate) mod preview;
@@ -24,4 +23,3 @@ pub(crate) mod scripts;
 pub(crate) mod semaphore;
 
 pub use driver::{run_early, run_late, ModuleOutcome, ModuleReport, StageContext};
-pub(crate) use facts::CcFacts;

@@ -14,15 +14,15 @@ use crate::plan::{Action, FileOwner};
 
 use super::commands;
 use super::error::ModuleError;
-use super::facts::CcFacts;
 use super::scripts::{self, Scripts};
+use crate::facts::Facts;
 
 /// What a module's preview looks at.
 pub struct Look<'a> {
     /// The document.
     pub cfg: &'a CloudConfig,
     /// The root's facts.
-    pub facts: &'a CcFacts,
+    pub facts: &'a Facts,
     /// The metadata's host name, used when the cloud-config names none.
     pub fallback: Option<&'a HostName>,
     /// The user-data's scripts, in run order.
@@ -144,7 +144,7 @@ pub(crate) fn script_lines(look: &Look, module: &str, with_runcmd: bool) -> Vec<
 /// Every module of both stages, in order; `parts` are the user-data's script parts.
 pub fn preview(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
     fallback: Option<&HostName>,
     parts: &[(u16, Part)],
 ) -> Vec<Preview> {

@@ -35,8 +35,8 @@ use crate::cloud_config::userdata::VENDOR_PART;
 use super::commands::{direct_program, shellify, single_argv};
 use super::driver::{ModuleOutcome, StageContext};
 use super::exec::{self, Program, RunEnd};
-use super::facts::which;
 use super::semaphore::{Gate, Semaphores};
+use crate::facts::which;
 
 /// What a script module says when it has no script (from the module table).
 fn nothing(module: &str) -> &'static str {

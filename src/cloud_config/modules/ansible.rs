@@ -17,12 +17,12 @@ use serde::Serialize;
 use crate::cloud_config::apply::commands::quote;
 use crate::cloud_config::apply::driver::{absent, failed, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::{self, Program, RunEnd};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::modules::package_update_upgrade_install::{self as packages, Package};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::model::UserName;
 
 /// Longest value, in bytes.
@@ -845,7 +845,7 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     };
     let package = a.package_name.clone().unwrap_or_default();
     let mut out = Vec::new();
-    let install_line = |pkg: &str, facts: &CcFacts| match packages::detect(facts) {
+    let install_line = |pkg: &str, facts: &Facts| match packages::detect(facts) {
         None => format!("fails: installing {pkg}: the root has no apt-get, dnf, yum or zypper"),
         Some(m) => {
             let wanted = CloudConfig {

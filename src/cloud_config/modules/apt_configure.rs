@@ -23,21 +23,23 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Component, Path};
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 
 use crate::cloud_config::apply::driver::{failed, skipped, ModuleOutcome, StageContext, Step};
 use crate::cloud_config::apply::exec::{self, Program, RunEnd};
-use crate::cloud_config::apply::facts::{CcFacts, Current};
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::jinja::{self, JinjaError, Vars};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{join, Reader};
 use crate::cloud_config::CloudConfig;
+pub(crate) use crate::facts::apt::AptFacts;
+use crate::facts::apt::{pick, AptWanted, MirrorChoice};
+use crate::facts::{Current, Facts, Wanted};
 use crate::model::quote;
 use crate::plan::{Action, Contents};
 use crate::process::{self, Cmd, Ended, Output};
-use crate::root::{Existing, Root};
+use crate::root::Root;
 
 /// Most `sources` entries, mirrors, `disable_suites` or debconf entries.
 pub(crate) const MAX_ENTRIES: usize = 256;
@@ -69,8 +71,6 @@ pub(crate) const DEFAULT_KEYSERVER: &str = "keyserver.ubuntu.com";
 /// What a removed file is renamed to: apt reads neither a `.disabled` file of
 /// `apt.conf.d` nor one beside `sources.list`, and says nothing about it.
 pub(crate) const REMOVED_SUFFIX: &str = ".disabled";
-/// The release when the root names none (cloud-init's value when `lsb_release` fails).
-pub(crate) const UNAVAILABLE: &str = "UNAVAILABLE";
 
 /// The names a `sources` entry's `source` may use.
 const SOURCE_NAMES: &[&str] = &["MIRROR", "PRIMARY", "SECURITY", "RELEASE", "KEY_FILE"];
@@ -590,153 +590,6 @@ fn repo_regex(re: &str) -> Result<regex::Regex, String> {
         .map_err(|e| e.to_string())
 }
 
-/// What planning needs to know about the root.
-#[derive(Debug, Clone, Default)]
-pub struct AptFacts {
-    /// The release codename (`VERSION_CODENAME`), or [`UNAVAILABLE`].
-    pub codename: String,
-    /// The dpkg architecture.
-    pub arch: String,
-    /// What each file the module appends to, replaces or removes holds now.
-    pub files: BTreeMap<String, Current>,
-    /// The mirror URLs (`search`, `search_dns` candidates) whose host resolved.
-    pub resolvable: BTreeSet<String>,
-}
-
-/// The dpkg architecture of this machine (the root is the machine being customized).
-fn machine_arch() -> &'static str {
-    match std::env::consts::ARCH {
-        "x86_64" => "amd64",
-        "x86" => "i386",
-        "aarch64" => "arm64",
-        "arm" => "armhf",
-        "powerpc64" => "ppc64el",
-        "s390x" => "s390x",
-        "riscv64" => "riscv64",
-        other => other,
-    }
-}
-
-/// The `search_dns` candidates for `kind` (`mirror` or `security-mirror`).
-fn dns_candidates(distro: &str, kind: &str, fqdn: Option<&str>) -> Vec<String> {
-    let mut domains = Vec::new();
-    if let Some(domain) = fqdn.and_then(|f| f.split_once('.')).map(|(_, d)| d) {
-        domains.push(format!(".{domain}"));
-    }
-    domains.push(".localdomain".into());
-    domains.push(String::new());
-    domains
-        .iter()
-        .map(|d| format!("http://{distro}-{kind}{d}/{distro}"))
-        .collect()
-}
-
-/// Whether the host of `url` resolves (cloud-init's `is_resolvable_url`), asked of the
-/// running system's resolver through `getent ahosts` (bounded to 10 s). Not through
-/// glibc's resolver in this process: the portable binary is static, and a static glibc
-/// must not load the running system's NSS modules. On a root that is not the running
-/// system nothing resolves: its own box has no network.
-fn resolves(root: &Root, url: &str) -> bool {
-    if root.path() != Path::new("/") {
-        return false;
-    }
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let host = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host = host.rsplit_once('@').map_or(host, |(_, h)| h);
-    // The port, and the brackets of an IPv6 address, are not the host.
-    let host = match host.strip_prefix('[') {
-        Some(h) => h.split(']').next().unwrap_or(""),
-        None => host.split(':').next().unwrap_or(""),
-    };
-    if host.is_empty() || host.starts_with('-') {
-        return false;
-    }
-    let cmd = crate::process::Cmd::new(
-        "getent",
-        &["ahosts", host],
-        std::time::Duration::from_secs(10),
-    );
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    crate::process::run(&cmd, crate::process::Output::Bytes(4096), &stop)
-        .is_ok_and(|f| f.success() && !f.stdout.is_empty())
-}
-
-/// Reads what `apt` needs from `root` (nothing without an `apt` key).
-pub(crate) fn gather(root: &Root, cfg: &CloudConfig, os_id: &str) -> Result<AptFacts> {
-    let Some(apt) = &cfg.apt else {
-        return Ok(AptFacts::default());
-    };
-    let os_release = root
-        .read_text(Path::new("/etc/os-release"))
-        .context("reading /etc/os-release")?
-        .unwrap_or_default();
-    let codename = os_release
-        .lines()
-        .find_map(|l| l.strip_prefix("VERSION_CODENAME="))
-        .map(|v| v.trim().trim_matches(['"', '\'']).to_string())
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| UNAVAILABLE.to_string());
-    let arch = root
-        .read_text(Path::new("/var/lib/dpkg/arch"))
-        .ok()
-        .flatten()
-        .and_then(|t| t.lines().next().map(|l| l.trim().to_string()))
-        .filter(|a| !a.is_empty())
-        .unwrap_or_else(|| machine_arch().to_string());
-    let mut paths: Vec<String> = vec![
-        PROXY_FILE.into(),
-        CONF_FILE.into(),
-        SOURCES_LIST.into(),
-        format!("{SOURCES_DIR}/{os_id}.sources"),
-    ];
-    paths.extend(apt.sources.iter().map(|s| source_file(&s.filename)));
-    let mut files = BTreeMap::new();
-    for p in paths {
-        let now = match root
-            .existing(Path::new(&p))
-            .with_context(|| format!("reading {p} in {}", root.path().display()))?
-        {
-            Existing::Missing => Current::Missing,
-            Existing::File { contents, .. } => Current::File(contents),
-            _ => Current::NotAFile,
-        };
-        files.insert(p, now);
-    }
-    let mut resolvable = BTreeSet::new();
-    if apt.preserve_sources_list == Some(false) {
-        let fqdn = cfg.fqdn.as_ref().map(|f| f.to_string());
-        for (list, kind) in [(&apt.primary, "mirror"), (&apt.security, "security-mirror")] {
-            if let Some(m) = pick(list, &arch).filter(|m| m.uri.is_none()) {
-                let mut urls = m.search.clone();
-                if m.search_dns {
-                    urls.extend(dns_candidates(os_id, kind, fqdn.as_deref()));
-                }
-                // The first that resolves is taken; the rest need no look-up.
-                if let Some(u) = urls.into_iter().find(|u| resolves(root, u)) {
-                    resolvable.insert(u);
-                }
-            }
-        }
-    }
-    Ok(AptFacts {
-        codename,
-        arch,
-        files,
-        resolvable,
-    })
-}
-
-/// The entry for `arch`: the first listing it, else the last listing `default`.
-fn pick<'a>(list: &'a [Mirror], arch: &str) -> Option<&'a Mirror> {
-    list.iter()
-        .find(|m| m.arches.iter().any(|a| a == arch))
-        .or_else(|| {
-            list.iter()
-                .rev()
-                .find(|m| m.arches.iter().any(|a| a == "default"))
-        })
-}
-
 /// The mirror URL an entry gives on this root.
 fn mirror_url(
     m: &Mirror,
@@ -750,7 +603,7 @@ fn mirror_url(
     }
     let mut urls = m.search.clone();
     if m.search_dns {
-        urls.extend(dns_candidates(distro, kind, fqdn));
+        urls.extend(crate::facts::apt::dns_candidates(distro, kind, fqdn));
     }
     urls.into_iter().find(|u| facts.resolvable.contains(u))
 }
@@ -1041,11 +894,7 @@ fn exists(facts: &AptFacts, path: &str) -> bool {
 }
 
 /// Plans `cfg.apt`; `Ok(None)` without it; `Err` when it cannot be done on this root.
-pub(crate) fn plan_apt(
-    cfg: &CloudConfig,
-    cc: &CcFacts,
-    facts: &AptFacts,
-) -> Result<AptPlan, String> {
+pub(crate) fn plan_apt(cfg: &CloudConfig, cc: &Facts, facts: &AptFacts) -> Result<AptPlan, String> {
     let Some(apt) = &cfg.apt else {
         return Err("apt is not in the cloud-config".into());
     };
@@ -1073,7 +922,8 @@ pub(crate) fn plan_apt(
     let release = facts.codename.clone();
     let fqdn = cfg.fqdn.as_ref().map(|f| f.to_string());
     let found = |list: &[Mirror], kind: &str| {
-        pick(list, &facts.arch).and_then(|m| mirror_url(m, facts, distro, kind, fqdn.as_deref()))
+        pick(list, &facts.arch, |m: &Mirror| &m.arches)
+            .and_then(|m| mirror_url(m, facts, distro, kind, fqdn.as_deref()))
     };
     let (mut primary, mut security) = (
         found(&apt.primary, "mirror"),
@@ -1262,7 +1112,7 @@ pub(crate) fn programs(cfg: &CloudConfig) -> &'static [&'static str] {
 }
 
 /// Why it does nothing on this root, if so.
-fn not_here(cfg: &CloudConfig, cc: &CcFacts) -> Option<String> {
+fn not_here(cfg: &CloudConfig, cc: &Facts) -> Option<String> {
     if cfg.apt.is_none() {
         return Some("apt is not in the cloud-config".into());
     }
@@ -1276,7 +1126,7 @@ fn not_here(cfg: &CloudConfig, cc: &CcFacts) -> Option<String> {
 }
 
 /// The program the plan needs and the root lacks, as the module's reason.
-fn missing_tool(p: &AptPlan, cc: &CcFacts) -> Option<String> {
+fn missing_tool(p: &AptPlan, cc: &Facts) -> Option<String> {
     let needs = [
         (
             p.selections.is_some(),
@@ -1600,24 +1450,48 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     out
 }
 
+/// What it needs of the root's facts (only with an `apt` key): the apt files it
+/// appends to, replaces or removes, and, when it rewrites the sources list, the mirror
+/// searches of `primary` and `security`.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    let Some(apt) = &cfg.apt else {
+        return;
+    };
+    let mut files: BTreeSet<String> = [PROXY_FILE, CONF_FILE, SOURCES_LIST]
+        .into_iter()
+        .map(String::from)
+        .collect();
+    files.extend(apt.sources.iter().map(|s| source_file(&s.filename)));
+    let choices = |list: &[Mirror]| -> Vec<MirrorChoice> {
+        list.iter()
+            .map(|m| MirrorChoice {
+                arches: m.arches.clone(),
+                has_uri: m.uri.is_some(),
+                search: m.search.clone(),
+                search_dns: m.search_dns,
+            })
+            .collect()
+    };
+    let searches = if apt.preserve_sources_list == Some(false) {
+        vec![
+            ("mirror".to_string(), choices(&apt.primary)),
+            ("security-mirror".to_string(), choices(&apt.security)),
+        ]
+    } else {
+        Vec::new()
+    };
+    w.apt = Some(AptWanted {
+        files,
+        deb822_dir: SOURCES_DIR.to_string(),
+        searches,
+        fqdn: cfg.fqdn.as_ref().map(|f| f.to_string()),
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A mirror host is never resolved for another root (its box has no network, and the
-    /// static binary must not resolve through glibc's NSS): nothing resolves there.
-    #[test]
-    fn nothing_resolves_for_another_root() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = Root::new(dir.path()).unwrap();
-        for url in [
-            "http://localhost/debian",
-            "http://[::1]:80/",
-            "http://127.0.0.1/",
-        ] {
-            assert!(!resolves(&root, url), "{url}");
-        }
-    }
     use crate::cloud_config::document;
     use crate::cloud_config::read::Severity;
 
@@ -1791,8 +1665,8 @@ mod tests {
         );
     }
 
-    fn facts(os: &str) -> (CcFacts, AptFacts) {
-        let mut cc = CcFacts {
+    fn facts(os: &str) -> (Facts, AptFacts) {
+        let mut cc = Facts {
             os_id: os.into(),
             ..Default::default()
         };
@@ -2027,13 +1901,5 @@ mod tests {
             assert_eq!(key_file(name, false), *key, "{name}");
         }
         assert_eq!(key_file("x", true), "/etc/apt/cloud-init.gpg.d/x.gpg");
-        assert_eq!(
-            dns_candidates("debian", "mirror", Some("vm.corp.example")),
-            [
-                "http://debian-mirror.corp.example/debian",
-                "http://debian-mirror.localdomain/debian",
-                "http://debian-mirror/debian"
-            ]
-        );
     }
 }

@@ -6,11 +6,11 @@
 //! apt-get (cloud-init's `distros` for it are the apt family).
 
 use crate::cloud_config::apply::driver::{skipped, ModuleOutcome, Step};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::plan::{Action, Contents};
 
 /// The file cloud-init writes.
@@ -58,7 +58,7 @@ pub(crate) fn file_text(depth: u8) -> String {
 }
 
 /// Plans the file; `Err` says why nothing is done.
-fn plan(cfg: &CloudConfig, facts: &CcFacts) -> Result<Vec<Action>, String> {
+fn plan(cfg: &CloudConfig, facts: &Facts) -> Result<Vec<Action>, String> {
     let Some(value) = cfg.apt_pipelining else {
         return Err("apt_pipelining is not in the cloud-config".into());
     };
@@ -134,7 +134,7 @@ mod tests {
     #[test]
     fn writes_the_depth_on_apt_roots_only() {
         let (cfg, _) = document::from_text("apt_pipelining: false");
-        let mut f = CcFacts::default();
+        let mut f = Facts::default();
         assert!(plan(&cfg, &f).unwrap_err().contains("no apt-get"));
         f.programs
             .insert("apt-get".into(), "/usr/bin/apt-get".into());

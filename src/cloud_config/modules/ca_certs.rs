@@ -9,11 +9,11 @@
 
 use crate::cloud_config::apply::driver::{absent, failed, from_end, ModuleOutcome, Step};
 use crate::cloud_config::apply::error::ModuleError;
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::{action_lines, run_lines, Look};
 use crate::cloud_config::node::Node;
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::plan::{Action, Contents};
 use serde::Serialize;
 
@@ -119,7 +119,7 @@ pub(crate) struct CertsPlan {
 /// Plans `cfg.ca_certs`; `None` without it.
 pub(crate) fn plan_ca_certs(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
 ) -> Result<Option<CertsPlan>, ModuleError> {
     let Some(ca) = &cfg.ca_certs else {
         return Ok(None);
@@ -257,8 +257,8 @@ mod tests {
 
     const CERT: &str = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 
-    fn with(tool: &str) -> CcFacts {
-        let mut f = CcFacts::default();
+    fn with(tool: &str) -> Facts {
+        let mut f = Facts::default();
         f.programs.insert(tool.into(), format!("/usr/sbin/{tool}"));
         f
     }
@@ -313,11 +313,11 @@ mod tests {
             "run update-ca-certificates"
         );
         assert_eq!(
-            plan_ca_certs(&cfg, &CcFacts::default()).unwrap_err(),
+            plan_ca_certs(&cfg, &Facts::default()).unwrap_err(),
             ModuleError::NoCertTool
         );
         assert_eq!(
-            plan_ca_certs(&document::from_text("{}").0, &CcFacts::default()).unwrap(),
+            plan_ca_certs(&document::from_text("{}").0, &Facts::default()).unwrap(),
             None
         );
     }

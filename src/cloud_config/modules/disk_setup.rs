@@ -12,21 +12,20 @@
 //! and an entry that fails makes the module fail (cloud-init logs it and reports success).
 
 use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use serde::Serialize;
 
 use crate::cloud_config::apply::driver::{failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::{self, Program, RunEnd};
-use crate::cloud_config::apply::facts::which;
 use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::disks::{Block, Device, DiskSetupFacts, Signature, Table};
+use crate::facts::disks::{DisksWanted, Prober};
+use crate::facts::{which, Wanted};
 use crate::model::quote;
-use crate::root::Root;
 
 /// Most disks in `disk_setup`, entries in `fs_setup`, names in `device_aliases`.
 const MAX_ENTRIES: usize = 64;
@@ -36,8 +35,6 @@ const MAX_PARTITIONS: usize = 128;
 const MAX_NAME: usize = 255;
 /// Longest `cmd`.
 const MAX_CMD: usize = 4096;
-/// Most bytes of a probe's output read.
-const MAX_PROBE: usize = 256 * 1024;
 
 /// Why the module does nothing for a root that is not the running system.
 pub(crate) const OFFLINE: &str = "disk_setup and fs_setup partition and format the running machine's disks; for a root that is not the running system they would be the build machine's, so they are refused here and run at the clone's boot";
@@ -509,56 +506,6 @@ pub(crate) fn parse_aliases(cfg: &mut CloudConfig, r: &mut Reader, key: &str, no
 // ---------------------------------------------------------------------------------------
 // What the devices hold.
 
-/// A file system signature, as `blkid` reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Signature {
-    /// `TYPE` (`ext4`, `swap`, `vfat`).
-    pub fstype: String,
-    /// `LABEL`, if any.
-    pub label: Option<String>,
-}
-
-/// One block device of a disk (the disk itself, then its partitions), as `lsblk` lists
-/// them, with its signature from `blkid`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Block {
-    /// Its node (`/dev/sdb1`).
-    pub path: String,
-    /// `lsblk`'s `TYPE` (`disk`, `part`, `loop`, `crypt`…).
-    pub kind: String,
-    /// Its file system signature.
-    pub fs: Option<Signature>,
-}
-
-/// A partition table, as `sfdisk -J` reads it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
-    /// `dos` or `gpt`.
-    pub label: String,
-    /// Each partition's type (an MBR code or a GUID), in order.
-    pub types: Vec<String>,
-}
-
-/// What the module needs to know of one device.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Device {
-    /// The device itself (symbolic links resolved) and what `lsblk` lists under it.
-    pub blocks: Vec<Block>,
-    /// Its size in sectors.
-    pub sectors: u64,
-    /// Its sector size in bytes.
-    pub sector_size: u64,
-    /// Its partition table, if it has one.
-    pub table: Option<Table>,
-}
-
-impl Device {
-    /// The device's node.
-    pub fn path(&self) -> &str {
-        &self.blocks[0].path
-    }
-}
-
 /// Partition `n` of `disk`: `<disk>N`, or `<disk>pN` when its name ends in a digit
 /// (`/dev/nvme0n1p1`), as the kernel names them.
 pub(crate) fn partition_path(disk: &str, n: u32) -> String {
@@ -566,137 +513,6 @@ pub(crate) fn partition_path(disk: &str, n: u32) -> String {
         format!("{disk}p{n}")
     } else {
         format!("{disk}{n}")
-    }
-}
-
-/// `lsblk --pairs --paths --output NAME,TYPE` output: each line's node and type.
-pub(crate) fn parse_lsblk(out: &str) -> Vec<(String, String)> {
-    out.lines()
-        .filter_map(|l| {
-            let field = |key: &str| {
-                let start = l.find(&format!("{key}=\""))? + key.len() + 2;
-                let len = l[start..].find('"')?;
-                Some(l[start..start + len].to_string())
-            };
-            Some((field("NAME")?, field("TYPE")?))
-        })
-        .collect()
-}
-
-/// `blkid -o export` output: the signature, if it names a type.
-pub(crate) fn parse_blkid(out: &str) -> Option<Signature> {
-    let value = |key: &str| {
-        out.lines()
-            .find_map(|l| l.strip_prefix(key)?.strip_prefix('='))
-            .map(str::to_string)
-    };
-    Some(Signature {
-        fstype: value("TYPE").filter(|t| !t.is_empty())?,
-        label: value("LABEL"),
-    })
-}
-
-/// `sfdisk -J` output: the table's type and its partitions' types.
-pub(crate) fn parse_sfdisk_json(out: &str) -> Option<Table> {
-    let v: serde_json::Value = serde_json::from_str(out).ok()?;
-    let t = v.get("partitiontable")?;
-    Some(Table {
-        label: t.get("label")?.as_str()?.to_string(),
-        types: t
-            .get("partitions")
-            .and_then(|p| p.as_array())
-            .map(|parts| {
-                parts
-                    .iter()
-                    .map(|p| p["type"].as_str().unwrap_or_default().to_string())
-                    .collect()
-            })
-            .unwrap_or_default(),
-    })
-}
-
-/// Runs the probing tools of the running system.
-pub(crate) struct Prober<'a> {
-    /// The root (`/`).
-    pub root: &'a Root,
-    /// How long one tool may run.
-    pub timeout: Duration,
-    /// Stops the tools.
-    pub stop: &'a AtomicBool,
-    /// Runs `udevadm settle` for a device not there yet (when the module runs; not when
-    /// the facts are read for `plan` and every stage, which must stay quick).
-    pub settle: bool,
-}
-
-impl Prober<'_> {
-    /// A tool's standard output when it exits 0.
-    fn output(&self, tool: &str, args: &[&str]) -> Option<String> {
-        let path = which(self.root, tool)?;
-        let cmd = crate::process::Cmd::new(path, args, self.timeout);
-        let done =
-            crate::process::run(&cmd, crate::process::Output::Bytes(MAX_PROBE), self.stop).ok()?;
-        done.success()
-            .then(|| String::from_utf8_lossy(&done.stdout).into_owned())
-    }
-
-    /// `udevadm settle`, errors only logged (as cloud-init).
-    fn settle(&self) {
-        if self.output("udevadm", &["settle"]).is_none() {
-            tracing::debug!("disk_setup: udevadm settle did not succeed");
-        }
-    }
-
-    /// What `device` (a `/dev/` path) is, or why it cannot be used: it must exist
-    /// (after one `udevadm settle`); symbolic links are followed.
-    pub(crate) fn device(&self, device: &str) -> Result<Device, String> {
-        if self.settle && !Path::new(device).exists() {
-            self.settle();
-        }
-        if !Path::new(device).exists() {
-            return Err(format!(
-                "Device {device} did not exist and was not created with a udevadm settle."
-            ));
-        }
-        let real = std::fs::canonicalize(device)
-            .map_err(|e| format!("{device}: {e}"))?
-            .to_string_lossy()
-            .into_owned();
-        let listed = self
-            .output(
-                "lsblk",
-                &["--pairs", "--paths", "--output", "NAME,TYPE", &real],
-            )
-            .ok_or_else(|| format!("lsblk cannot list {real}"))?;
-        let mut blocks: Vec<Block> = parse_lsblk(&listed)
-            .into_iter()
-            .map(|(path, kind)| Block {
-                fs: self.signature(&path),
-                path,
-                kind,
-            })
-            .collect();
-        if blocks.is_empty() {
-            return Err(format!("lsblk lists nothing for {real}"));
-        }
-        // lsblk names a device by its kernel name; keep the path the module resolved.
-        blocks[0].path = real.clone();
-        let number =
-            |args: &[&str]| -> Option<u64> { self.output("blockdev", args)?.trim().parse().ok() };
-        let bytes = number(&["--getsize64", &real]).unwrap_or(0);
-        let sector_size = number(&["--getss", &real]).unwrap_or(512).max(1);
-        Ok(Device {
-            blocks,
-            sectors: bytes / sector_size,
-            sector_size,
-            table: self
-                .output("sfdisk", &["-J", &real])
-                .and_then(|o| parse_sfdisk_json(&o)),
-        })
-    }
-
-    /// `blkid -c /dev/null -o export <node>`.
-    fn signature(&self, node: &str) -> Option<Signature> {
-        parse_blkid(&self.output("blkid", &["-c", "/dev/null", "-o", "export", node])?)
     }
 }
 
@@ -795,23 +611,41 @@ pub(crate) fn resolve_fs(
     f: &Filesystem,
     aliases: &BTreeMap<String, String>,
 ) -> Result<(String, Partition), String> {
+    let dotted = f
+        .device
+        .rsplit_once('.')
+        .and_then(|(_, p)| dotted_partition(p));
+    if let Some(n) = dotted.filter(|_| f.partition != Partition::Any) {
+        {
+            tracing::warn!(
+                "fs_setup: partition {n} from the dotted device name {} overrides the partition key",
+                f.device
+            );
+        }
+    }
+    device_of_fs(f, aliases)
+}
+
+/// The partition number after a device name's dot (`sdb.2`), if it is one.
+fn dotted_partition(part: &str) -> Option<u32> {
+    part.parse::<u32>()
+        .ok()
+        .filter(|_| !part.is_empty() && part.len() <= 5 && part.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// [`resolve_fs`] without its warning (for the facts the document asks for).
+fn device_of_fs(
+    f: &Filesystem,
+    aliases: &BTreeMap<String, String>,
+) -> Result<(String, Partition), String> {
     if let Some((dev, part)) = f.device.rsplit_once('.') {
-        let n = part.parse::<u32>().ok().filter(|_| {
-            !part.is_empty() && part.len() <= 5 && part.bytes().all(|b| b.is_ascii_digit())
-        });
-        let Some(n) = n else {
+        let Some(n) = dotted_partition(part) else {
             return Err(format!(
                 "{}: {} is not a partition number",
                 f.device,
                 quote(part)
             ));
         };
-        if f.partition != Partition::Any {
-            tracing::warn!(
-                "fs_setup: partition {n} from the dotted device name {} overrides the partition key",
-                f.device
-            );
-        }
         return match aliases.get(dev) {
             Some(d) => Ok((d.clone(), Partition::Number(n))),
             None => resolve(&f.device, aliases).map(|d| (d, Partition::Number(n))),
@@ -1433,65 +1267,35 @@ fn carry_out(s: &Step, ops: &[Op]) -> Result<(), RunEnd> {
     Ok(())
 }
 
-/// What the root's facts hold for this module.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DiskSetupFacts {
-    /// The root is the running system.
-    pub live: bool,
-    /// Each device the entries name (alias resolved), as probed now, or why it cannot
-    /// be used.
-    pub devices: BTreeMap<String, Result<Device, String>>,
-    /// The programs the root has among those the entries may run (mkfs.*, sgdisk…).
-    pub have: Vec<String>,
-}
-
-/// Probes the devices the document names, on the running system only (read-only:
-/// `lsblk`, `blkid`, `blockdev`, `sfdisk -J`).
-pub(crate) fn gather(root: &Root, cfg: &CloudConfig) -> Option<DiskSetupFacts> {
+/// What it needs of the root's facts (only with `disk_setup` or `fs_setup` entries): the
+/// devices they name and the programs they may run.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
     let all = entries(cfg);
     if all.is_empty() {
-        return None;
+        return;
     }
-    let live = root.path() == Path::new("/");
-    let mut facts = DiskSetupFacts {
-        live,
-        ..Default::default()
-    };
-    if !live {
-        return Some(facts);
-    }
-    let stop = AtomicBool::new(false);
-    let prober = Prober {
-        root,
-        timeout: Duration::from_secs(30),
-        stop: &stop,
-        settle: false,
-    };
     let empty = BTreeMap::new();
     let aliases = cfg.device_aliases.as_ref().unwrap_or(&empty);
-    let mut wanted = vec!["sgdisk".to_string()];
+    let mut want = DisksWanted {
+        programs: vec!["sgdisk".to_string()],
+        ..Default::default()
+    };
     for e in &all {
         let path = match e {
             Entry::Disk(d) => resolve(&d.device, aliases),
             Entry::Fs(f) => {
                 if let Some(fs) = &f.filesystem {
-                    wanted.extend([format!("mkfs.{fs}"), format!("mk{fs}")]);
+                    want.programs
+                        .extend([format!("mkfs.{fs}"), format!("mk{fs}")]);
                 }
-                resolve_fs(f, aliases).map(|(p, _)| p)
+                device_of_fs(f, aliases).map(|(p, _)| p)
             }
         };
         if let Ok(p) = path {
-            facts
-                .devices
-                .entry(p.clone())
-                .or_insert_with(|| prober.device(&p));
+            want.devices.push(p);
         }
     }
-    facts.have = wanted
-        .into_iter()
-        .filter(|p| which(root, p).is_some())
-        .collect();
-    Some(facts)
+    w.disks = Some(want);
 }
 
 /// What it would do: each entry's commands against the devices as they are (an
@@ -1614,6 +1418,10 @@ mod tests {
     use crate::cloud_config::modules::test_support::assert_refused;
     use crate::cloud_config::modules::test_support::clean_config as cfg;
     use crate::cloud_config::read::Severity;
+    use crate::facts::disks::{parse_blkid, parse_sfdisk_json};
+    use crate::root::Root;
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
 
     fn disk(path: &str, sectors: u64) -> Device {
         Device {
@@ -2098,7 +1906,7 @@ mod tests {
         // Another root: refused, each entry named.
         let off = DiskSetupFacts::default();
         let look_lines = {
-            let facts = crate::cloud_config::apply::facts::CcFacts {
+            let facts = crate::facts::Facts {
                 disk_setup: Some(off),
                 ..Default::default()
             };

@@ -5,11 +5,11 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::disk::{carry_out, DiskFacts, Step};
 use crate::cloud_config::apply::driver::{self, skipped, ModuleOutcome};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::model::quote;
 
 /// `growpart.mode`.
@@ -107,7 +107,7 @@ pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Nod
 }
 
 /// `growpart` (unset: cloud-init's default, `auto` on `/`).
-pub(crate) fn plan_growpart(g: Option<&Growpart>, cc: &CcFacts, disk: &DiskFacts) -> Step {
+pub(crate) fn plan_growpart(g: Option<&Growpart>, cc: &Facts, disk: &DiskFacts) -> Step {
     let default = Growpart {
         mode: GrowMode::Auto,
         devices: vec!["/".into()],

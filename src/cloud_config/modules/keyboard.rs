@@ -9,11 +9,11 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::conf_text::ConfText;
 use crate::cloud_config::apply::driver::{absent, failed, from_end, skipped, ModuleOutcome, Step};
-use crate::cloud_config::apply::facts::{CcFacts, Family};
 use crate::cloud_config::apply::preview::{action_lines, run_lines, Look};
 use crate::cloud_config::node::Node;
 use crate::cloud_config::read::{join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Facts, Family};
 use crate::model::quote;
 use crate::plan::{Action, Contents};
 
@@ -144,7 +144,7 @@ pub(crate) struct KeyboardPlan {
 /// Plans the keyboard file; `Ok(Err(why))` when the module does nothing here.
 pub(crate) fn plan_keyboard(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
 ) -> Result<Result<KeyboardPlan, String>, String> {
     let Some(kb) = &cfg.keyboard else {
         return Ok(Err("no keyboard".into()));
@@ -232,7 +232,7 @@ mod tests {
     fn file(doc: &str, family: Family, os_id: &str) -> Result<(String, String), String> {
         let (cfg, p) = document::from_text(doc);
         assert!(p.iter().all(|p| p.severity != Severity::Error), "{p:?}");
-        let f = CcFacts {
+        let f = Facts {
             family,
             os_id: os_id.into(),
             ..Default::default()

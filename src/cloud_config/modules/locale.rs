@@ -11,12 +11,12 @@ use serde::Serialize;
 use crate::cloud_config::apply::conf_text::set_assignment;
 use crate::cloud_config::apply::driver::{absent, failed, from_end, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::RunEnd;
-use crate::cloud_config::apply::facts::{CcFacts, Current, Family};
 use crate::cloud_config::apply::preview::{action_lines, run_lines, Look};
 use crate::cloud_config::modules::write_files::absolute;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Current, Facts, Family, Wanted};
 use crate::model::quote;
 use crate::plan::{Action, Contents};
 
@@ -106,7 +106,7 @@ pub(crate) fn looked_at(cfg: &CloudConfig) -> Vec<String> {
     out
 }
 
-fn text_of(facts: &CcFacts, path: &str) -> Option<String> {
+fn text_of(facts: &Facts, path: &str) -> Option<String> {
     match facts.files.get(path) {
         Some(Current::File(b)) => Some(String::from_utf8_lossy(b).into_owned()),
         _ => None,
@@ -206,10 +206,7 @@ pub struct LocalePlan {
 const HEADER: &str = "# Created by vmcust (cloud-config locale)\n";
 
 /// Plans the locale; `Ok(Err(why))` when nothing is to be done.
-pub fn plan_locale(
-    cfg: &CloudConfig,
-    facts: &CcFacts,
-) -> Result<Result<LocalePlan, String>, String> {
+pub fn plan_locale(cfg: &CloudConfig, facts: &Facts) -> Result<Result<LocalePlan, String>, String> {
     let locale = match &cfg.locale {
         None => return Ok(Err("no locale".into())),
         Some(LocaleKey::Off) => return Ok(Err("locale is false".into())),
@@ -338,14 +335,20 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     }
 }
 
+/// What it needs of the root's facts: what the files it looks at hold now, and their
+/// modes.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    w.files.extend(looked_at(cfg));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cloud_config::document;
     use crate::cloud_config::read::Severity;
 
-    fn facts(family: Family, files: &[(&str, &str)]) -> CcFacts {
-        let mut f = CcFacts {
+    fn facts(family: Family, files: &[(&str, &str)]) -> Facts {
+        let mut f = Facts {
             family,
             ..Default::default()
         };
@@ -356,7 +359,7 @@ mod tests {
         f
     }
 
-    fn shown(doc: &str, f: &CcFacts) -> String {
+    fn shown(doc: &str, f: &Facts) -> String {
         let (cfg, p) = document::from_text(doc);
         assert!(p.iter().all(|p| p.severity != Severity::Error), "{p:?}");
         match plan_locale(&cfg, f).unwrap() {
@@ -389,7 +392,7 @@ mod tests {
                 (DEBIAN_FILE, "LANG=en_US.UTF-8\n"),
             ],
         );
-        let table: &[(&str, &CcFacts, &str)] = &[
+        let table: &[(&str, &Facts, &str)] = &[
             (
                 "locale: de_DE.UTF-8",
                 &deb,

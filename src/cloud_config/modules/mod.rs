@@ -1,9 +1,10 @@
 //! The module table: every cloud-config module vmcust implements is one [`Module`] row of
 //! [`TABLE`] — cloud-init's module name, the top-level keys it reads and their parsers,
 //! how often it runs, its stage (its order is its place in the table), how it runs, and
-//! what `vmcust plan` shows for it. The document reader (schema check included), both
-//! stage drivers, their module lists, the plan's preview and the root facts (which
-//! programs to look for) all read the table; nothing else lists the modules.
+//! what `vmcust plan` shows for it, and what it needs of the root's facts. The document
+//! reader (schema check included), both stage drivers, their module lists, the plan's
+//! preview and the request for the root's facts (`cloud_config::wanted`: which programs,
+//! files and module facts to read) all read the table; nothing else lists the modules.
 //!
 //! A module's parser, planner, runner and preview live in one file named after it
 //! (`ntp.rs` for `ntp`); docs/architecture.md, "Adding a cloud-config module", is the
@@ -49,6 +50,7 @@ use super::apply::preview::{script_lines, Look};
 use super::node::Node;
 use super::read::Reader;
 use super::CloudConfig;
+use crate::facts::Wanted;
 
 /// How often a module runs, as cloud-init's `PER_INSTANCE`, `PER_ALWAYS`, `PER_ONCE`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -152,11 +154,16 @@ pub struct Module {
     /// The programs (by name on the fixed `PATH`) it may run or look for with this
     /// document, so that the root's facts look for those only.
     pub programs: fn(&CloudConfig) -> &'static [&'static str],
+    /// What else it needs of the root's facts with this document (files, zones, what
+    /// its own facts need), added to the request the facts are read for.
+    pub wants: fn(&CloudConfig, &mut Wanted),
 }
 
 fn no_programs(_: &CloudConfig) -> &'static [&'static str] {
     &[]
 }
+
+fn no_wants(_: &CloudConfig, _: &mut Wanted) {}
 
 fn no_env(_: &StageContext) -> Vec<(String, String)> {
     Vec::new()
@@ -189,6 +196,7 @@ const fn script_module(
         run: Run::Scripts(scripts),
         preview: Some(preview),
         programs: no_programs,
+        wants: no_wants,
     }
 }
 
@@ -219,6 +227,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(bootcmd::preview),
         programs: no_programs,
+        wants: no_wants,
     },
     // Entries with `defer: true` run late (write_files_deferred).
     Module {
@@ -232,6 +241,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(write_files::preview_now),
         programs: no_programs,
+        wants: write_files::wants,
     },
     Module {
         name: "growpart",
@@ -244,6 +254,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(growpart::preview),
         programs: growpart::programs,
+        wants: no_wants,
     },
     Module {
         name: "resizefs",
@@ -256,6 +267,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(resizefs::preview),
         programs: growpart::programs,
+        wants: no_wants,
     },
     // cloud-init's init stage: growpart, resizefs, disk_setup, mounts, set_hostname.
     Module {
@@ -273,6 +285,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(disk_setup::preview),
         programs: disk_setup::programs,
+        wants: disk_setup::wants,
     },
     Module {
         name: "mounts",
@@ -289,6 +302,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(mounts::preview),
         programs: mounts::programs,
+        wants: mounts::wants,
     },
     Module {
         name: "set_hostname",
@@ -310,6 +324,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(set_hostname::preview),
         programs: no_programs,
+        wants: no_wants,
     },
     Module {
         name: "update_etc_hosts",
@@ -322,6 +337,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(update_etc_hosts::preview),
         programs: no_programs,
+        wants: no_wants,
     },
     Module {
         name: "resolv_conf",
@@ -337,6 +353,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(resolv_conf::preview),
         programs: no_programs,
+        wants: no_wants,
     },
     Module {
         name: "ca_certs",
@@ -349,6 +366,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(ca_certs::preview),
         programs: ca_certs::programs,
+        wants: no_wants,
     },
     // cloud-init's init stage runs rsyslog after ca_certs, before the accounts modules.
     Module {
@@ -362,6 +380,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(rsyslog::preview),
         programs: rsyslog::programs,
+        wants: no_wants,
     },
     // The accounts engine's modules: planned with the engine's plan, after the modules
     // above.
@@ -377,6 +396,7 @@ pub static TABLE: &[Module] = &[
         run: Run::Elsewhere("the accounts engine (src/plan/accounts)"),
         preview: None,
         programs: no_programs,
+        wants: no_wants,
     },
     Module {
         name: "ssh",
@@ -404,6 +424,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(ssh_keys::preview),
         programs: no_programs,
+        wants: ssh_keys::wants,
     },
     Module {
         name: "set_passwords",
@@ -417,6 +438,7 @@ pub static TABLE: &[Module] = &[
         run: Run::Elsewhere("the accounts engine (src/plan/accounts)"),
         preview: None,
         programs: no_programs,
+        wants: no_wants,
     },
     // cloud-init's config stage starts with snap (Ubuntu only: skipped by distro
     // elsewhere).
@@ -431,6 +453,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(snap::preview),
         programs: snap::programs,
+        wants: no_wants,
     },
     // cloud-init's config stage: keyboard, then locale (Debian, SUSE; RHEL has locale
     // only), then the repository modules, then ntp.
@@ -445,6 +468,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(keyboard::preview),
         programs: keyboard::programs,
+        wants: no_wants,
     },
     Module {
         name: "locale",
@@ -460,6 +484,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(locale::preview),
         programs: locale::programs,
+        wants: locale::wants,
     },
     // RHEL's config stage: locale, then rh_subscription (RHEL and Fedora only: skipped
     // by distro elsewhere), then the repository modules.
@@ -474,6 +499,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(rh_subscription::preview),
         programs: rh_subscription::programs,
+        wants: no_wants,
     },
     // Debian's: apt_pipelining, then apt_configure, before ntp (which may install a
     // package) and the final stage's packages.
@@ -488,6 +514,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(apt_pipelining::preview),
         programs: apt_pipelining::programs,
+        wants: no_wants,
     },
     Module {
         name: "apt_configure",
@@ -500,6 +527,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(apt_configure::preview),
         programs: apt_configure::programs,
+        wants: apt_configure::wants,
     },
     Module {
         name: "yum_add_repo",
@@ -515,6 +543,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(yum_add_repo::preview),
         programs: yum_add_repo::programs,
+        wants: yum_add_repo::wants,
     },
     // SUSE's config stage runs it after locale and before ntp, on every boot.
     Module {
@@ -528,6 +557,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(zypper_add_repo::preview),
         programs: zypper_add_repo::programs,
+        wants: zypper_add_repo::wants,
     },
     Module {
         name: "ntp",
@@ -540,6 +570,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(ntp::preview),
         programs: ntp::programs,
+        wants: ntp::wants,
     },
     Module {
         name: "timezone",
@@ -552,6 +583,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(timezone::preview),
         programs: no_programs,
+        wants: timezone::wants,
     },
     Module {
         name: "package_update_upgrade_install",
@@ -578,6 +610,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(package_update_upgrade_install::preview),
         programs: package_update_upgrade_install::programs,
+        wants: no_wants,
     },
     Module {
         name: "write_files_deferred",
@@ -590,6 +623,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(write_files::preview_deferred),
         programs: no_programs,
+        wants: write_files::wants,
     },
     // Debian's final stage runs ansible after write_files_deferred (and puppet, chef),
     // before the script modules; RHEL's the same way.
@@ -604,6 +638,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(ansible::preview),
         programs: ansible::programs,
+        wants: no_wants,
     },
     script_module(
         "scripts_vendor",
@@ -666,6 +701,7 @@ pub static TABLE: &[Module] = &[
         }),
         preview: Some(runcmd::preview),
         programs: no_programs,
+        wants: no_wants,
     },
     // runcmd's script is one of these: they run in name order.
     script_module(
@@ -698,6 +734,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(ssh_authkey_fingerprints::preview),
         programs: no_programs,
+        wants: no_wants,
     },
     Module {
         name: "final_message",
@@ -710,6 +747,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(final_message::preview),
         programs: no_programs,
+        wants: no_wants,
     },
     Module {
         name: "power_state_change",
@@ -722,6 +760,7 @@ pub static TABLE: &[Module] = &[
         },
         preview: Some(power_state_change::preview),
         programs: power_state_change::programs,
+        wants: no_wants,
     },
     Module {
         name: "vendor_data",
@@ -731,6 +770,7 @@ pub static TABLE: &[Module] = &[
         run: Run::Elsewhere("the user-data reader (src/cloud_config/userdata.rs)"),
         preview: None,
         programs: no_programs,
+        wants: no_wants,
     },
 ];
 

@@ -7,11 +7,11 @@
 
 use crate::cloud_config::apply::driver::{absent, failed, from_end, ModuleOutcome, Step};
 use crate::cloud_config::apply::error::ModuleError;
-use crate::cloud_config::apply::facts::{CcFacts, Family};
 use crate::cloud_config::apply::preview::{action_lines, run_lines, Look};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Facts, Family, Wanted};
 use crate::model::{quote, HostName};
 use crate::plan::{Action, Contents};
 use serde::Serialize;
@@ -242,7 +242,7 @@ pub(crate) struct NtpPlan {
 }
 
 /// Plans `cfg.ntp`; `None` without it or with `enabled: false`.
-pub(crate) fn plan_ntp(cfg: &CloudConfig, facts: &CcFacts) -> Result<Option<NtpPlan>, ModuleError> {
+pub(crate) fn plan_ntp(cfg: &CloudConfig, facts: &Facts) -> Result<Option<NtpPlan>, ModuleError> {
     let Some(ntp) = cfg.ntp.as_ref().filter(|n| n.enabled) else {
         return Ok(None);
     };
@@ -452,6 +452,14 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     }
 }
 
+/// What it needs of the root's facts beyond its programs on `PATH`: where systemd keeps
+/// `systemd-timesyncd`.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    if cfg.ntp.is_some() {
+        w.programs.insert("systemd-timesyncd".into());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::cloud_config::document;
@@ -503,8 +511,8 @@ mod tests {
 
     use super::*;
 
-    fn facts(family: Family, os_id: &str, programs: &[&str]) -> CcFacts {
-        CcFacts {
+    fn facts(family: Family, os_id: &str, programs: &[&str]) -> Facts {
+        Facts {
             family,
             os_id: os_id.into(),
             programs: programs

@@ -11,7 +11,6 @@
 use crate::cloud_config::apply::driver::{absent, failed, from_end, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::Program;
 use crate::cloud_config::apply::exec::{self, RunEnd};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::modules::power_state_change::{
     run_power_state, Condition, PowerEnd, PowerMode, PowerState,
@@ -19,6 +18,7 @@ use crate::cloud_config::modules::power_state_change::{
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::model::quote;
 use serde::Serialize;
 use std::path::Path;
@@ -182,7 +182,7 @@ impl Manager {
 }
 
 /// The manager the root has (the first of apt-get, dnf, yum, zypper found).
-pub(crate) fn detect(facts: &CcFacts) -> Option<Manager> {
+pub(crate) fn detect(facts: &Facts) -> Option<Manager> {
     [Manager::Apt, Manager::Dnf, Manager::Yum, Manager::Zypper]
         .into_iter()
         .find(|m| facts.has(m.program()))
@@ -399,7 +399,7 @@ mod tests {
 
     #[test]
     fn detection_prefers_apt_then_dnf() {
-        let mut f = CcFacts::default();
+        let mut f = Facts::default();
         assert_eq!(detect(&f), None);
         f.programs.insert("yum".into(), "/usr/bin/yum".into());
         assert_eq!(detect(&f), Some(Manager::Yum));

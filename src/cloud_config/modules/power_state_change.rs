@@ -13,12 +13,12 @@
 use crate::cloud_config::apply::commands::shellify;
 use crate::cloud_config::apply::driver::{absent, from_end, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::{self, Program, RunEnd};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::commands::{commands, Command};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::model::quote;
 use crate::root::Root;
 use serde::Serialize;
@@ -240,7 +240,7 @@ pub(crate) fn schedule(
 pub(crate) fn run_power_state(
     root: &Root,
     ps: &PowerState,
-    cc: &CcFacts,
+    cc: &Facts,
     stop: &AtomicBool,
 ) -> PowerEnd {
     if root.path() != Path::new("/") {
@@ -261,7 +261,7 @@ pub(crate) fn run_power_state(
                     let p = if words[0].starts_with('/') {
                         Some(words[0].clone())
                     } else {
-                        crate::cloud_config::apply::facts::which(root, &words[0])
+                        crate::facts::which(root, &words[0])
                     };
                     let Some(p) = p else {
                         return PowerEnd::End(RunEnd::Failed(format!(
@@ -455,7 +455,7 @@ mod tests {
             .0
             .power_state
             .unwrap();
-        let end = run_power_state(&root, &ps, &CcFacts::default(), &AtomicBool::new(false));
+        let end = run_power_state(&root, &ps, &Facts::default(), &AtomicBool::new(false));
         assert!(matches!(end, PowerEnd::NotNow(w) if w.contains("not the running system")));
     }
 }

@@ -5,11 +5,11 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::disk::{carry_out, DiskFacts, Step};
 use crate::cloud_config::apply::driver::{self, skipped, ModuleOutcome};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 
 /// `resize_rootfs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -37,7 +37,7 @@ pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Nod
 }
 
 /// `resize_rootfs` (unset: true).
-pub(crate) fn plan_resizefs(r: Option<ResizeRootfs>, cc: &CcFacts, disk: &DiskFacts) -> Step {
+pub(crate) fn plan_resizefs(r: Option<ResizeRootfs>, cc: &Facts, disk: &DiskFacts) -> Step {
     if r == Some(ResizeRootfs::No) {
         return Step::Skip("resize_rootfs: false".into());
     }

@@ -14,11 +14,11 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::driver::{failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::error::ModuleError;
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::model::{quote, DnsName, NameServer};
 use crate::plan::{Action, Contents};
 
@@ -323,7 +323,7 @@ pub(crate) enum Plan {
 }
 
 /// Plans the file, or says why nothing is written.
-pub(crate) fn plan_resolv_conf(cfg: &CloudConfig, facts: &CcFacts) -> Result<Plan, ModuleError> {
+pub(crate) fn plan_resolv_conf(cfg: &CloudConfig, facts: &Facts) -> Result<Plan, ModuleError> {
     match cfg.manage_resolv_conf {
         None => {
             return Ok(Plan::Nothing(
@@ -396,8 +396,8 @@ mod tests {
     use crate::cloud_config::modules::test_support::clean_config;
     use crate::cloud_config::read::Severity;
 
-    fn facts(os_id: &str) -> CcFacts {
-        CcFacts {
+    fn facts(os_id: &str) -> Facts {
+        Facts {
             os_id: os_id.into(),
             ..Default::default()
         }

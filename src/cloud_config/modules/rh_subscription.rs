@@ -19,12 +19,12 @@ use serde::{Serialize, Serializer};
 
 use crate::cloud_config::apply::driver::{absent, failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::{self, Program, RunEnd};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::Look;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::redact::REDACTED;
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 
 /// The program.
 pub(crate) const SUBMAN: &str = "subscription-manager";
@@ -233,7 +233,7 @@ pub(crate) fn programs(cfg: &CloudConfig) -> &'static [&'static str] {
 }
 
 /// Why the module does nothing on this system, if it does nothing.
-fn idle(cfg: &CloudConfig, facts: &CcFacts) -> Option<String> {
+fn idle(cfg: &CloudConfig, facts: &Facts) -> Option<String> {
     let Some(rh) = &cfg.rh_subscription else {
         return Some("rh_subscription is not in the cloud-config".into());
     };
@@ -647,14 +647,14 @@ mod tests {
     use super::*;
     use crate::cloud_config::document;
 
-    fn rhel() -> CcFacts {
-        CcFacts {
+    fn rhel() -> Facts {
+        Facts {
             os_id: "rhel".into(),
             ..Default::default()
         }
     }
 
-    fn look_lines(doc: &str, facts: &CcFacts) -> Vec<String> {
+    fn look_lines(doc: &str, facts: &Facts) -> Vec<String> {
         let (cfg, p) = document::from_text(doc);
         assert!(p.iter().all(|p| p.severity == Severity::Warning), "{p:?}");
         preview(&Look {
@@ -789,7 +789,7 @@ mod tests {
             ("rocky", "skipped by distro"),
             ("debian", "skipped by distro"),
         ] {
-            let f = CcFacts {
+            let f = Facts {
                 os_id: id.into(),
                 ..Default::default()
             };
@@ -803,7 +803,7 @@ mod tests {
         assert!(l[0].contains("not configured"), "{l:?}");
         let l = look_lines("rh_subscription: {activation_key: k}", &rhel());
         assert!(l[1].starts_with("warns: Unable to register"), "{l:?}");
-        let f = CcFacts {
+        let f = Facts {
             os_id: "fedora".into(),
             ..Default::default()
         };

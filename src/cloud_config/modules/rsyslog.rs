@@ -10,12 +10,12 @@ use serde::Serialize;
 use crate::cloud_config::apply::conf_text::ConfText;
 use crate::cloud_config::apply::driver::{absent, failed, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::RunEnd;
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::{action_lines, run_lines, Look};
 use crate::cloud_config::modules::write_files::absolute;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::model::quote;
 use crate::plan::{Action, Contents};
 
@@ -340,7 +340,7 @@ pub struct RsyslogPlan {
 /// Plans the files; `Ok(Err(why))` when there is nothing to write.
 pub fn plan_rsyslog(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
 ) -> Result<Result<RsyslogPlan, String>, String> {
     let Some(rs) = &cfg.rsyslog else {
         return Ok(Err("no rsyslog".into()));
@@ -452,7 +452,7 @@ mod tests {
     fn files(doc: &str) -> Vec<(String, String)> {
         let (cfg, p) = document::from_text(doc);
         assert!(p.iter().all(|p| p.severity != Severity::Error), "{p:?}");
-        plan_rsyslog(&cfg, &CcFacts::default())
+        plan_rsyslog(&cfg, &Facts::default())
             .unwrap()
             .unwrap()
             .actions

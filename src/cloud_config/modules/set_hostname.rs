@@ -5,11 +5,11 @@
 
 use crate::cloud_config::apply::driver::{failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::error::ModuleError;
-use crate::cloud_config::apply::facts::{CcFacts, Family};
 use crate::cloud_config::apply::preview::{actions, Look};
 use crate::cloud_config::node::Node;
 use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Facts, Family};
 use crate::model::{DnsName, HostName, Identity};
 use crate::plan::identity::plan_identity;
 use crate::plan::{Action, Contents};
@@ -154,7 +154,7 @@ pub(crate) fn identity(short: &str, fqdn: &str) -> Result<Identity, ModuleError>
 /// running host name. Nothing with `preserve_hostname: true` or without a name.
 pub(crate) fn plan_set_hostname(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
     fallback: Option<&HostName>,
 ) -> Result<Vec<Action>, ModuleError> {
     if cfg.preserve_hostname {
@@ -167,7 +167,7 @@ pub(crate) fn plan_set_hostname(
         .prefer_fqdn_over_hostname
         .unwrap_or(facts.family == Family::Rhel);
     let name = if prefer { fqdn.clone() } else { short.clone() };
-    let mut actions: Vec<Action> = plan_identity(&identity(&short, &fqdn)?, &facts.engine)?
+    let mut actions: Vec<Action> = plan_identity(&identity(&short, &fqdn)?, facts)?
         .into_iter()
         .filter(|a| a.path() == std::path::Path::new("/etc/hostname"))
         .filter(|_| writes_hostname_file(cfg, facts))
@@ -189,7 +189,7 @@ pub(crate) fn plan_set_hostname(
 /// `false` keeps a missing file missing on Debian and other families (an existing one is
 /// still rewritten), and on RHEL and SUSE sets only the running name (cloud-init's
 /// `hostnamectl set-hostname --transient`), leaving the file alone.
-fn writes_hostname_file(cfg: &CloudConfig, facts: &CcFacts) -> bool {
+fn writes_hostname_file(cfg: &CloudConfig, facts: &Facts) -> bool {
     match cfg.create_hostname_file {
         None | Some(true) => true,
         Some(false) => match facts.family {
@@ -234,21 +234,21 @@ mod tests {
 
     #[test]
     fn set_hostname_goldens() {
-        let rhel = CcFacts {
+        let rhel = Facts {
             family: Family::Rhel,
             ..Default::default()
         };
-        let deb = CcFacts {
+        let deb = Facts {
             family: Family::Debian,
             ..Default::default()
         };
-        let deb_with_file = CcFacts {
+        let deb_with_file = Facts {
             family: Family::Debian,
             hostname_file: true,
             ..Default::default()
         };
         let meta = HostName::parse("meta.example.org").unwrap();
-        let table: &[(&str, &CcFacts, Option<&HostName>, &str)] = &[
+        let table: &[(&str, &Facts, Option<&HostName>, &str)] = &[
             // create_hostname_file: false keeps a missing file missing on Debian, rewrites
             // an existing one, and never writes it on RHEL (only the running name).
             (

@@ -11,12 +11,12 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::driver::{absent, failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::exec::{self, Program, RunEnd};
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::commands::{self, Command};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::Facts;
 use crate::plan::{Action, Contents};
 
 /// Most assertions.
@@ -137,7 +137,7 @@ pub(crate) struct SnapPlan {
 }
 
 /// Plans the module; `Err(why)` when it does nothing here.
-pub(crate) fn plan_snap(cfg: &CloudConfig, facts: &CcFacts) -> Result<SnapPlan, String> {
+pub(crate) fn plan_snap(cfg: &CloudConfig, facts: &Facts) -> Result<SnapPlan, String> {
     let Some(snap) = &cfg.snap else {
         return Err("snap is not in the cloud-config".into());
     };
@@ -301,8 +301,8 @@ mod tests {
     use crate::cloud_config::document;
     use crate::cloud_config::read::Severity;
 
-    fn facts(os_id: &str, snap: bool) -> CcFacts {
-        let mut f = CcFacts {
+    fn facts(os_id: &str, snap: bool) -> Facts {
+        let mut f = Facts {
             os_id: os_id.into(),
             ..Default::default()
         };

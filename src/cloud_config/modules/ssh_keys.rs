@@ -19,11 +19,11 @@
 use serde::{Serialize, Serializer};
 
 use crate::cloud_config::apply::driver::{failed, skipped, ModuleOutcome, Step};
-use crate::cloud_config::apply::facts::{CcFacts, Current};
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Current, Facts, Wanted};
 use crate::model::ssh_private::{normalised, public_half, PublicHalf, MAX_PRIVATE_KEY};
 use crate::model::{Secret, SshKey};
 use crate::plan::{Action, Contents, FileOwner};
@@ -315,7 +315,7 @@ struct Sshd {
 
 impl Sshd {
     /// As the stage's facts saw it, for the preview.
-    fn of_facts(facts: &CcFacts) -> Sshd {
+    fn of_facts(facts: &Facts) -> Sshd {
         // Gathered facts hold every file's mode; facts made by hand may not: the new
         // file's default then.
         let file = |p: &str, default: u32| match facts.files.get(p) {
@@ -360,7 +360,7 @@ impl Sshd {
 
 /// What the module writes: the keys, then the `HostCertificate` lines (planned against
 /// the stage's facts).
-pub(crate) fn plan_keys(cfg: &CloudConfig, facts: &CcFacts) -> Vec<Action> {
+pub(crate) fn plan_keys(cfg: &CloudConfig, facts: &Facts) -> Vec<Action> {
     plan_with(cfg, &Sshd::of_facts(facts))
 }
 
@@ -537,6 +537,12 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
         .collect()
 }
 
+/// What it needs of the root's facts: what the files it looks at hold now, and their
+/// modes.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    w.files.extend(looked_at(cfg));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -670,7 +676,7 @@ mod tests {
             ("ed25519_certificate", cert.trim()),
         ]));
         assert!(p.is_empty(), "{p:?}");
-        let mut facts = CcFacts::default();
+        let mut facts = Facts::default();
         facts.files.insert(
             SSHD_CONFIG.into(),
             Current::File(b"Port 22\nMatch User x\n  X11Forwarding no\n".to_vec()),

@@ -7,11 +7,11 @@
 
 use crate::cloud_config::apply::driver::{absent, failed, ModuleOutcome, Step};
 use crate::cloud_config::apply::error::ModuleError;
-use crate::cloud_config::apply::facts::CcFacts;
 use crate::cloud_config::apply::preview::{actions, Look};
 use crate::cloud_config::node::Node;
 use crate::cloud_config::read::Reader;
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Facts, Wanted};
 use crate::model::Identity;
 use crate::model::{quote, Timezone};
 use crate::plan::identity::plan_identity;
@@ -32,10 +32,7 @@ pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Nod
 }
 
 /// The actions setting `cfg.timezone` (none without one).
-pub(crate) fn plan_timezone(
-    cfg: &CloudConfig,
-    facts: &CcFacts,
-) -> Result<Vec<Action>, ModuleError> {
+pub(crate) fn plan_timezone(cfg: &CloudConfig, facts: &Facts) -> Result<Vec<Action>, ModuleError> {
     let Some(zone) = &cfg.timezone else {
         return Ok(Vec::new());
     };
@@ -43,7 +40,7 @@ pub(crate) fn plan_timezone(
         time_zone: Some(zone.clone()),
         ..Default::default()
     };
-    Ok(plan_identity(&id, &facts.engine)?)
+    Ok(plan_identity(&id, facts)?)
 }
 
 /// Writes the zone's files.
@@ -60,6 +57,13 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     actions(plan_timezone(l.cfg, l.facts), "nothing: no timezone")
 }
 
+/// What it needs of the root's facts: whether the zone's zoneinfo file exists.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    if let Some(zone) = &cfg.timezone {
+        w.zones.insert(zone.to_string());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -68,14 +72,14 @@ mod tests {
     #[test]
     fn timezone_goldens() {
         let (cfg, _) = document::from_text("timezone: Europe/Berlin");
-        let mut facts = CcFacts::default();
+        let mut facts = Facts::default();
         let err = plan_timezone(&cfg, &facts).unwrap_err().to_string();
         assert!(
             err.contains("Europe/Berlin") && err.contains("does not exist"),
             "{err}"
         );
-        facts.engine.zones_present.insert("Europe/Berlin".into());
-        facts.engine.debian_family = true;
+        facts.zones_present.insert("Europe/Berlin".into());
+        facts.debian_family = true;
         let got: Vec<String> = plan_timezone(&cfg, &facts)
             .unwrap()
             .iter()

@@ -6,12 +6,12 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::driver::{failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::error::ModuleError;
-use crate::cloud_config::apply::facts::{CcFacts, Family};
 use crate::cloud_config::apply::preview::{actions, Look};
 use crate::cloud_config::modules::set_hostname::{identity, names};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Facts, Family};
 use crate::model::{quote, HostName};
 use crate::plan::identity::plan_identity;
 use crate::plan::{Action, Contents};
@@ -61,7 +61,7 @@ pub(crate) fn parse(cfg: &mut CloudConfig, r: &mut Reader, key: &str, node: &Nod
 /// `cc_update_etc_hosts`: `/etc/hosts` as `manage_etc_hosts` asks.
 pub(crate) fn plan_etc_hosts(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
     fallback: Option<&HostName>,
 ) -> Result<Vec<Action>, ModuleError> {
     let mode = cfg.manage_etc_hosts.unwrap_or(ManageEtcHosts::No);
@@ -74,7 +74,7 @@ pub(crate) fn plan_etc_hosts(
     Ok(match mode {
         ManageEtcHosts::No => Vec::new(),
         // The engine's own /etc/hosts line: 127.0.1.1 replaced in place.
-        ManageEtcHosts::Localhost => plan_identity(&identity(&short, &fqdn)?, &facts.engine)?
+        ManageEtcHosts::Localhost => plan_identity(&identity(&short, &fqdn)?, facts)?
             .into_iter()
             .filter(|a| a.path() == std::path::Path::new("/etc/hosts"))
             .collect(),
@@ -136,11 +136,11 @@ mod tests {
 
     #[test]
     fn etc_hosts_goldens() {
-        let mut deb = CcFacts {
+        let mut deb = Facts {
             family: Family::Debian,
             ..Default::default()
         };
-        deb.engine.hosts = Some("127.0.0.1 localhost\n127.0.1.1 template\n10.0.0.9 db\n".into());
+        deb.hosts = Some("127.0.0.1 localhost\n127.0.1.1 template\n10.0.0.9 db\n".into());
         let (cfg, _) = document::from_text("{fqdn: web.example.com, manage_etc_hosts: localhost}");
         assert_eq!(
             show(&plan_etc_hosts(&cfg, &deb, None).unwrap()),

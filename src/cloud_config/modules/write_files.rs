@@ -9,12 +9,12 @@
 
 use crate::cloud_config::apply::driver::{absent, failed, skipped, ModuleOutcome, Step};
 use crate::cloud_config::apply::error::ModuleError;
-use crate::cloud_config::apply::facts::{gid_of, uid_of, CcFacts, Current};
 use crate::cloud_config::apply::preview::{actions, Look};
 use crate::cloud_config::decode::{base64, base64_bytes, gunzip};
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{gid_of, uid_of, Current, Facts, Wanted};
 use crate::model::quote;
 use crate::plan::{Action, Contents, FileOwner};
 use serde::Serialize;
@@ -567,7 +567,7 @@ pub(crate) enum Which {
 /// left), not to the file as it was before the module.
 pub(crate) fn plan_write_files(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
     which: Which,
 ) -> Result<Vec<Action>, ModuleError> {
     let mut actions = Vec::new();
@@ -596,7 +596,7 @@ pub(crate) fn plan_write_files(
 fn plan_one(
     index: usize,
     f: &WriteFile,
-    facts: &CcFacts,
+    facts: &Facts,
     before: Option<&Vec<u8>>,
 ) -> Result<Action, ModuleError> {
     let uid = uid_of(facts.passwd.as_deref().unwrap_or(""), &f.owner.user).ok_or_else(|| {
@@ -700,6 +700,16 @@ pub(crate) fn preview_deferred(l: &Look) -> Vec<String> {
     actions(planned, "nothing: no write_files entry with defer: true")
 }
 
+/// What it needs of the root's facts: what each file it appends to holds now.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    w.appended.extend(
+        cfg.write_files
+            .iter()
+            .filter(|f| f.append)
+            .map(|f| f.path.clone()),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -710,8 +720,8 @@ mod tests {
         "root:x:0:0:root:/root:/bin/bash\nwww-data:x:33:33::/var/www:/usr/sbin/nologin\n";
     const GROUP: &str = "root:x:0:\nwww-data:x:33:\nadm:x:4:\n";
 
-    fn facts() -> CcFacts {
-        let mut f = CcFacts {
+    fn facts() -> Facts {
+        let mut f = Facts {
             passwd: Some(PASSWD.into()),
             group: Some(GROUP.into()),
             ..Default::default()

@@ -10,12 +10,12 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::conf_text::ConfText;
 use crate::cloud_config::apply::driver::{absent, failed, skipped, ModuleOutcome, Step};
-use crate::cloud_config::apply::facts::{CcFacts, Current};
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::modules::write_files::absolute;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Current, Facts, Wanted};
 use crate::model::quote;
 use crate::plan::{Action, Contents};
 
@@ -283,7 +283,7 @@ pub struct RepoPlan {
 /// Plans the `.repo` files (dated `stamp`); `Ok(None)` with the reason it does nothing.
 pub fn plan_yum_repos(
     cfg: &CloudConfig,
-    facts: &CcFacts,
+    facts: &Facts,
     stamp: &str,
 ) -> Result<Result<RepoPlan, String>, String> {
     let Some(repos) = cfg.yum_repos.as_ref().filter(|r| !r.is_empty()) else {
@@ -375,18 +375,24 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     }
 }
 
+/// What it needs of the root's facts: what the files it looks at hold now, and their
+/// modes.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    w.files.extend(looked_at(cfg));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cloud_config::document;
 
-    fn dnf_root() -> CcFacts {
-        let mut f = CcFacts::default();
+    fn dnf_root() -> Facts {
+        let mut f = Facts::default();
         f.programs.insert("dnf".into(), "/usr/bin/dnf".into());
         f
     }
 
-    fn files(doc: &str, facts: &CcFacts) -> Result<Vec<(String, String)>, String> {
+    fn files(doc: &str, facts: &Facts) -> Result<Vec<(String, String)>, String> {
         let (cfg, p) = document::from_text(doc);
         assert!(
             p.iter().all(|p| p.severity != Severity::Error),
@@ -444,7 +450,7 @@ mod tests {
         );
         /// The files written, or why nothing is.
         type Want<'a> = Result<&'a [&'a str], &'a str>;
-        let table: &[(&str, &CcFacts, Want)] = &[
+        let table: &[(&str, &Facts, Want)] = &[
             (
                 "yum_repos: {old: {baseurl: 'http://x'}, new: {baseurl: 'http://y'}}",
                 &facts,
@@ -467,7 +473,7 @@ mod tests {
             ),
             (
                 "yum_repos: {a: {baseurl: 'http://x'}}",
-                &CcFacts::default(),
+                &Facts::default(),
                 Err("neither dnf nor yum"),
             ),
             ("yum_repos: {}", &facts, Err("no yum_repos")),

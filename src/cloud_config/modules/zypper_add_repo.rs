@@ -10,13 +10,13 @@ use serde::Serialize;
 
 use crate::cloud_config::apply::conf_text::{set_assignment, ConfText};
 use crate::cloud_config::apply::driver::{absent, failed, skipped, ModuleOutcome, Step};
-use crate::cloud_config::apply::facts::{CcFacts, Current};
 use crate::cloud_config::apply::preview::{action_lines, Look};
 use crate::cloud_config::modules::write_files::absolute;
 use crate::cloud_config::modules::yum_add_repo::RepoPlan;
 use crate::cloud_config::node::{Node, Value};
 use crate::cloud_config::read::{index, join, Reader, Severity};
 use crate::cloud_config::CloudConfig;
+use crate::facts::{Current, Facts, Wanted};
 use crate::model::quote;
 use crate::plan::{Action, Contents};
 
@@ -277,7 +277,7 @@ pub(crate) fn repo_text(repo: &ZypperRepo) -> Result<String, String> {
 }
 
 /// Plans the repo files and `zypp.conf`; `Ok(Err(why))` when it does nothing.
-pub fn plan_zypper(cfg: &CloudConfig, facts: &CcFacts) -> Result<Result<RepoPlan, String>, String> {
+pub fn plan_zypper(cfg: &CloudConfig, facts: &Facts) -> Result<Result<RepoPlan, String>, String> {
     let Some(z) = &cfg.zypper else {
         return Ok(Err("no zypper".into()));
     };
@@ -385,13 +385,19 @@ pub(crate) fn preview(l: &Look) -> Vec<String> {
     }
 }
 
+/// What it needs of the root's facts: what the files it looks at hold now, and their
+/// modes.
+pub(crate) fn wants(cfg: &CloudConfig, w: &mut Wanted) {
+    w.files.extend(looked_at(cfg));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::cloud_config::document;
 
-    fn suse(zypp_conf: Option<&str>) -> CcFacts {
-        let mut f = CcFacts::default();
+    fn suse(zypp_conf: Option<&str>) -> Facts {
+        let mut f = Facts::default();
         f.programs.insert("zypper".into(), "/usr/bin/zypper".into());
         if let Some(c) = zypp_conf {
             f.files
@@ -400,10 +406,7 @@ mod tests {
         f
     }
 
-    fn planned(
-        doc: &str,
-        facts: &CcFacts,
-    ) -> Result<Result<Vec<(String, String)>, String>, String> {
+    fn planned(doc: &str, facts: &Facts) -> Result<Result<Vec<(String, String)>, String>, String> {
         let (cfg, p) = document::from_text(doc);
         assert!(
             p.iter().all(|p| p.severity != Severity::Error),
@@ -469,7 +472,7 @@ mod tests {
     fn nothing_or_failure_where_cloud_init_does_nothing_or_fails() {
         let repo =
             "zypper: {repos: [{id: a, baseurl: 'http://x'}], config: {solver.onlyRequires: true}}";
-        let table: &[(&str, CcFacts, &str)] = &[
+        let table: &[(&str, Facts, &str)] = &[
             (
                 "zypper: {config: {a: 1}}",
                 suse(Some("")),
@@ -480,7 +483,7 @@ mod tests {
                 suse(Some("")),
                 "ignores zypper.config",
             ),
-            (repo, CcFacts::default(), "the root has no zypper"),
+            (repo, Facts::default(), "the root has no zypper"),
             (
                 "zypper: {repos: [{id: a}]}",
                 suse(None),
