@@ -1,144 +1,144 @@
 //! The library's surface for its own tests, benchmarks and fuzz targets: everything else in
 //! the crate is `pub(crate)`. Each module here is named after the one it draws from and
 //! re-exports only what the tests use, so that a test reaches no internal path and the
-//! crate's items stay private by default (docs/architecture.md, "The test API"). Not a
+//! crate's items stay private by default (docs/architecture.md, "The library API"). Not a
 //! stable interface for other programs: vmcust is used as the `vmcust` command.
 
-/// `facts::accounts`.
+/// What the tests use of `facts::accounts`.
 pub mod account_facts {
     pub use crate::facts::accounts::{AccountDbFacts, DbFile, Salt, SALT_LEN};
 }
-/// `plan::accounts`.
+/// What the tests use of `plan::accounts`.
 pub mod accounts {
     pub use crate::plan::accounts::{
         gather, plan_accounts, salts_needed, AccountsError, AccountsPlan,
     };
 }
-/// `applied`.
+/// What the tests use of `applied`.
 pub mod applied {
     pub use crate::applied::read;
 }
-/// `apply`.
+/// What the tests use of `apply`.
 pub mod apply {
     pub use crate::apply::{apply, dry_run, Change, FAIL_AT_ENV};
 }
-/// `boot`.
+/// What the tests use of `boot`.
 pub mod boot {
     pub use crate::boot::CRASH_AFTER_ENV;
 }
-/// `boot::state`.
+/// What the tests use of `boot::state`.
 pub mod boot_state {
     pub use crate::boot::state::MAX_REFUSED;
 }
-/// `cloud_config::apply`.
+/// What the tests use of `cloud_config::apply`.
 pub mod cc_apply {
     pub use crate::cloud_config::apply::{
         run_early, run_late, ModuleOutcome, ModuleReport, StageContext,
     };
 }
-/// `cloud_config::read`.
+/// What the tests use of `cloud_config::read`.
 pub mod cc_read {
     pub use crate::cloud_config::read::general;
 }
-/// `cloud_config`.
+/// What the tests use of `cloud_config`.
 pub mod cloud_config {
     pub use crate::cloud_config::read::Severity;
     pub use crate::cloud_config::CloudConfig;
 }
-/// `cloud_init::coexist`.
+/// What the tests use of `cloud_init::coexist`.
 pub mod coexist {
     pub use crate::cloud_init::coexist::{
         flag_in, is_vmcust_stand_in, real_cloud_init, should_step_aside, vmware_customization,
         VmwareCustomization, STAND_IN_MARKER,
     };
 }
-/// `source::config_drive`.
+/// What the tests use of `source::config_drive`.
 pub mod config_drive {
     pub use crate::source::config_drive::meta_data;
 }
-/// `engine::customize`.
+/// What the tests use of `engine::customize`.
 pub mod customize {
     pub use crate::engine::customize::{user_data_disposition, wanted, UserDataDisposition};
 }
-/// `plan::accounts::dbfile`.
+/// What the tests use of `plan::accounts::dbfile`.
 pub mod dbfile {
     pub use crate::plan::accounts::dbfile::DbEdit;
 }
-/// `cloud_config::document`.
+/// What the tests use of `cloud_config::document`.
 pub mod document {
     pub use crate::cloud_config::document::{from_node, from_text};
 }
-/// `cloud_config::apply::driver`.
+/// What the tests use of `cloud_config::apply::driver`.
 pub mod driver {
     pub use crate::cloud_config::apply::driver::{early_modules, late_modules};
 }
-/// `source::encoding`.
+/// What the tests use of `source::encoding`.
 pub mod encoding {
     pub use crate::source::encoding::{decode, normalize, Encoding};
 }
-/// `cloud_init::equivalents`.
+/// What the tests use of `cloud_init::equivalents`.
 pub mod equivalents {
     pub use crate::cloud_init::equivalents::EQUIVALENTS;
 }
-/// `facts`.
+/// What the tests use of `facts`.
 pub mod facts {
     pub use crate::facts::{Current, Facts, Family, MountFacts, NetworkFacts};
 }
-/// `failure`.
+/// What the tests use of `failure`.
 pub mod failure {
     pub use crate::failure::EXIT_STATUSES;
 }
-/// `scripts::gate`.
+/// What the tests use of `scripts::gate`.
 pub mod gate {
     pub use crate::scripts::gate::{
         custom_scripts_gate, tools_conf_value, DefaultWhy, Gate, GateReason, TOOLBOX_CMD,
     };
 }
-/// `source::guestinfo`.
+/// What the tests use of `source::guestinfo`.
 pub mod guestinfo {
     pub use crate::source::guestinfo::read;
 }
-/// `host::guestinfo_dir`.
+/// What the tests use of `host::guestinfo_dir`.
 pub mod guestinfo_dir {
     pub use crate::host::guestinfo_dir::GuestinfoDir;
 }
-/// `host`.
+/// What the tests use of `host`.
 pub mod host {
     pub use crate::host::{GuestRpc, RpcError};
 }
-/// `hygiene`.
+/// What the tests use of `hygiene`.
 pub mod hygiene {
     pub use crate::hygiene::{refresh, refresh_host_keys};
 }
-/// `source::imc`.
+/// What the tests use of `source::imc`.
 pub mod imc {
     pub use crate::source::imc::customization;
 }
-/// `cloud_init::instance_data`.
+/// What the tests use of `cloud_init::instance_data`.
 pub mod instance_data {
     pub use crate::cloud_init::instance_data::{build, Inputs};
 }
-/// `cloud_config::jinja`.
+/// What the tests use of `cloud_config::jinja`.
 pub mod jinja {
     pub use crate::cloud_config::jinja::{render, Vars};
 }
-/// `scripts::keyfile`.
+/// What the tests use of `scripts::keyfile`.
 pub mod keyfile {
     pub use crate::scripts::keyfile::KeyFile;
 }
-/// `cloud_config::modules::locale`.
+/// What the tests use of `cloud_config::modules::locale`.
 pub mod locale {
     pub use crate::cloud_config::modules::locale::{plan_locale, supported_line, SUPPORTED};
 }
-/// `cloud_config::merge`.
+/// What the tests use of `cloud_config::merge`.
 pub mod merge {
     pub use crate::cloud_config::merge::{merge, Mergers};
 }
-/// `source::metadata`.
+/// What the tests use of `source::metadata`.
 pub mod metadata {
     pub use crate::source::metadata::{customization, load_json_or_yaml, network, parse};
 }
-/// `model`.
+/// What the tests use of `model`.
 pub mod model {
     pub use crate::model::value::{
         Gateway, InstanceId, InterfaceId, NameServer, NicAddr4, NicAddr6, SshKey, UserName,
@@ -149,140 +149,140 @@ pub mod model {
     };
     pub use vmcust_imc::{DnsName, HostName, MacAddr, Secret};
 }
-/// `cloud_config::modules`.
+/// What the tests use of `cloud_config::modules`.
 pub mod modules {
     pub use crate::cloud_config::modules::{keys, module, Frequency, Module, Run, Stage, TABLE};
 }
-/// `engine::native`.
+/// What the tests use of `engine::native`.
 pub mod native {
     pub use crate::engine::native::plan_native;
 }
-/// `source::netconfig`.
+/// What the tests use of `source::netconfig`.
 pub mod netconfig {
     pub use crate::source::netconfig::translate;
 }
-/// `plan::network::netplan`.
+/// What the tests use of `plan::network::netplan`.
 pub mod netplan {
     pub use crate::plan::network::netplan::document;
 }
-/// `plan::network`.
+/// What the tests use of `plan::network`.
 pub mod network {
     pub use crate::plan::network::{plan_network, resolve_devices, NetworkError, Renderer, HEADER};
 }
-/// `source::config_drive::network_data`.
+/// What the tests use of `source::config_drive::network_data`.
 pub mod network_data {
     pub use crate::source::config_drive::network_data::translate;
 }
-/// `cloud_config::node`.
+/// What the tests use of `cloud_config::node`.
 pub mod node {
     pub use crate::cloud_config::node::parse;
 }
-/// `plan::accounts::parse`.
+/// What the tests use of `plan::accounts::parse`.
 pub mod parse {
     pub use crate::plan::accounts::parse::parse_accounts;
 }
-/// `cloud_config::parts`.
+/// What the tests use of `cloud_config::parts`.
 pub mod parts {
     pub use crate::cloud_config::parts::{read, PartKind};
 }
-/// `plan`.
+/// What the tests use of `plan`.
 pub mod plan {
     pub use crate::plan::{plan, Action, Contents, FileOwner, Plan, PlanError, PlanOptions};
 }
-/// `cloud_config::apply::preview`.
+/// What the tests use of `cloud_config::apply::preview`.
 pub mod preview {
     pub use crate::cloud_config::apply::preview::{preview, to_text};
 }
-/// `cloud_config::redact`.
+/// What the tests use of `cloud_config::redact`.
 pub mod redact {
     pub use crate::cloud_config::redact::to_json;
 }
-/// `plan::network::renderers`.
+/// What the tests use of `plan::network::renderers`.
 pub mod renderers {
     pub use crate::plan::network::renderers::{detect, Chosen, TABLE};
 }
-/// `plan::accounts::request`.
+/// What the tests use of `plan::accounts::request`.
 pub mod request {
     pub use crate::plan::accounts::request::{
         AbsPath, AccountsRequest, Gecos, GroupName, PasswordHash, SudoRule,
     };
 }
-/// `root`.
+/// What the tests use of `root`.
 pub mod root {
     pub use crate::root::{Existing, FileOwner, Root};
 }
-/// `host::rpctool`.
+/// What the tests use of `host::rpctool`.
 pub mod rpctool {
     pub use crate::host::rpctool::{search_path, RpcTool};
 }
-/// `cloud_config::modules::rsyslog`.
+/// What the tests use of `cloud_config::modules::rsyslog`.
 pub mod rsyslog {
     pub use crate::cloud_config::modules::rsyslog::plan_rsyslog;
 }
-/// `scripts::run`.
+/// What the tests use of `scripts::run`.
 pub mod run {
     pub use crate::scripts::run::{
         run_script_blocking, run_script_in, Limits, Outcome, Phase, Stream, KEPT_BYTES, KEPT_LINES,
         MAX_LINE_BYTES,
     };
 }
-/// `scripts`.
+/// What the tests use of `scripts`.
 pub mod scripts {
     pub use crate::scripts::gate::custom_scripts_enabled;
     pub use crate::scripts::run::RunError;
 }
-/// `source::seed_media`.
+/// What the tests use of `source::seed_media`.
 pub mod seed_media {
     pub use crate::source::seed_media::{Medium, MAX_FILE_BYTES};
 }
-/// `selinux`.
+/// What the tests use of `selinux`.
 pub mod selinux {
     pub use crate::selinux::file_contexts::{FileContexts, Input, Kind};
     pub use crate::selinux::Labeler;
 }
-/// `settings`.
+/// What the tests use of `settings`.
 pub mod settings {
     pub use crate::settings::{
         known_keys, load, parse, CloudConfigUnknown, Settings, UserDataHandler,
         EARLY_UNIT_TIMEOUT_SECS,
     };
 }
-/// `plan::ssh_keys`.
+/// What the tests use of `plan::ssh_keys`.
 pub mod ssh_keys {
     pub use crate::plan::ssh_keys::SshKeyError;
 }
-/// `scripts::stage`.
+/// What the tests use of `scripts::stage`.
 pub mod stage {
     pub use crate::scripts::stage::{stage_script, unstage, StageError, MAX_SCRIPT_BYTES};
 }
-/// `state`.
+/// What the tests use of `state`.
 pub mod state {
     pub use crate::state::{
         instance_dir, now, read_results, read_status, write_result, write_status, InstanceResult,
         RunState, RunStatus, UserDataDisposition, ROOT_ENV, SETTINGS_PATH, USER_DATA, VENDOR_DATA,
     };
 }
-/// `timings`.
+/// What the tests use of `timings`.
 pub mod timings {
     pub use crate::timings::{read, MAX_BOOTS};
 }
-/// `cloud_config::userdata`.
+/// What the tests use of `cloud_config::userdata`.
 pub mod userdata {
     pub use crate::cloud_config::userdata::{read, read_rendered};
 }
-/// `selinux::xattr`.
+/// What the tests use of `selinux::xattr`.
 pub mod xattr {
     pub use crate::selinux::xattr::{get_path, set_path};
 }
-/// `cloud_config::modules::yum_add_repo`.
+/// What the tests use of `cloud_config::modules::yum_add_repo`.
 pub mod yum_add_repo {
     pub use crate::cloud_config::modules::yum_add_repo::plan_yum_repos;
 }
-/// `cloud_config::modules::zypper_add_repo`.
+/// What the tests use of `cloud_config::modules::zypper_add_repo`.
 pub mod zypper_add_repo {
     pub use crate::cloud_config::modules::zypper_add_repo::plan_zypper;
 }
-/// `plan::accounts::check`.
+/// What the tests use of `plan::accounts::check`.
 pub mod check {
     pub use crate::plan::accounts::check::check;
 }
