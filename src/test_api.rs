@@ -40,6 +40,10 @@ pub mod cc_apply {
 pub mod cc_read {
     pub use crate::cloud_config::read::general;
 }
+/// What the tests use of `plan::accounts::check`.
+pub mod check {
+    pub use crate::plan::accounts::check::check;
+}
 /// What the tests use of `cloud_config`.
 pub mod cloud_config {
     pub use crate::cloud_config::read::Severity;
@@ -281,8 +285,4 @@ pub mod yum_add_repo {
 /// What the tests use of `cloud_config::modules::zypper_add_repo`.
 pub mod zypper_add_repo {
     pub use crate::cloud_config::modules::zypper_add_repo::plan_zypper;
-}
-/// What the tests use of `plan::accounts::check`.
-pub mod check {
-    pub use crate::plan::accounts::check::check;
 }
