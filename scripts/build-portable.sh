@@ -29,6 +29,17 @@ step "built in $(($(date +%s) - start)) s"
 mkdir -p target/pkg
 install -m 0755 "$target_dir/$triple/release/vmcust" target/pkg/vmcust
 scripts/check-glibc.sh target/pkg/vmcust
+# What the flags above promise: a static-pie, so the kernel places it at a random address
+# (ASLR for a root process fed by the host and the guest's users), with its start-up
+# relocations packed (docs/benchmarks.md).
+if ! readelf -h target/pkg/vmcust | grep -Eq 'Type: +DYN'; then
+    echo "build-portable.sh: target/pkg/vmcust is not position-independent (static-pie); check RUSTFLAGS" >&2
+    exit 1
+fi
+if ! readelf -d target/pkg/vmcust | grep -q '(RELR)'; then
+    echo "build-portable.sh: target/pkg/vmcust has unpacked relocations; the linker needs -z pack-relative-relocs (binutils 2.38 or later)" >&2
+    exit 1
+fi
 size=$(stat -c %s target/pkg/vmcust)
 step "target/pkg/vmcust: $((size / 1024)) KiB"
 if [ "$size" -gt $((8 * 1024 * 1024)) ]; then

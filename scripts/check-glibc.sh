@@ -25,16 +25,6 @@ if ! grep -Eq '^ *(INTERP|NEEDED) ' <<<"$headers"; then
         echo "check-glibc.sh: $bin is static but uses glibc's NSS (it would load libnss_*.so of the running system's glibc); read /etc/passwd and friends directly instead" >&2
         exit 1
     fi
-    # A static-pie, so the kernel places it at a random address (ASLR for a root process
-    # fed by the host), with its start-up relocations packed (docs/benchmarks.md).
-    if ! readelf -h "$bin" | grep -Eq 'Type: +DYN'; then
-        echo "check-glibc.sh: $bin is static but not position-independent; build it with scripts/build-portable.sh (static-pie)" >&2
-        exit 1
-    fi
-    if ! readelf -d "$bin" | grep -q '(RELR)'; then
-        echo "check-glibc.sh: $bin has unpacked relocations; link with -z pack-relative-relocs (scripts/build-portable.sh)" >&2
-        exit 1
-    fi
     abi=$(readelf -n "$bin" | sed -n 's/.*OS: Linux, ABI: \([0-9.]*\).*/\1/p')
     abi=${abi%%$'\n'*}
     [ -n "$abi" ] || { echo "check-glibc.sh: $bin has no ELF ABI tag" >&2; exit 1; }
