@@ -627,6 +627,19 @@ fn in_root(root: &Root, what: &str, path: &str) -> String {
     format!("{what} {path} in {}", root.path().display())
 }
 
+/// The text of `file` (the root's `path`), as [`Root::read_text`] reads it: invalid UTF-8
+/// is an error.
+pub(crate) fn db_file_text(root: &Root, file: &DbFile, path: &str) -> Result<String> {
+    String::from_utf8(file.contents.clone())
+        .map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{path} is not valid UTF-8"),
+            )
+        })
+        .with_context(|| in_root(root, "reading", path))
+}
+
 /// [`read_db_file`], its error naming the file and the root.
 fn read_db_file_in(root: &Root, path: &str) -> Result<Option<DbFile>> {
     read_db_file(root, path).with_context(|| in_root(root, "reading", path))
@@ -655,11 +668,16 @@ fn mode_of(root: &Root, path: &str) -> Result<Option<u32>> {
         .map(|(_, _, mode)| mode))
 }
 
-/// Reads an account database file (not following a final symlink outside the root).
+/// Reads an account database file (not following a final symlink outside the root). Only
+/// a regular file is read: a FIFO planted there would block the run.
 pub(crate) fn read_db_file(root: &Root, path: &str) -> io::Result<Option<DbFile>> {
     super::read_log::note(path);
     let real = root.resolve(Path::new(path), true)?;
     match fs::metadata(&real) {
+        Ok(m) if !m.is_file() => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{path} is not a regular file"),
+        )),
         Ok(m) => Ok(Some(DbFile {
             contents: fs::read(&real)?,
             mode: m.mode() & 0o7777,

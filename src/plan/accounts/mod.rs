@@ -4,7 +4,8 @@
 //! untouched line byte for byte), new homes filled from `/etc/skel`, `authorized_keys`
 //! files, a sudoers drop-in and an sshd drop-in — the changes `groupadd`, `useradd`,
 //! `usermod -a -G`, `chpasswd`, `passwd -l/-u/--expire` would make, with cloud-init's
-//! semantics (an existing user is not recreated). Pure: facts come from [`gather`].
+//! semantics (an existing user is not recreated). Pure: facts come from
+//! `crate::facts` (`Facts::gather` with the request [`wanted`] makes, or [`gather`]).
 //!
 //! Order, as cloud-init runs its modules: `groups`, then `users`, then `chpasswd`/`password`,
 //! then the top-level keys and `disable_root`, then `ssh_pwauth`.
@@ -23,6 +24,7 @@ pub(crate) mod sudoers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::Result;
 use sha_crypt::{PasswordHasher, PasswordVerifier, ShaCrypt};
@@ -32,6 +34,7 @@ use crate::facts::accounts::{
     self as facts, home_parents, AccountDbFacts, DbFile, HomeFacts, LoginDefs, PathState,
     SkelEntry, UseraddDefaults, GROUP, GSHADOW, PASSWD, SHADOW,
 };
+use crate::facts::AccountsDbWanted;
 use crate::model::Secret;
 use crate::root::Root;
 pub(crate) use crate::state::RANDOM_PASSWORDS;
@@ -213,10 +216,19 @@ pub fn salts_needed(req: &AccountsRequest) -> usize {
     users + ch + 2 * usize::from(req.password.is_some())
 }
 
-/// Reads every fact [`plan_accounts`] needs for `req` from `root` (with
-/// [`AccountDbFacts::gather`], the homes from [`homes`]).
+/// Reads every fact [`plan_accounts`] needs for `req` from `root` alone (with
+/// [`AccountDbFacts::gather`], the homes from [`homes`]): for the tests and the
+/// `ssh_authkey_fingerprints` module at boot; a plan gathers them with its other facts.
 pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
     AccountDbFacts::gather(root, salts_needed(req), &|f| homes(req, f))
+}
+
+/// What [`plan_accounts`] needs gathered for `req`, as part of the one gathering of facts.
+pub(crate) fn wanted(req: AccountsRequest) -> AccountsDbWanted {
+    AccountsDbWanted {
+        salts: salts_needed(&req),
+        homes: Arc::new(move |f| homes(&req, f)),
+    }
 }
 
 /// The homes [`plan_accounts`] looks at for `req` on a root with the databases of `f`:
