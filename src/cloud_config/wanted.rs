@@ -5,13 +5,20 @@ use crate::cloud_config::modules::TABLE;
 use crate::cloud_config::CloudConfig;
 use crate::facts::Wanted;
 
-/// The facts the modules of `cfg` need: the distribution, the account files and whether
-/// `/etc/hostname` exists (every document's), and what each module's row asks for.
+/// The facts the modules of `cfg` need: the distribution, the account files, the
+/// accounts planner's databases and whether `/etc/hostname` exists (every document's: the
+/// default user is created without a `users` key too), and what each module's row asks
+/// for.
 pub(crate) fn wanted(cfg: &CloudConfig) -> Wanted {
     let mut w = Wanted {
         os: true,
         account_files: true,
         hostname_file: true,
+        // A document whose accounts keys are invalid is refused before its accounts are
+        // planned: nothing to read for them then.
+        accounts_db: crate::cloud_config::modules::accounts::request(cfg)
+            .ok()
+            .map(crate::plan::accounts::wanted),
         ..Wanted::default()
     };
     for m in TABLE {
@@ -36,6 +43,8 @@ mod tests {
         assert!(!bare.programs.contains("systemd-timesyncd"));
         assert!(bare.apt.is_none() && bare.mounts.is_none() && bare.disks.is_none());
         assert!(!bare.network && !bare.adjtime && bare.accounts.is_none());
+        // The default user is planned without a `users` key too.
+        assert_eq!(bare.accounts_db.map(|a| a.salts), Some(0));
 
         let doc = [
             "#cloud-config",

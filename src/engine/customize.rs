@@ -464,7 +464,8 @@ mod tests {
 
     /// A customization with cloud-config gathers its facts once, for both planners: the
     /// root's `/etc/hosts` (which both the engine's identity planner and the
-    /// `update_etc_hosts` module read) is read once.
+    /// `update_etc_hosts` module read) is read once, and so are `/etc/passwd`, `/etc/group`
+    /// and `os-release`, which the accounts planner and the other modules both need.
     #[test]
     fn a_customization_with_cloud_config_reads_each_fact_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -476,6 +477,7 @@ mod tests {
             ("shadow", "root:*:19000:0:99999:7:::\n"),
             ("group", "root:x:0:\n"),
             ("debian_version", "12\n"),
+            ("os-release", "ID=debian\n"),
         ] {
             std::fs::write(etc.join(name), text).unwrap();
         }
@@ -484,7 +486,8 @@ mod tests {
         g.customization.identity.host_name = Some(crate::model::HostName::parse("vm1").unwrap());
         g.customization.instance_id = Some(InstanceId::parse("i-1").unwrap());
         g.user_data = Some(UserData {
-            bytes: b"#cloud-config\nmanage_etc_hosts: localhost\nusers: []\n".to_vec(),
+            bytes: b"#cloud-config\nmanage_etc_hosts: localhost\nusers: [default, {name: alice}]\n"
+                .to_vec(),
             from: "guestinfo",
         });
         let settings = Settings::default();
@@ -501,7 +504,10 @@ mod tests {
                 .any(|m| m.starts_with("update_etc_hosts")),
             "{native:?}"
         );
-        for file in ["/etc/hosts", "/etc/passwd"] {
+        // The accounts' databases too: `users:` needs `/etc/passwd`, `/etc/group` and
+        // `os-release` (the default user), which other modules read as well.
+        assert_eq!(native.users, ["alice", "debian"], "{native:?}");
+        for file in ["/etc/hosts", "/etc/passwd", "/etc/group", "/etc/os-release"] {
             assert_eq!(
                 reads.iter().filter(|r| *r == file).count(),
                 1,

@@ -176,7 +176,7 @@ pub(crate) fn plan_read(
     native.preserve_hostname = cfg.preserve_hostname;
     // Always: without a `users` key the distro's default user is created, as cloud-init's
     // stock cloud.cfg (`users: [default]`) does.
-    plan_accounts(root, cfg, &mut native)?;
+    plan_accounts(root, cfg, facts, &mut native)?;
     // The modules run after the accounts are applied: they see the account files as the
     // accounts' actions leave them (a write_files owner this document creates exists).
     let facts = with_planned_accounts(facts.clone(), &native.actions);
@@ -276,17 +276,31 @@ fn summary_of(read: &ParsedUserData) -> NativeSummary {
     }
 }
 
-fn plan_accounts(root: &Root, cfg: &CloudConfig, native: &mut Native) -> Result<(), Failure> {
+/// Plans the accounts of `cfg` on the databases `facts` holds (gathered for the request
+/// `cloud_config::wanted::wanted` makes of the same document).
+fn plan_accounts(
+    root: &Root,
+    cfg: &CloudConfig,
+    facts: &Facts,
+    native: &mut Native,
+) -> Result<(), Failure> {
     let req = crate::cloud_config::modules::accounts::request(cfg)
         .map_err(|e| Failure::invalid(format!("user-data: {e}")))?;
-    let facts = accounts::gather(root, &req).map_err(|e| Failure::of(&e))?;
-    let plan = accounts::plan_accounts(&req, &facts)
+    let facts = facts.accounts_db.as_ref().ok_or_else(|| {
+        Failure::new(
+            FailureKind::Other,
+            "the facts were gathered without the accounts' databases the user-data needs \
+             (a bug in vmcust)"
+                .to_string(),
+        )
+    })?;
+    let plan = accounts::plan_accounts(&req, facts)
         .map_err(|e| Failure::new(FailureKind::CannotApply, format!("user-data: {e}")))?;
     let checked = accounts::check::check(root, &plan.actions)
         .map_err(|e| Failure::new(FailureKind::CannotApply, format!("user-data: {e}")))?;
-    let resolved = accounts::resolved_users(&req, &facts);
+    let resolved = accounts::resolved_users(&req, facts);
     native.summary.users = resolved.iter().map(|u| u.name.to_string()).collect();
-    record_accounts(&req, &facts, &resolved, &mut native.summary);
+    record_accounts(&req, facts, &resolved, &mut native.summary);
     native.summary.groups = req.groups.iter().map(|g| g.name.to_string()).collect();
     native.summary.notes.extend(plan.notes);
     native.summary.not_applied.extend(plan.not_applied);

@@ -268,6 +268,20 @@ pub(crate) const SUBGID: &str = "/etc/subgid";
 pub(crate) const USERADD_DEFAULTS: &str = "/etc/default/useradd";
 /// The skeleton directory a new home is filled from.
 pub(crate) const SKEL: &str = "/etc/skel";
+/// The main sudoers file.
+pub(crate) const SUDOERS: &str = "/etc/sudoers";
+/// cloud-init's sudoers drop-in (`Distro.ci_sudoers_fn`).
+pub(crate) const SUDOERS_DROP_IN: &str = "/etc/sudoers.d/90-cloud-init-users";
+/// sshd's main configuration.
+pub(crate) const SSHD_CONFIG: &str = "/etc/ssh/sshd_config";
+/// sshd's drop-in directory.
+pub(crate) const SSHD_DROP_IN_DIR: &str = "/etc/ssh/sshd_config.d";
+/// cloud-init's sshd drop-in.
+pub(crate) const SSHD_DROP_IN: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
+/// The distribution's identification, and where it is when `/etc` has none.
+pub(crate) const OS_RELEASE: &str = "/etc/os-release";
+/// `os-release` where the distribution ships it.
+pub(crate) const USR_OS_RELEASE: &str = "/usr/lib/os-release";
 /// Most entries copied from `/etc/skel` (a bigger skeleton is refused, not cut).
 pub(crate) const MAX_SKEL_ENTRIES: usize = 512;
 /// Largest file copied from `/etc/skel`.
@@ -474,8 +488,9 @@ pub struct HomeFacts {
     pub keys: Option<String>,
 }
 
-/// What the cloud-config accounts planner may know about the root. Gathered by
-/// `plan::accounts::gather`, which knows which homes matter.
+/// What the cloud-config accounts planner may know about the root, read by
+/// [`AccountDbFacts::gather`]: the account databases and what `useradd` reads, then the
+/// homes the planner names (it knows which users the request resolves to).
 #[derive(Debug, Clone, Default)]
 pub struct AccountDbFacts {
     /// `/etc/passwd`.
@@ -520,10 +535,149 @@ pub struct AccountDbFacts {
     pub today: u64,
 }
 
-/// Reads an account database file (not following a final symlink outside the root).
+/// The homes the accounts planner needs, named once the databases are read: the planner's
+/// knowledge (which users the request resolves to on this root, and their homes).
+pub(crate) type HomesOf<'a> = dyn Fn(&AccountDbFacts) -> Vec<String> + 'a;
+
+/// The files [`AccountDbFacts`] shares with the rest of [`super::Facts`], handed in when
+/// they were read already.
+#[derive(Debug, Default)]
+pub(crate) struct SharedFiles {
+    /// `/etc/passwd`.
+    pub(crate) passwd: Option<DbFile>,
+    /// `/etc/group`.
+    pub(crate) group: Option<DbFile>,
+    /// `/etc/os-release`.
+    pub(crate) os_release: Option<String>,
+}
+
+impl SharedFiles {
+    /// Reads them from `root`.
+    pub(crate) fn read(root: &Root) -> Result<SharedFiles> {
+        Ok(SharedFiles {
+            passwd: read_db_file_in(root, PASSWD)?,
+            group: read_db_file_in(root, GROUP)?,
+            os_release: read_text_in(root, OS_RELEASE)?,
+        })
+    }
+}
+
+impl AccountDbFacts {
+    /// Reads every fact the accounts planner needs from `root`: the account databases,
+    /// `login.defs`, useradd's defaults, `/etc/skel`, `os-release`, sudoers and sshd's
+    /// configuration, `salts` fresh salts, then the homes `homes` names (each home's
+    /// directories above it too: useradd makes the missing ones).
+    pub(crate) fn gather(root: &Root, salts: usize, homes: &HomesOf) -> Result<AccountDbFacts> {
+        Self::gather_with(root, SharedFiles::read(root)?, salts, homes)
+    }
+
+    /// [`AccountDbFacts::gather`], with the files `shared` already read.
+    pub(crate) fn gather_with(
+        root: &Root,
+        shared: SharedFiles,
+        salts: usize,
+        homes: &HomesOf,
+    ) -> Result<AccountDbFacts> {
+        let text = |p: &str| read_text_in(root, p);
+        let mut f = AccountDbFacts {
+            passwd: shared.passwd,
+            shadow: read_db_file_in(root, SHADOW)?,
+            group: shared.group,
+            gshadow: read_db_file_in(root, GSHADOW)?,
+            subuid: read_db_file_in(root, SUBUID)?,
+            subgid: read_db_file_in(root, SUBGID)?,
+            login_defs: text(LOGIN_DEFS)?.map(|t| LoginDefs::parse(&t)),
+            useradd: text(USERADD_DEFAULTS)?.map(|t| UseraddDefaults::parse(&t)),
+            skel: read_skel(root).with_context(|| in_root(root, "reading", SKEL))?,
+            os_release: match shared.os_release {
+                Some(t) => Some(t),
+                None => text(USR_OS_RELEASE)?,
+            },
+            sudoers: text(SUDOERS)?,
+            sudoers_dropin: text(SUDOERS_DROP_IN)?,
+            sshd_config: text(SSHD_CONFIG)?,
+            sshd_dropin: text(SSHD_DROP_IN)?,
+            sshd_config_d: root.is_dir(Path::new(SSHD_DROP_IN_DIR)),
+            sshd_modes: (mode_of(root, SSHD_CONFIG)?, mode_of(root, SSHD_DROP_IN)?),
+            entropy: random_salts(salts).context("reading random bytes")?,
+            today: days_since_epoch(SystemTime::now()),
+            ..Default::default()
+        };
+        // Each home's directories above it too: useradd makes the missing ones (root's,
+        // 0755).
+        let mut paths: Vec<String> = Vec::new();
+        for home in homes(&f).iter().filter(|h| h.starts_with('/')) {
+            paths.extend(home_parents(home).map(str::to_string));
+            paths.push(home.clone());
+        }
+        for home in paths {
+            if f.homes.contains_key(&home) {
+                continue;
+            }
+            let facts =
+                read_home(root, &home).with_context(|| in_root(root, "inspecting", &home))?;
+            f.homes.insert(home, facts);
+        }
+        Ok(f)
+    }
+}
+
+/// `reading /etc/x in /mnt/root`: the context of an error about `path`.
+fn in_root(root: &Root, what: &str, path: &str) -> String {
+    format!("{what} {path} in {}", root.path().display())
+}
+
+/// The text of `file` (the root's `path`), as [`Root::read_text`] reads it: invalid UTF-8
+/// is an error.
+pub(crate) fn db_file_text(root: &Root, file: &DbFile, path: &str) -> Result<String> {
+    String::from_utf8(file.contents.clone())
+        .map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{path} is not valid UTF-8"),
+            )
+        })
+        .with_context(|| in_root(root, "reading", path))
+}
+
+/// [`read_db_file`], its error naming the file and the root.
+fn read_db_file_in(root: &Root, path: &str) -> Result<Option<DbFile>> {
+    read_db_file(root, path).with_context(|| in_root(root, "reading", path))
+}
+
+/// A text file of the root, its error naming the file and the root.
+fn read_text_in(root: &Root, path: &str) -> Result<Option<String>> {
+    super::read_log::note(path);
+    root.read_text(Path::new(path))
+        .with_context(|| in_root(root, "reading", path))
+}
+
+/// The directories above `home`, outermost first, `/` left out: `/srv/a/b` gives `/srv`,
+/// `/srv/a`.
+pub(crate) fn home_parents(home: &str) -> impl Iterator<Item = &str> {
+    home.match_indices('/')
+        .map(|(i, _)| &home[..i])
+        .filter(|p| !p.is_empty())
+}
+
+/// The permission bits of `path` in the root, if something is there.
+fn mode_of(root: &Root, path: &str) -> Result<Option<u32>> {
+    Ok(root
+        .owner_and_mode(Path::new(path))
+        .with_context(|| in_root(root, "inspecting", path))?
+        .map(|(_, _, mode)| mode))
+}
+
+/// Reads an account database file (not following a final symlink outside the root). Only
+/// a regular file is read: a FIFO planted there would block the run.
 pub(crate) fn read_db_file(root: &Root, path: &str) -> io::Result<Option<DbFile>> {
+    super::read_log::note(path);
     let real = root.resolve(Path::new(path), true)?;
     match fs::metadata(&real) {
+        Ok(m) if !m.is_file() => Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("{path} is not a regular file"),
+        )),
         Ok(m) => Ok(Some(DbFile {
             contents: fs::read(&real)?,
             mode: m.mode() & 0o7777,

@@ -26,7 +26,7 @@ pub use mounts::MountFacts;
 pub use network::NetworkFacts;
 pub use os::Family;
 pub(crate) use programs::which;
-pub(crate) use wanted::{AccountsWanted, Wanted};
+pub(crate) use wanted::{AccountsDbWanted, AccountsWanted, Wanted};
 
 use crate::root::Root;
 
@@ -51,6 +51,8 @@ pub struct Facts {
     pub network: NetworkFacts,
     /// Accounts: passwd, shadow, salt and the SSH key user's home (what was asked for).
     pub accounts: AccountFacts,
+    /// What the cloud-config accounts planner needs, when asked for.
+    pub accounts_db: Option<accounts::AccountDbFacts>,
     /// The distribution family.
     pub family: Family,
     /// `ID` of `/etc/os-release` (`debian`, `ubuntu`, `rhel`, …), empty if unknown.
@@ -106,26 +108,42 @@ impl Facts {
         if want.network {
             f.network = NetworkFacts::gather(root)?;
         }
-        // `/etc/passwd` is read once, for whoever asked: the account planners' facts
-        // and the account files the modules read.
+        // `/etc/passwd`, `/etc/group` and `os-release` are read once, for whoever asked:
+        // the cloud-config accounts planner needs them with their bytes and modes, the
+        // others as text, derived from those bytes then.
+        let shared = match &want.accounts_db {
+            Some(_) => Some(accounts::SharedFiles::read(root)?),
+            None => None,
+        };
+        let shared_text = |file: Option<&accounts::DbFile>, path: &str| {
+            file.map(|f| accounts::db_file_text(root, f, path))
+                .transpose()
+        };
         let accounts_passwd = want
             .accounts
             .as_ref()
             .is_some_and(|a| a.password || a.ssh_user.is_some());
-        let passwd = if want.account_files || accounts_passwd {
-            text(accounts::PASSWD)?
-        } else {
+        let passwd = if !(want.account_files || accounts_passwd) {
             None
+        } else if let Some(s) = &shared {
+            shared_text(s.passwd.as_ref(), accounts::PASSWD)?
+        } else {
+            text(accounts::PASSWD)?
         };
         if let Some(a) = &want.accounts {
             f.accounts = AccountFacts::gather(root, a, passwd.clone())?;
         }
         if want.account_files {
             f.passwd = passwd;
-            f.group = text("/etc/group")?;
+            f.group = match &shared {
+                Some(s) => shared_text(s.group.as_ref(), accounts::GROUP)?,
+                None => text(accounts::GROUP)?,
+            };
         }
-        let os_release = if want.os || want.apt.is_some() {
-            text("/etc/os-release")?.unwrap_or_default()
+        let os_release = if let Some(s) = &shared {
+            s.os_release.clone().unwrap_or_default()
+        } else if want.os || want.apt.is_some() {
+            text(accounts::OS_RELEASE)?.unwrap_or_default()
         } else {
             String::new()
         };
@@ -167,6 +185,11 @@ impl Facts {
         }
         f.mounts = want.mounts.as_ref().map(|m| mounts::gather(root, m));
         f.disk_setup = want.disks.as_ref().map(|d| disks::gather(root, d));
+        if let (Some(a), Some(shared)) = (&want.accounts_db, shared) {
+            f.accounts_db = Some(accounts::AccountDbFacts::gather_with(
+                root, shared, a.salts, &*a.homes,
+            )?);
+        }
         Ok(f)
     }
 
@@ -245,6 +268,66 @@ mod tests {
             );
             assert_eq!(f.os_id == "debian", want.os, "{want:?}");
         }
+    }
+
+    /// The accounts planner's databases share `/etc/passwd`, `/etc/group` and
+    /// `os-release` with the other facts: each read once, the text the same bytes, invalid
+    /// UTF-8 refused as when it is read as text only; the homes it names are inspected.
+    #[test]
+    fn the_accounts_databases_share_the_files_read_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let etc = dir.path().join("etc");
+        std::fs::create_dir_all(&etc).unwrap();
+        std::fs::create_dir_all(dir.path().join("srv/u")).unwrap();
+        for (name, text) in [
+            ("passwd", "root:x:0:0:root:/root:/bin/sh\n"),
+            ("group", "root:x:0:\n"),
+            ("os-release", "ID=debian\n"),
+        ] {
+            std::fs::write(etc.join(name), text).unwrap();
+        }
+        let root = Root::new(dir.path()).unwrap();
+        let db = Wanted {
+            accounts_db: Some(AccountsDbWanted {
+                salts: 2,
+                homes: std::sync::Arc::new(|_| vec!["/srv/u".to_string()]),
+            }),
+            account_files: true,
+            os: true,
+            ..Default::default()
+        };
+        read_log::take();
+        let f = Facts::gather(&root, &db).unwrap();
+        let reads = read_log::take();
+        for file in ["/etc/passwd", "/etc/group", "/etc/os-release"] {
+            assert_eq!(reads.iter().filter(|r| *r == file).count(), 1, "{reads:?}");
+        }
+        let a = f.accounts_db.unwrap();
+        assert_eq!(f.passwd.unwrap().as_bytes(), a.passwd.unwrap().contents);
+        assert_eq!(f.group.unwrap().as_bytes(), a.group.unwrap().contents);
+        assert_eq!(a.os_release.as_deref(), Some("ID=debian\n"));
+        assert_eq!(f.os_id, "debian");
+        assert_eq!(a.entropy.len(), 2);
+        assert_eq!(
+            a.homes.keys().collect::<Vec<_>>(),
+            ["/srv", "/srv/u"],
+            "{:?}",
+            a.homes
+        );
+        assert_eq!(a.homes["/srv/u"].home, accounts::PathState::Dir);
+
+        std::fs::write(etc.join("passwd"), b"r\xffoot:x:0:0::/root:/bin/sh\n").unwrap();
+        let text_only = Wanted {
+            account_files: true,
+            ..Default::default()
+        };
+        let e1 = Facts::gather(&root, &text_only).unwrap_err();
+        let e2 = Facts::gather(&root, &db).unwrap_err();
+        assert_eq!(format!("{e1:#}"), format!("{e2:#}"));
+        assert!(
+            format!("{e2:#}").contains("/etc/passwd is not valid UTF-8"),
+            "{e2:#}"
+        );
     }
 
     #[test]

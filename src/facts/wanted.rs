@@ -3,7 +3,10 @@
 //! table), joined when one plan has both, so that the root is read once.
 
 use std::collections::BTreeSet;
+use std::fmt;
+use std::sync::Arc;
 
+use super::accounts::HomesOf;
 use super::apt::AptWanted;
 use super::disks::DisksWanted;
 use super::mounts::MountsWanted;
@@ -20,6 +23,8 @@ pub struct Wanted {
     pub network: bool,
     /// What the password and SSH key planners need.
     pub accounts: Option<AccountsWanted>,
+    /// What the cloud-config accounts planner needs (every cloud-config document's).
+    pub accounts_db: Option<AccountsDbWanted>,
     /// `/etc/os-release`: the distribution's `ID` and family.
     pub os: bool,
     /// `/etc/passwd` and `/etc/group` as text.
@@ -52,6 +57,36 @@ pub struct AccountsWanted {
     pub ssh_user: Option<String>,
 }
 
+/// What the cloud-config accounts planner needs: its salts, and which homes it looks at.
+///
+/// The homes are a function of the databases, supplied by the planner, not plain data:
+/// which users a request resolves to depends on the distribution's default user (from
+/// `os-release`) and on how cloud-init merges `users` and `user`, and a home on the
+/// user's passwd entry or useradd's defaults. That is the planner's knowledge; facts
+/// calls it once the databases are read, and reads the homes it names.
+#[derive(Clone)]
+pub struct AccountsDbWanted {
+    /// Fresh salts to read.
+    pub salts: usize,
+    /// The homes to inspect, given the databases.
+    pub homes: Arc<HomesOf<'static>>,
+}
+
+impl fmt::Debug for AccountsDbWanted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AccountsDbWanted {{ salts: {}, homes: .. }}", self.salts)
+    }
+}
+
+/// The same request: the same salts and the same function.
+impl PartialEq for AccountsDbWanted {
+    fn eq(&self, other: &Self) -> bool {
+        self.salts == other.salts && Arc::ptr_eq(&self.homes, &other.homes)
+    }
+}
+
+impl Eq for AccountsDbWanted {}
+
 impl Wanted {
     /// Both requests in one: everything either asks for.
     pub fn union(mut self, other: Wanted) -> Wanted {
@@ -66,6 +101,8 @@ impl Wanted {
             }),
             (a, b) => a.or(b),
         };
+        // One document's accounts: only the cloud-config side asks.
+        self.accounts_db = self.accounts_db.or(other.accounts_db);
         self.os |= other.os;
         self.account_files |= other.account_files;
         self.hostname_file |= other.hostname_file;

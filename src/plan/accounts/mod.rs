@@ -4,7 +4,8 @@
 //! untouched line byte for byte), new homes filled from `/etc/skel`, `authorized_keys`
 //! files, a sudoers drop-in and an sshd drop-in — the changes `groupadd`, `useradd`,
 //! `usermod -a -G`, `chpasswd`, `passwd -l/-u/--expire` would make, with cloud-init's
-//! semantics (an existing user is not recreated). Pure: facts come from [`gather`].
+//! semantics (an existing user is not recreated). Pure: facts come from
+//! `crate::facts` (`Facts::gather` with the request [`wanted`] makes, or [`gather`]).
 //!
 //! Order, as cloud-init runs its modules: `groups`, then `users`, then `chpasswd`/`password`,
 //! then the top-level keys and `disable_root`, then `ssh_pwauth`.
@@ -23,15 +24,17 @@ pub(crate) mod sudoers;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use sha_crypt::{PasswordHasher, PasswordVerifier, ShaCrypt};
 
 use super::{Action, Contents, FileOwner};
 use crate::facts::accounts::{
-    self as facts, AccountDbFacts, DbFile, HomeFacts, LoginDefs, PathState, SkelEntry,
-    UseraddDefaults, GROUP, GSHADOW, PASSWD, SHADOW,
+    self as facts, home_parents, AccountDbFacts, DbFile, HomeFacts, LoginDefs, PathState,
+    SkelEntry, UseraddDefaults, GROUP, GSHADOW, PASSWD, SHADOW,
 };
+use crate::facts::AccountsDbWanted;
 use crate::model::Secret;
 use crate::root::Root;
 pub(crate) use crate::state::RANDOM_PASSWORDS;
@@ -213,37 +216,24 @@ pub fn salts_needed(req: &AccountsRequest) -> usize {
     users + ch + 2 * usize::from(req.password.is_some())
 }
 
-/// Reads every fact [`plan_accounts`] needs for `req` from `root`.
+/// Reads every fact [`plan_accounts`] needs for `req` from `root` alone (with
+/// [`AccountDbFacts::gather`], the homes from [`homes`]): for the tests and the
+/// `ssh_authkey_fingerprints` module at boot; a plan gathers them with its other facts.
 pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
-    let ctx = |p: &str| format!("reading {p} in {}", root.path().display());
-    let text = |p: &str| root.read_text(Path::new(p)).with_context(|| ctx(p));
-    let mut f = AccountDbFacts {
-        passwd: facts::read_db_file(root, PASSWD).with_context(|| ctx(PASSWD))?,
-        shadow: facts::read_db_file(root, SHADOW).with_context(|| ctx(SHADOW))?,
-        group: facts::read_db_file(root, GROUP).with_context(|| ctx(GROUP))?,
-        gshadow: facts::read_db_file(root, GSHADOW).with_context(|| ctx(GSHADOW))?,
-        subuid: facts::read_db_file(root, facts::SUBUID).with_context(|| ctx(facts::SUBUID))?,
-        subgid: facts::read_db_file(root, facts::SUBGID).with_context(|| ctx(facts::SUBGID))?,
-        login_defs: text(facts::LOGIN_DEFS)?.map(|t| LoginDefs::parse(&t)),
-        useradd: text(facts::USERADD_DEFAULTS)?.map(|t| UseraddDefaults::parse(&t)),
-        skel: facts::read_skel(root).with_context(|| ctx(facts::SKEL))?,
-        os_release: match text("/etc/os-release")? {
-            Some(t) => Some(t),
-            None => text("/usr/lib/os-release")?,
-        },
-        sudoers: text(sudoers::SUDOERS)?,
-        sudoers_dropin: text(sudoers::DROP_IN)?,
-        sshd_config: text(sshd::SSHD_CONFIG)?,
-        sshd_dropin: text(sshd::DROP_IN)?,
-        sshd_config_d: root.is_dir(Path::new(sshd::DROP_IN_DIR)),
-        sshd_modes: (
-            mode_of(root, sshd::SSHD_CONFIG)?,
-            mode_of(root, sshd::DROP_IN)?,
-        ),
-        entropy: facts::random_salts(salts_needed(req)).context("reading random bytes")?,
-        today: facts::days_since_epoch(std::time::SystemTime::now()),
-        ..Default::default()
-    };
+    AccountDbFacts::gather(root, salts_needed(req), &|f| homes(req, f))
+}
+
+/// What [`plan_accounts`] needs gathered for `req`, as part of the one gathering of facts.
+pub(crate) fn wanted(req: AccountsRequest) -> AccountsDbWanted {
+    AccountsDbWanted {
+        salts: salts_needed(&req),
+        homes: Arc::new(move |f| homes(&req, f)),
+    }
+}
+
+/// The homes [`plan_accounts`] looks at for `req` on a root with the databases of `f`:
+/// each resolved user's, and root's.
+pub(crate) fn homes(req: &AccountsRequest, f: &AccountDbFacts) -> Vec<String> {
     let passwd_text = f
         .passwd
         .as_ref()
@@ -254,44 +244,14 @@ pub fn gather(root: &Root, req: &AccountsRequest) -> Result<AccountDbFacts> {
         .useradd
         .clone()
         .unwrap_or_else(|| UseraddDefaults::parse(""));
-    let mut homes: Vec<String> = resolved_users(req, &f)
+    let mut homes: Vec<String> = resolved_users(req, f)
         .iter()
         .map(|u| home_of(u, &existing, &defaults))
         .collect();
     if let Some(root_home) = existing.iter().find(|e| e.name == "root") {
         homes.push(root_home.home.clone());
     }
-    // Each home's directories above it too: useradd makes the missing ones (root's, 0755).
-    let mut paths: Vec<String> = Vec::new();
-    for home in homes.iter().filter(|h| h.starts_with('/')) {
-        paths.extend(home_parents(home).map(str::to_string));
-        paths.push(home.clone());
-    }
-    for home in paths {
-        if f.homes.contains_key(&home) {
-            continue;
-        }
-        let facts = facts::read_home(root, &home)
-            .with_context(|| format!("inspecting {home} in {}", root.path().display()))?;
-        f.homes.insert(home, facts);
-    }
-    Ok(f)
-}
-
-/// The directories above `home`, outermost first, `/` left out: `/srv/a/b` gives `/srv`,
-/// `/srv/a`.
-fn home_parents(home: &str) -> impl Iterator<Item = &str> {
-    home.match_indices('/')
-        .map(|(i, _)| &home[..i])
-        .filter(|p| !p.is_empty())
-}
-
-/// The permission bits of `path` in the root, if something is there.
-fn mode_of(root: &Root, path: &str) -> Result<Option<u32>> {
-    Ok(root
-        .owner_and_mode(Path::new(path))
-        .with_context(|| format!("inspecting {path} in {}", root.path().display()))?
-        .map(|(_, _, mode)| mode))
+    homes
 }
 
 /// The home of `u`: its passwd entry's when it exists, else `homedir` or HOME/name.

@@ -7,12 +7,9 @@
 use crate::facts::accounts::AccountDbFacts;
 use crate::plan::{Action, Contents};
 
-/// The main configuration.
-pub(crate) const SSHD_CONFIG: &str = "/etc/ssh/sshd_config";
-/// The drop-in directory.
-pub(crate) const DROP_IN_DIR: &str = "/etc/ssh/sshd_config.d";
-/// cloud-init's drop-in.
-pub(crate) const DROP_IN: &str = "/etc/ssh/sshd_config.d/50-cloud-init.conf";
+pub(crate) use crate::facts::accounts::{
+    SSHD_CONFIG, SSHD_DROP_IN as DROP_IN, SSHD_DROP_IN_DIR as DROP_IN_DIR,
+};
 const KEY: &str = "PasswordAuthentication";
 
 /// Whether the main file includes the drop-in directory (cloud-init's `_includes_dconf`).

@@ -10,12 +10,9 @@ use std::path::PathBuf;
 use crate::facts::accounts::AccountDbFacts;
 use crate::plan::{Action, Contents};
 
-/// The main sudoers file.
-pub(crate) const SUDOERS: &str = "/etc/sudoers";
+pub(crate) use crate::facts::accounts::{SUDOERS, SUDOERS_DROP_IN as DROP_IN};
 /// The drop-in directory.
 pub(crate) const DROP_IN_DIR: &str = "/etc/sudoers.d";
-/// cloud-init's drop-in (`Distro.ci_sudoers_fn`).
-pub(crate) const DROP_IN: &str = "/etc/sudoers.d/90-cloud-init-users";
 /// Mode of the drop-in (sudo ignores a writable one).
 pub(crate) const DROP_IN_MODE: u32 = 0o440;
 /// First line of a drop-in vmcust creates (cloud-init's names its version and the date;
