@@ -468,20 +468,14 @@ mod tests {
     /// and `os-release`, which the accounts planner and the other modules both need.
     #[test]
     fn a_customization_with_cloud_config_reads_each_fact_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let etc = dir.path().join("etc");
-        std::fs::create_dir_all(&etc).unwrap();
-        for (name, text) in [
+        let (_dir, root) = crate::facts::scratch_root_with_etc(&[
             ("hosts", "127.0.0.1 localhost\n"),
             ("passwd", "root:x:0:0:root:/root:/bin/sh\n"),
             ("shadow", "root:*:19000:0:99999:7:::\n"),
             ("group", "root:x:0:\n"),
             ("debian_version", "12\n"),
             ("os-release", "ID=debian\n"),
-        ] {
-            std::fs::write(etc.join(name), text).unwrap();
-        }
-        let root = Root::new(dir.path()).unwrap();
+        ]);
         let mut g = SourceData::default();
         g.customization.identity.host_name = Some(crate::model::HostName::parse("vm1").unwrap());
         g.customization.instance_id = Some(InstanceId::parse("i-1").unwrap());

@@ -207,18 +207,12 @@ mod tests {
     /// may ask for it.
     #[test]
     fn reads_what_is_asked_for() {
-        let dir = tempfile::tempdir().unwrap();
-        let etc = dir.path().join("etc");
-        std::fs::create_dir_all(&etc).unwrap();
-        for (name, text) in [
+        let (_dir, root) = scratch_root_with_etc(&[
             ("hosts", "127.0.0.1 localhost\n"),
             ("passwd", "root:x:0:0:root:/root:/bin/sh\n"),
             ("group", "root:x:0:\n"),
             ("os-release", "ID=debian\nVERSION_CODENAME=bookworm\n"),
-        ] {
-            std::fs::write(etc.join(name), text).unwrap();
-        }
-        let root = Root::new(dir.path()).unwrap();
+        ]);
         let keys = Some(AccountsWanted {
             ssh_user: Some("root".into()),
             ..Default::default()
@@ -275,18 +269,12 @@ mod tests {
     /// UTF-8 refused as when it is read as text only; the homes it names are inspected.
     #[test]
     fn the_accounts_databases_share_the_files_read_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let etc = dir.path().join("etc");
-        std::fs::create_dir_all(&etc).unwrap();
-        std::fs::create_dir_all(dir.path().join("srv/u")).unwrap();
-        for (name, text) in [
+        let (dir, root) = scratch_root_with_etc(&[
             ("passwd", "root:x:0:0:root:/root:/bin/sh\n"),
             ("group", "root:x:0:\n"),
             ("os-release", "ID=debian\n"),
-        ] {
-            std::fs::write(etc.join(name), text).unwrap();
-        }
-        let root = Root::new(dir.path()).unwrap();
+        ]);
+        std::fs::create_dir_all(dir.path().join("srv/u")).unwrap();
         let db = Wanted {
             accounts_db: Some(AccountsDbWanted {
                 salts: 2,
@@ -316,7 +304,11 @@ mod tests {
         );
         assert_eq!(a.homes["/srv/u"].home, accounts::PathState::Dir);
 
-        std::fs::write(etc.join("passwd"), b"r\xffoot:x:0:0::/root:/bin/sh\n").unwrap();
+        std::fs::write(
+            dir.path().join("etc/passwd"),
+            b"r\xffoot:x:0:0::/root:/bin/sh\n",
+        )
+        .unwrap();
         let text_only = Wanted {
             account_files: true,
             ..Default::default()
@@ -385,6 +377,20 @@ pub(crate) mod read_log {
     pub(crate) fn take() -> Vec<String> {
         READ.with(|r| std::mem::take(&mut *r.borrow_mut()))
     }
+}
+
+/// A scratch root holding `files` (paths under `/etc`, with their text), for the tests
+/// of what facts are read.
+#[cfg(test)]
+pub(crate) fn scratch_root_with_etc(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+    let dir = tempfile::tempdir().unwrap();
+    let etc = dir.path().join("etc");
+    std::fs::create_dir_all(&etc).unwrap();
+    for (name, text) in files {
+        std::fs::write(etc.join(name), text).unwrap();
+    }
+    let root = Root::new(dir.path()).unwrap();
+    (dir, root)
 }
 
 #[cfg(not(test))]
