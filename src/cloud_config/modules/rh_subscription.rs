@@ -665,16 +665,39 @@ mod tests {
         })
     }
 
-    #[test]
-    fn the_password_is_never_shown() {
-        let doc = "rh_subscription: {username: joe, password: 'Pa55-SECRET', rhsm_baseurl: 'https://cdn.example', server_hostname: sub.example, auto_attach: true, service_level: self-support, enable_repo: [a], release_version: '9.2'}";
+    /// `doc` read, then shown every way vmcust shows a document (JSON, `Debug`, the plan's
+    /// lines), none of which may hold `secret`; the JSON, the lines and the register
+    /// command's real words are returned for the caller's own checks.
+    fn shown_without(doc: &str, secret: &str) -> (String, String, Vec<String>) {
         let (cfg, _) = document::from_text(doc);
         let json = serde_json::to_string(&cfg).unwrap();
         let debug = format!("{cfg:?}");
         let lines = look_lines(doc, &rhel()).join("\n");
         for shown in [&json, &debug, &lines] {
-            assert!(!shown.contains("Pa55-SECRET"), "{shown}");
+            assert!(!shown.contains(secret), "{shown}");
         }
+        let real = register_args(cfg.rh_subscription.as_ref().unwrap())
+            .unwrap()
+            .iter()
+            .map(Word::real)
+            .collect();
+        (json, lines, real)
+    }
+
+    /// A value with a line break in `doc` is refused with a message that quotes none of
+    /// `secret`.
+    fn refused_without_quoting(doc: &str, secret: &str) {
+        let (_, p) = document::from_text(doc);
+        assert!(
+            p.iter().all(|p| !p.message.contains(secret)) && !p.is_empty(),
+            "{p:?}"
+        );
+    }
+
+    #[test]
+    fn the_password_is_never_shown() {
+        let doc = "rh_subscription: {username: joe, password: 'Pa55-SECRET', rhsm_baseurl: 'https://cdn.example', server_hostname: sub.example, auto_attach: true, service_level: self-support, enable_repo: [a], release_version: '9.2'}";
+        let (json, lines, real) = shown_without(doc, "Pa55-SECRET");
         assert!(json.contains("\"password\":\"<redacted>\""), "{json}");
         assert!(
             lines.contains("run: subscription-manager register --username=joe --password=<redacted> --baseurl=https://cdn.example --serverurl=sub.example (not logged)"),
@@ -689,30 +712,18 @@ mod tests {
             "{lines}"
         );
         // The one place the secret goes: the command line that is run, unlogged.
-        let real: Vec<String> = register_args(cfg.rh_subscription.as_ref().unwrap())
-            .unwrap()
-            .iter()
-            .map(Word::real)
-            .collect();
         assert_eq!(real[2], "--password=Pa55-SECRET");
         // A bad password's error does not quote it.
-        let (_, p) = document::from_text("rh_subscription: {username: a, password: \"SEC\\nRET\"}");
-        assert!(
-            p.iter().all(|p| !p.message.contains("SEC")) && !p.is_empty(),
-            "{p:?}"
+        refused_without_quoting(
+            "rh_subscription: {username: a, password: \"SEC\\nRET\"}",
+            "SEC",
         );
     }
 
     #[test]
     fn the_activation_key_is_never_shown() {
         let doc = "rh_subscription: {activation_key: 'AK-SECRET-1', org: '7'}";
-        let (cfg, _) = document::from_text(doc);
-        let json = serde_json::to_string(&cfg).unwrap();
-        let debug = format!("{cfg:?}");
-        let lines = look_lines(doc, &rhel()).join("\n");
-        for shown in [&json, &debug, &lines] {
-            assert!(!shown.contains("AK-SECRET-1"), "{shown}");
-        }
+        let (json, lines, real) = shown_without(doc, "AK-SECRET-1");
         assert!(json.contains("\"activation_key\":\"<redacted>\""), "{json}");
         assert!(
             lines.contains(
@@ -720,17 +731,10 @@ mod tests {
             ),
             "{lines}"
         );
-        let real: Vec<String> = register_args(cfg.rh_subscription.as_ref().unwrap())
-            .unwrap()
-            .iter()
-            .map(Word::real)
-            .collect();
         assert_eq!(real, ["register", "--activationkey=AK-SECRET-1", "--org=7"]);
-        let (_, p) =
-            document::from_text("rh_subscription: {activation_key: \"AK-S\\nECRET\", org: o}");
-        assert!(
-            p.iter().all(|p| !p.message.contains("AK-S")) && !p.is_empty(),
-            "{p:?}"
+        refused_without_quoting(
+            "rh_subscription: {activation_key: \"AK-S\\nECRET\", org: o}",
+            "AK-S",
         );
     }
 
