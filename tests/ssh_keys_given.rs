@@ -51,16 +51,7 @@ fn given_host_keys_win_over_clone_hygiene_and_sshd_takes_them() {
         "rsa",
         &["-t", "rsa", "-b", "2048", "-m", "PEM"],
     );
-    let ca = keygen(keys.path(), "ca", &["-t", "ed25519"]);
-    let out = Command::new("ssh-keygen")
-        .args(["-q", "-s"])
-        .arg(&ca)
-        .args(["-I", "host", "-h", "-n", "vm.example"])
-        .arg(ed.with_extension("pub"))
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{out:?}");
-    let cert = read(&keys.path().join("ed-cert.pub"));
+    let cert = host_certificate(keys.path(), &ed);
     let user_key = read(&keygen(keys.path(), "user", &["-t", "ed25519"]).with_extension("pub"));
 
     let vm = Vm::new();
@@ -234,10 +225,9 @@ fn given_host_keys_win_over_clone_hygiene_and_sshd_takes_them() {
     }
 }
 
-/// An ed25519 host key and its host certificate, made by ssh-keygen in `dir`: (private
-/// key text, certificate line).
-fn certified_key(dir: &Path) -> (String, String) {
-    let key = keygen(dir, "host", &["-t", "ed25519"]);
+/// The host certificate (for `vm.example`) of the key at `key`, signed by a new ed25519
+/// CA made by ssh-keygen in `dir`: the text of `<key>-cert.pub`.
+fn host_certificate(dir: &Path, key: &Path) -> String {
     let ca = keygen(dir, "ca", &["-t", "ed25519"]);
     let out = Command::new("ssh-keygen")
         .args(["-q", "-s"])
@@ -247,10 +237,15 @@ fn certified_key(dir: &Path) -> (String, String) {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    (
-        read(&key),
-        read(&dir.join("host-cert.pub")).trim().to_string(),
-    )
+    let name = format!("{}-cert.pub", key.file_name().unwrap().to_string_lossy());
+    read(&dir.join(name))
+}
+
+/// An ed25519 host key and its host certificate, made by ssh-keygen in `dir`: (private
+/// key text, certificate line).
+fn certified_key(dir: &Path) -> (String, String) {
+    let key = keygen(dir, "host", &["-t", "ed25519"]);
+    (read(&key), host_certificate(dir, &key).trim().to_string())
 }
 
 /// A clone with a template `sshd_config` of `template` in `/etc/ssh` (and the drop-in
