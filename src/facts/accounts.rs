@@ -137,7 +137,7 @@ impl AccountFacts {
             facts.passwd = passwd;
         }
         if want.password {
-            facts.shadow = read_shadow(root)
+            facts.shadow = read_db_file(root, SHADOW)
                 .with_context(|| format!("reading {SHADOW} in {}", root.path().display()))?;
             if want.salt {
                 facts.salt = Some(random_salt().context("reading random bytes for a salt")?);
@@ -172,19 +172,6 @@ impl AccountsWanted {
             }),
         }
     }
-}
-
-fn read_shadow(root: &Root) -> io::Result<Option<ShadowFile>> {
-    let real = root.resolve(Path::new(SHADOW), true)?;
-    let meta = match fs::metadata(&real) {
-        Ok(m) => m,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    Ok(Some(ShadowFile {
-        contents: fs::read(&real)?,
-        mode: meta.mode() & 0o7777,
-    }))
 }
 
 /// Twelve bytes from the kernel's random source. Read here, not in the planner, so that a plan
